@@ -1,0 +1,323 @@
+//! `cluster.toml`: the one file every process reads.
+//!
+//! ```toml
+//! token = "change-me"            # shared secret carried by every RPC
+//!
+//! [master]
+//! addr = "127.0.0.1:7070"
+//! data_dir = "/var/lib/mr/master"   # edit log and snapshot
+//!
+//! [dfs]
+//! block_size = "64MiB"
+//! replication = 3
+//!
+//! [heartbeat]
+//! interval = "1s"
+//! dead_after = 5                 # heartbeats missed before a worker is dead
+//!
+//! [[workers]]
+//! name = "w1"
+//! addr = "127.0.0.1:7101"
+//! rack = "r1"
+//! map_slots = 2
+//! reduce_slots = 2
+//! cache = "256MiB"
+//! data_dir = "/var/lib/mr/w1"
+//! ```
+//! Defaults < file; binaries apply their flags on top. Every field is
+//! validated at load with an error naming it.
+
+use crate::units::{de_duration, de_size};
+use serde::Deserialize;
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Smallest block size accepted: HDFS's `fs-limits.min-block-size` is 1 MiB;
+/// we allow 64 KiB so that tests can make many blocks out of little data.
+pub const MIN_BLOCK_SIZE: u64 = 64 << 10;
+/// Largest block size: a block is read whole into memory by a map task.
+pub const MAX_BLOCK_SIZE: u64 = 2 << 30;
+/// Largest replication factor accepted from outside.
+pub const MAX_REPLICATION: u32 = 32;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("invalid config {path}: {msg}")]
+    Parse { path: PathBuf, msg: String },
+    #[error("invalid config: {0}")]
+    Invalid(String),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
+    /// Shared secret: every RPC must carry it, or it is refused.
+    pub token: String,
+    pub master: MasterConfig,
+    #[serde(default)]
+    pub dfs: DfsConfig,
+    #[serde(default)]
+    pub heartbeat: HeartbeatConfig,
+    #[serde(default)]
+    pub workers: Vec<WorkerConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MasterConfig {
+    /// Where the master listens for workers and clients (gRPC).
+    pub addr: String,
+    /// Edit log and snapshots of the namespace.
+    pub data_dir: PathBuf,
+    /// Edits between two snapshots; a snapshot bounds restart replay time.
+    #[serde(default = "default_snapshot_every")]
+    pub snapshot_every: u64,
+}
+
+fn default_snapshot_every() -> u64 {
+    10_000
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DfsConfig {
+    #[serde(deserialize_with = "de_size", default = "default_block_size")]
+    pub block_size: u64,
+    #[serde(default = "default_replication")]
+    pub replication: u32,
+}
+
+fn default_block_size() -> u64 {
+    64 << 20
+}
+fn default_replication() -> u32 {
+    3
+}
+
+impl Default for DfsConfig {
+    fn default() -> Self {
+        DfsConfig {
+            block_size: default_block_size(),
+            replication: default_replication(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeartbeatConfig {
+    #[serde(deserialize_with = "de_duration", default = "default_interval")]
+    pub interval: Duration,
+    /// Heartbeats missed before a worker is dead. At least 2, so that one late
+    /// heartbeat of a busy worker never kills it (Ballista #785).
+    #[serde(default = "default_dead_after")]
+    pub dead_after: u32,
+}
+
+fn default_interval() -> Duration {
+    Duration::from_secs(1)
+}
+fn default_dead_after() -> u32 {
+    5
+}
+
+impl Default for HeartbeatConfig {
+    fn default() -> Self {
+        HeartbeatConfig {
+            interval: default_interval(),
+            dead_after: default_dead_after(),
+        }
+    }
+}
+
+impl HeartbeatConfig {
+    /// Silence after which a worker is declared dead.
+    pub fn expiry(&self) -> Duration {
+        self.interval * self.dead_after
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerConfig {
+    pub name: String,
+    /// Address the worker listens on and advertises to others.
+    pub addr: String,
+    #[serde(default = "default_rack")]
+    pub rack: String,
+    #[serde(default = "default_slots")]
+    pub map_slots: u32,
+    #[serde(default = "default_slots")]
+    pub reduce_slots: u32,
+    /// Byte bound of the block LRU cache.
+    #[serde(deserialize_with = "de_size", default = "default_cache")]
+    pub cache: u64,
+    pub data_dir: PathBuf,
+}
+
+fn default_rack() -> String {
+    "default".into()
+}
+fn default_slots() -> u32 {
+    2
+}
+fn default_cache() -> u64 {
+    256 << 20
+}
+
+impl ClusterConfig {
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|e| match e {
+            ConfigError::Parse { msg, .. } => ConfigError::Parse {
+                path: path.to_path_buf(),
+                msg,
+            },
+            other => other,
+        })
+    }
+
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let cfg: ClusterConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: PathBuf::new(),
+            msg: e.to_string(),
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |m: String| Err(ConfigError::Invalid(m));
+        if self.token.is_empty() {
+            return bad("token must not be empty".into());
+        }
+        if self.master.addr.parse::<SocketAddr>().is_err() {
+            return bad(format!(
+                "master.addr {:?} is not an IP:port address",
+                self.master.addr
+            ));
+        }
+        validate_block_size(self.dfs.block_size).map_err(ConfigError::Invalid)?;
+        validate_replication(self.dfs.replication).map_err(ConfigError::Invalid)?;
+        if self.heartbeat.interval < Duration::from_millis(10) {
+            return bad("heartbeat.interval must be at least 10ms".into());
+        }
+        if self.heartbeat.dead_after < 2 {
+            return bad("heartbeat.dead_after must be at least 2 heartbeats".into());
+        }
+        let mut names = HashSet::new();
+        let mut addrs = HashSet::new();
+        for w in &self.workers {
+            if w.name.is_empty()
+                || w.name.len() > 64
+                || !w
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+            {
+                return bad(format!(
+                    "worker name {:?} must be 1-64 characters of [A-Za-z0-9._-]",
+                    w.name
+                ));
+            }
+            if !names.insert(&w.name) {
+                return bad(format!("worker name {:?} appears twice", w.name));
+            }
+            if w.addr.parse::<SocketAddr>().is_err() {
+                return bad(format!(
+                    "worker {} addr {:?} is not an IP:port address",
+                    w.name, w.addr
+                ));
+            }
+            if !addrs.insert(&w.addr) {
+                return bad(format!("worker address {} appears twice", w.addr));
+            }
+            if w.rack.is_empty() {
+                return bad(format!("worker {} has an empty rack", w.name));
+            }
+            if w.map_slots > 256 || w.reduce_slots > 256 {
+                return bad(format!("worker {} has more than 256 slots", w.name));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn worker(&self, name: &str) -> Option<&WorkerConfig> {
+        self.workers.iter().find(|w| w.name == name)
+    }
+
+    /// The URL clients and workers dial to reach the master.
+    pub fn master_url(&self) -> String {
+        format!("http://{}", self.master.addr)
+    }
+}
+
+pub fn validate_block_size(n: u64) -> Result<(), String> {
+    if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&n) {
+        return Err(format!(
+            "block size {n} is out of range: it must be between 64KiB and 2GiB"
+        ));
+    }
+    Ok(())
+}
+
+pub fn validate_replication(n: u32) -> Result<(), String> {
+    if n == 0 || n > MAX_REPLICATION {
+        return Err(format!(
+            "replication {n} is out of range: it must be between 1 and {MAX_REPLICATION}"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+token = "t"
+[master]
+addr = "127.0.0.1:7070"
+data_dir = "/tmp/m"
+[[workers]]
+name = "w1"
+addr = "127.0.0.1:7101"
+data_dir = "/tmp/w1"
+cache = "1MiB"
+"#;
+
+    #[test]
+    fn defaults() {
+        let c = ClusterConfig::parse(BASE).unwrap();
+        assert_eq!(c.dfs.block_size, 64 << 20);
+        assert_eq!(c.dfs.replication, 3);
+        assert_eq!(c.heartbeat.interval, Duration::from_secs(1));
+        assert_eq!(c.workers[0].cache, 1 << 20);
+        assert_eq!(c.workers[0].map_slots, 2);
+    }
+
+    #[test]
+    fn refuses_bad_fields() {
+        let e = ClusterConfig::parse(&BASE.replace("\"t\"", "\"\"")).unwrap_err();
+        assert!(e.to_string().contains("token"));
+        let e = ClusterConfig::parse(&format!("{BASE}\n[dfs]\nblock_size = \"1KiB\"\n"))
+            .unwrap_err();
+        assert!(e.to_string().contains("block size"), "{e}");
+        let e = ClusterConfig::parse(&format!("{BASE}\nbogus = 1\n")).unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+        let dup = format!(
+            "{BASE}\n[[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:7102\"\ndata_dir = \"/x\"\n"
+        );
+        assert!(ClusterConfig::parse(&dup).unwrap_err().to_string().contains("twice"));
+    }
+}

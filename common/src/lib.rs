@@ -1,0 +1,32 @@
+//! Types shared by every process of the runtime.
+//!
+//! # Layout
+//! - [`config`]: `cluster.toml`, parsed and validated.
+//! - [`units`]: sizes (`64MiB`) and durations (`1s`) from outside.
+//! - [`path`]: namespace paths, normalised and unable to escape the root.
+//! - [`auth`]: the cluster-token interceptors every server and client uses.
+//! - [`placement`]: HDFS's rack-aware replica placement, pure.
+//! - [`logging`]: tracing set-up for the daemons.
+
+pub mod auth;
+pub mod config;
+pub mod logging;
+pub mod path;
+pub mod placement;
+pub mod units;
+
+/// Wire protocol version: a worker of another version is refused at
+/// registration with a message naming both versions.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Largest data chunk in one gRPC message: far below tonic's 4 MiB default so
+/// that no message ever hits it.
+pub const CHUNK: usize = 1 << 20;
+
+/// Milliseconds since the Unix epoch, for timestamps shown to users.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
