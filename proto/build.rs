@@ -7,6 +7,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_server(true)
         .build_client(true)
+        // Chunks are `Bytes`: slices of a block travel without a copy.
+        .bytes(".")
         .compile_fds(fds)?;
     Ok(())
 }

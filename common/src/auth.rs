@@ -52,9 +52,9 @@ pub struct TokenAttach {
 impl TokenAttach {
     /// Fails if the token holds bytes that cannot travel in an HTTP header.
     pub fn new(token: &str) -> Result<Self, Status> {
-        let value = format!("Bearer {token}").parse().map_err(|_| {
-            Status::invalid_argument("the cluster token must be printable ASCII")
-        })?;
+        let value = format!("Bearer {token}")
+            .parse()
+            .map_err(|_| Status::invalid_argument("the cluster token must be printable ASCII"))?;
         Ok(TokenAttach { value })
     }
 }
@@ -78,7 +78,10 @@ mod tests {
         assert!(check.call(ok).is_ok());
         let e = check.call(Request::new(())).unwrap_err();
         assert!(e.message().contains("missing"));
-        let bad = TokenAttach::new("nope").unwrap().call(Request::new(())).unwrap();
+        let bad = TokenAttach::new("nope")
+            .unwrap()
+            .call(Request::new(()))
+            .unwrap();
         let e = check.call(bad).unwrap_err();
         assert_eq!(e.code(), tonic::Code::Unauthenticated);
         assert!(e.message().contains("wrong"));

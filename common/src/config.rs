@@ -10,6 +10,7 @@
 //! [dfs]
 //! block_size = "64MiB"
 //! replication = 3
+//! scan_interval = "6h"           # every stored block re-verified this often
 //!
 //! [heartbeat]
 //! interval = "1s"
@@ -92,6 +93,15 @@ pub struct DfsConfig {
     pub block_size: u64,
     #[serde(default = "default_replication")]
     pub replication: u32,
+    /// How often each worker re-verifies every stored block's checksum, so
+    /// that rot is found before a reader needs the block (HDFS's block
+    /// scanner re-verifies every 3 weeks; disks here are smaller).
+    #[serde(deserialize_with = "de_duration", default = "default_scan_interval")]
+    pub scan_interval: Duration,
+}
+
+fn default_scan_interval() -> Duration {
+    Duration::from_secs(6 * 3600)
 }
 
 fn default_block_size() -> u64 {
@@ -106,6 +116,7 @@ impl Default for DfsConfig {
         DfsConfig {
             block_size: default_block_size(),
             replication: default_replication(),
+            scan_interval: default_scan_interval(),
         }
     }
 }
@@ -310,14 +321,17 @@ cache = "1MiB"
     fn refuses_bad_fields() {
         let e = ClusterConfig::parse(&BASE.replace("\"t\"", "\"\"")).unwrap_err();
         assert!(e.to_string().contains("token"));
-        let e = ClusterConfig::parse(&format!("{BASE}\n[dfs]\nblock_size = \"1KiB\"\n"))
-            .unwrap_err();
+        let e =
+            ClusterConfig::parse(&format!("{BASE}\n[dfs]\nblock_size = \"1KiB\"\n")).unwrap_err();
         assert!(e.to_string().contains("block size"), "{e}");
         let e = ClusterConfig::parse(&format!("{BASE}\nbogus = 1\n")).unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");
         let dup = format!(
             "{BASE}\n[[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:7102\"\ndata_dir = \"/x\"\n"
         );
-        assert!(ClusterConfig::parse(&dup).unwrap_err().to_string().contains("twice"));
+        assert!(ClusterConfig::parse(&dup)
+            .unwrap_err()
+            .to_string()
+            .contains("twice"));
     }
 }

@@ -4,12 +4,14 @@
 //! - [`config`]: `cluster.toml`, parsed and validated.
 //! - [`units`]: sizes (`64MiB`) and durations (`1s`) from outside.
 //! - [`path`]: namespace paths, normalised and unable to escape the root.
+//! - [`dfs`]: the file-system client: put, get, block reads and writes.
 //! - [`auth`]: the cluster-token interceptors every server and client uses.
 //! - [`placement`]: HDFS's rack-aware replica placement, pure.
 //! - [`logging`]: tracing set-up for the daemons.
 
 pub mod auth;
 pub mod config;
+pub mod dfs;
 pub mod logging;
 pub mod path;
 pub mod placement;

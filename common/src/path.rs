@@ -116,8 +116,14 @@ mod tests {
 
     #[test]
     fn refuses() {
-        assert!(matches!(DfsPath::parse("a/b"), Err(PathError::NotAbsolute(_))));
-        assert!(matches!(DfsPath::parse("/a/../b"), Err(PathError::DotDot(_))));
+        assert!(matches!(
+            DfsPath::parse("a/b"),
+            Err(PathError::NotAbsolute(_))
+        ));
+        assert!(matches!(
+            DfsPath::parse("/a/../b"),
+            Err(PathError::DotDot(_))
+        ));
         assert!(matches!(DfsPath::parse("/.."), Err(PathError::DotDot(_))));
         assert!(matches!(DfsPath::parse("/a\n"), Err(PathError::Control(_))));
         assert!(DfsPath::parse(&format!("/{}", "x".repeat(256))).is_err());

@@ -9,7 +9,7 @@ use std::time::Duration;
 pub enum UnitError {
     #[error("invalid size {0:?}: expected a number with an optional B/KiB/MiB/GiB/TiB suffix (e.g. 64MiB)")]
     Size(String),
-    #[error("invalid duration {0:?}: expected a number with a ms/s/m suffix (e.g. 1s, 250ms)")]
+    #[error("invalid duration {0:?}: expected a number with a ms/s/m/h/d suffix (e.g. 1s, 250ms)")]
     Duration(String),
 }
 
@@ -73,9 +73,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
         "ms" => f / 1000.0,
         "s" | "" => f,
         "m" | "min" => f * 60.0,
+        "h" => f * 3600.0,
+        "d" => f * 86400.0,
         _ => return Err(err()),
     };
-    if !secs.is_finite() || secs < 0.0 || secs > 1e9 {
+    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
         return Err(err());
     }
     Ok(Duration::from_secs_f64(secs))
@@ -133,6 +135,7 @@ mod tests {
         assert_eq!(parse_duration("1s"), Ok(Duration::from_secs(1)));
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("6h"), Ok(Duration::from_secs(6 * 3600)));
         assert!(parse_duration("soon").is_err());
     }
 

@@ -1,1 +1,74 @@
+//! mr-master: the namespace (durable), block and cache tables, membership
+//! and re-replication.
+//!
+//! # Layout
+//! - [`namespace`]: files and their blocks, pure data.
+//! - [`editlog`]: the fsynced edit log and snapshots that make it durable.
+//! - [`membership`]: workers, epochs, heartbeats.
+//! - [`state`]: every operation, as plain functions tests drive directly.
+//! - [`service`]: the thin gRPC layer.
+//! - [`error`]: errors and their gRPC codes.
 
+pub mod editlog;
+pub mod error;
+pub mod membership;
+pub mod namespace;
+pub mod service;
+pub mod state;
+
+use common::auth::TokenCheck;
+use common::config::ClusterConfig;
+use proto::master_server::MasterServer;
+use service::{MasterService, Shared};
+use state::MasterState;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tokio::net::TcpListener;
+
+/// Runs the master on `listener` until `shutdown` resolves, then flushes the
+/// edit log. The caller injects the socket so tests can bind port 0.
+pub async fn run(
+    cfg: ClusterConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let interval = cfg.heartbeat.interval;
+    let token = cfg.token.clone();
+    let state: Shared = Arc::new(Mutex::new(MasterState::open(cfg, Instant::now())?));
+    tracing::info!(addr = %listener.local_addr()?, "mr-master listening");
+
+    let bg = tokio::spawn(background(state.clone(), interval));
+    let svc = MasterServer::with_interceptor(
+        MasterService {
+            state: state.clone(),
+        },
+        TokenCheck::new(&token),
+    );
+    let served = tonic::transport::Server::builder()
+        .add_service(svc)
+        .serve_with_incoming_shutdown(
+            tokio_stream::wrappers::TcpListenerStream::new(listener),
+            shutdown,
+        )
+        .await;
+    bg.abort();
+    state.lock().unwrap_or_else(|e| e.into_inner()).sync()?;
+    tracing::info!("mr-master stopped; edit log flushed");
+    served?;
+    Ok(())
+}
+
+/// Liveness and re-replication, at half the heartbeat interval so that a
+/// death is noticed within one interval of its deadline.
+async fn background(state: Shared, interval: std::time::Duration) {
+    let mut tick = tokio::time::interval(interval / 2);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let now = Instant::now();
+        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        s.expire_workers(now);
+        s.replication_scan(now);
+    }
+}

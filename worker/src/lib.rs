@@ -1,1 +1,62 @@
+//! mr-worker: stores blocks, caches them in a byte-bounded LRU, reports its
+//! resources, and (with the MapReduce engine) runs tasks.
+//!
+//! # Layout
+//! - [`store`]: one file per block plus its CRC32C, read through `memmap2`.
+//! - [`cache`]: the byte-bounded LRU block cache and its change log.
+//! - [`monitor`]: the atop-like resource vector from `sysinfo`.
+//! - [`node`]: what one worker process owns, shared by everything below.
+//! - [`scanner`]: the periodic checksum scan of every stored block.
+//! - [`heartbeat`]: registration, heartbeats and the master's commands.
+//! - [`service`]: the thin gRPC handlers (block writes and reads).
 
+pub mod cache;
+pub mod heartbeat;
+pub mod monitor;
+pub mod node;
+pub mod scanner;
+pub mod service;
+pub mod store;
+
+use common::auth::TokenCheck;
+use common::config::ClusterConfig;
+use proto::worker_server::WorkerServer;
+use std::future::Future;
+use tokio::net::TcpListener;
+
+/// Largest message a worker accepts: one data chunk plus framing.
+const MAX_MESSAGE: usize = 2 * common::CHUNK + 4096;
+
+/// Runs worker `name` on `listener` until `shutdown` resolves.
+pub async fn run(
+    cluster: ClusterConfig,
+    name: &str,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let token = cluster.token.clone();
+    let node = node::Node::open(cluster, name)?;
+    tracing::info!(worker = %name, addr = %listener.local_addr()?, rack = %node.me.rack,
+        cache = node.cache.capacity(), "mr-worker listening");
+    let hb = tokio::spawn(heartbeat::run(node.clone()));
+    let scan = tokio::spawn(scanner::run(node.clone()));
+    let served = tonic::transport::Server::builder()
+        .add_service(tonic::service::interceptor::InterceptedService::new(
+            WorkerServer::from_arc(std::sync::Arc::new(service::WorkerService {
+                node: node.clone(),
+            }))
+            .max_decoding_message_size(MAX_MESSAGE)
+            .max_encoding_message_size(MAX_MESSAGE),
+            TokenCheck::new(&token),
+        ))
+        .serve_with_incoming_shutdown(
+            tokio_stream::wrappers::TcpListenerStream::new(listener),
+            shutdown,
+        )
+        .await;
+    hb.abort();
+    scan.abort();
+    tracing::info!(worker = %name, "mr-worker stopped");
+    served?;
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! `mr cluster status`: every worker, its state, slots, cache and resources.
+
+use crate::output::table;
+use common::config::ClusterConfig;
+use common::dfs::Dfs;
+use common::units::format_size;
+use serde_json::json;
+
+pub async fn status(cfg: &ClusterConfig, as_json: bool) -> anyhow::Result<()> {
+    let dfs = Dfs::connect(cfg)?;
+    let st = dfs
+        .master()
+        .cluster_status(proto::Empty {})
+        .await
+        .map_err(common::dfs::DfsError::from)?
+        .into_inner();
+    if as_json {
+        let workers: Vec<_> = st
+            .workers
+            .iter()
+            .map(|w| {
+                let r = w.resources.clone().unwrap_or_default();
+                json!({
+                    "name": w.name,
+                    "addr": w.addr,
+                    "rack": w.rack,
+                    "state": if w.alive { "alive" } else { "dead" },
+                    "last_heartbeat_ms": w.last_heartbeat_ms,
+                    "map_slots": w.map_slots,
+                    "reduce_slots": w.reduce_slots,
+                    "free_map_slots": w.free_map_slots,
+                    "free_reduce_slots": w.free_reduce_slots,
+                    "cache_used_bytes": w.cache_used_bytes,
+                    "cache_capacity_bytes": w.cache_capacity_bytes,
+                    "blocks": w.blocks,
+                    "resources": {
+                        "cpu_pct": r.cpu_pct,
+                        "cpu_per_core_pct": r.cpu_per_core_pct,
+                        "load1": r.load1,
+                        "mem_used_bytes": r.mem_used_bytes,
+                        "mem_total_bytes": r.mem_total_bytes,
+                        "disk_read_bps": r.disk_read_bps,
+                        "disk_write_bps": r.disk_write_bps,
+                        "net_rx_bps": r.net_rx_bps,
+                        "net_tx_bps": r.net_tx_bps,
+                    },
+                })
+            })
+            .collect();
+        let out = json!({
+            "master": cfg.master.addr,
+            "files": st.files,
+            "blocks": st.blocks,
+            "under_replicated_blocks": st.under_replicated_blocks,
+            "workers": workers,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    let now = common::now_ms();
+    let rows: Vec<Vec<String>> = st
+        .workers
+        .iter()
+        .map(|w| {
+            let r = w.resources.clone().unwrap_or_default();
+            vec![
+                w.name.clone(),
+                w.addr.clone(),
+                w.rack.clone(),
+                if w.alive { "alive" } else { "dead" }.to_string(),
+                if w.last_heartbeat_ms == 0 {
+                    "never".into()
+                } else {
+                    format!(
+                        "{:.1}s ago",
+                        now.saturating_sub(w.last_heartbeat_ms) as f64 / 1e3
+                    )
+                },
+                format!("{}/{}", w.free_map_slots, w.map_slots),
+                format!("{}/{}", w.free_reduce_slots, w.reduce_slots),
+                w.blocks.to_string(),
+                format!(
+                    "{}/{}",
+                    format_size(w.cache_used_bytes),
+                    format_size(w.cache_capacity_bytes)
+                ),
+                format!("{:.0}%", r.cpu_pct),
+                format!("{:.2}", r.load1),
+                format!(
+                    "{}/{}",
+                    format_size(r.mem_used_bytes),
+                    format_size(r.mem_total_bytes)
+                ),
+                format!(
+                    "{}/{}",
+                    format_size(r.disk_read_bps),
+                    format_size(r.disk_write_bps)
+                ),
+                format!(
+                    "{}/{}",
+                    format_size(r.net_rx_bps),
+                    format_size(r.net_tx_bps)
+                ),
+            ]
+        })
+        .collect();
+    print!(
+        "{}",
+        table(
+            &[
+                "NAME",
+                "ADDR",
+                "RACK",
+                "STATE",
+                "HEARTBEAT",
+                "MAP",
+                "REDUCE",
+                "BLOCKS",
+                "CACHE",
+                "CPU",
+                "LOAD",
+                "MEM",
+                "DISK R/W /s",
+                "NET RX/TX /s"
+            ],
+            &rows
+        )
+    );
+    let alive = st.workers.iter().filter(|w| w.alive).count();
+    println!(
+        "\n{alive}/{} workers alive; {} files, {} blocks, {} under-replicated",
+        st.workers.len(),
+        st.files,
+        st.blocks,
+        st.under_replicated_blocks
+    );
+    Ok(())
+}

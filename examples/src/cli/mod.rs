@@ -1,0 +1,16 @@
+//! The `mr` command groups. Each takes the parsed arguments and the cluster
+//! config and prints its result; errors travel up to `main` as `anyhow`.
+
+pub mod cache;
+pub mod cluster;
+pub mod fs;
+
+use anyhow::Context;
+use common::config::ClusterConfig;
+use std::path::Path;
+
+pub fn load_config(path: &Path) -> anyhow::Result<ClusterConfig> {
+    ClusterConfig::load(path).with_context(|| {
+        "the client needs the cluster file: pass --config FILE or set MR_CONFIG".to_string()
+    })
+}

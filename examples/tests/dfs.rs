@@ -1,0 +1,288 @@
+//! Cluster core, end to end: real master and worker processes on loopback.
+
+mod support;
+
+use serde_json::Value;
+use std::collections::HashSet;
+use std::time::Duration;
+use support::{random_bytes, write_file, Cluster, Opts};
+
+fn replicas(b: &Value) -> Vec<String> {
+    b["replicas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn all_blocks_have(c: &Cluster, path: &str, n: usize, excluded: &str) -> bool {
+    let st = c.stat(path);
+    st["blocks"].as_array().unwrap().iter().all(|b| {
+        let r = replicas(b);
+        r.len() == n && !r.iter().any(|w| w == excluded)
+    })
+}
+
+#[test]
+fn put_get_round_trip_with_rack_aware_replicas() {
+    let c = Cluster::start("roundtrip", Opts::default());
+    let data = random_bytes(50_000_000, 1);
+    let local = write_file(&c.dir, "in.bin", &data);
+    c.mr_ok(&["fs", "put", local.to_str().unwrap(), "/data/in.bin"]);
+    let out = c.dir.join("out.bin");
+    c.mr_ok(&["fs", "get", "/data/in.bin", out.to_str().unwrap()]);
+    assert!(
+        std::fs::read(&out).unwrap() == data,
+        "get returned other bytes"
+    );
+
+    let st = c.stat("/data/in.bin");
+    assert_eq!(st["size"], 50_000_000);
+    let racks = c.racks();
+    let blocks = st["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 48); // 50 MB in 1 MiB blocks
+    for b in blocks {
+        let r = replicas(b);
+        assert_eq!(r.len(), 3, "block {b}");
+        let distinct: HashSet<&String> = r.iter().collect();
+        assert_eq!(distinct.len(), 3);
+        let rs: HashSet<&String> = r.iter().map(|w| &racks[w]).collect();
+        assert_eq!(rs.len(), 2, "replicas of {b} must span both racks");
+    }
+    let ls = c.mr_ok(&["fs", "ls", "/data"]);
+    assert!(ls.contains("/data/in.bin"), "{ls}");
+    let cat = c.mr(&["fs", "cat", "/data/in.bin"]);
+    assert!(cat.status.success() && cat.stdout == data);
+
+    // Without --force an existing file is kept; with it, replaced.
+    let small = write_file(&c.dir, "small", b"hello\n");
+    let again = c.mr(&["fs", "put", small.to_str().unwrap(), "/data/in.bin"]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    c.mr_ok(&["fs", "put", "-f", small.to_str().unwrap(), "/data/in.bin"]);
+    assert_eq!(c.mr_ok(&["fs", "cat", "/data/in.bin"]), "hello\n");
+    c.mr_ok(&["fs", "rm", "/data"]);
+    assert!(!c.mr(&["fs", "stat", "/data/in.bin"]).status.success());
+}
+
+#[test]
+fn dead_worker_is_detected_and_blocks_are_rereplicated() {
+    let mut c = Cluster::start(
+        "rereplicate",
+        Opts {
+            workers: 5,
+            ..Opts::default()
+        },
+    );
+    let data = random_bytes(6 << 20, 2);
+    let local = write_file(&c.dir, "in.bin", &data);
+    c.mr_ok(&["fs", "put", local.to_str().unwrap(), "/f"]);
+    // Pick a worker that holds some replica.
+    let st = c.stat("/f");
+    let victim = replicas(&st["blocks"][0])[0].clone();
+    c.kill(&victim);
+    c.wait_for(
+        "the killed worker to be dead",
+        Duration::from_secs(20),
+        |c| c.worker_state(&victim) == "dead",
+    );
+    c.wait_for("re-replication", Duration::from_secs(30), |c| {
+        all_blocks_have(c, "/f", 3, &victim)
+    });
+    let out = c.dir.join("out.bin");
+    c.mr_ok(&["fs", "get", "/f", out.to_str().unwrap()]);
+    assert!(std::fs::read(&out).unwrap() == data);
+
+    // It comes back: it registers again and is alive; extra replicas are trimmed.
+    c.start_proc(&victim);
+    c.wait_for("the worker to rejoin", Duration::from_secs(20), |c| {
+        c.worker_state(&victim) == "alive"
+    });
+    c.wait_for("excess replicas trimmed", Duration::from_secs(30), |c| {
+        all_blocks_have(c, "/f", 3, "")
+    });
+}
+
+#[test]
+fn master_restart_keeps_every_file() {
+    let mut c = Cluster::start("restart", Opts::default());
+    let mut files = Vec::new();
+    for i in 0..5u64 {
+        let data = random_bytes(300_000 * (i as usize + 1), 10 + i);
+        let local = write_file(&c.dir, &format!("f{i}"), &data);
+        let path = format!("/dir{}/f{i}", i % 2);
+        c.mr_ok(&["fs", "put", local.to_str().unwrap(), &path]);
+        files.push((path, data));
+    }
+    c.mr_ok(&["fs", "rm", "/dir0/f2"]);
+    files.retain(|(p, _)| p != "/dir0/f2");
+    c.kill("master");
+    c.start_proc("master");
+    c.wait_alive(4, Duration::from_secs(30));
+    let ls = c.json(&["fs", "ls", "/dir1", "--json"]);
+    assert_eq!(ls.as_array().unwrap().len(), 2);
+    assert!(!c.mr(&["fs", "stat", "/dir0/f2"]).status.success());
+    for (path, data) in &files {
+        let out = c.dir.join("out");
+        c.mr_ok(&["fs", "get", path, out.to_str().unwrap()]);
+        assert!(
+            &std::fs::read(&out).unwrap() == data,
+            "{path} differs after restart"
+        );
+    }
+}
+
+#[test]
+fn corrupt_replica_is_detected_and_replaced() {
+    let c = Cluster::start(
+        "corrupt",
+        Opts {
+            scan_interval: "500ms",
+            ..Opts::default()
+        },
+    );
+    let data = random_bytes(3 << 20, 3);
+    let local = write_file(&c.dir, "in.bin", &data);
+    c.mr_ok(&["fs", "put", local.to_str().unwrap(), "/f"]);
+    let st = c.stat("/f");
+    let b0 = &st["blocks"][0];
+    let id = b0["id"].as_u64().unwrap();
+    let holders = replicas(b0);
+    // Flip one byte in two of the three replicas: any read order must still
+    // return the right bytes.
+    for w in &holders[..2] {
+        let p = c.block_file(w, id);
+        let mut bytes = std::fs::read(&p).unwrap();
+        bytes[1000] ^= 0x01;
+        std::fs::write(&p, bytes).unwrap();
+    }
+    let out = c.dir.join("out.bin");
+    c.mr_ok(&["fs", "get", "/f", out.to_str().unwrap()]);
+    assert!(
+        std::fs::read(&out).unwrap() == data,
+        "read returned corrupt bytes"
+    );
+    // Detected (by the read or the scanner), dropped and re-replicated.
+    c.wait_for(
+        "the corrupt replicas to be replaced",
+        Duration::from_secs(30),
+        |c| {
+            let st = c.stat("/f");
+            let r = replicas(&st["blocks"][0]);
+            r.len() == 3
+                && r.iter().all(|w| {
+                    std::fs::read(c.block_file(w, id))
+                        .map(|b| {
+                            crc32c::crc32c(&b) == st["blocks"][0]["crc32c"].as_u64().unwrap() as u32
+                        })
+                        .unwrap_or(false)
+                })
+        },
+    );
+}
+
+#[test]
+fn wrong_token_and_bad_paths_are_refused() {
+    let c = Cluster::start(
+        "refuse",
+        Opts {
+            workers: 2,
+            replication: 2,
+            ..Opts::default()
+        },
+    );
+    let bad = c.dir.join("bad.toml");
+    let text = std::fs::read_to_string(&c.config).unwrap();
+    std::fs::write(&bad, text.replace(&c.token, "not-the-token")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mr"))
+        .arg("--config")
+        .arg(&bad)
+        .args(["fs", "ls", "/"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("wrong cluster token"), "{err}");
+
+    let local = write_file(&c.dir, "x", b"x");
+    for path in ["/a/../b", "relative/path", "/"] {
+        let out = c.mr(&["fs", "put", local.to_str().unwrap(), path]);
+        assert!(!out.status.success(), "{path} accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("error"), "{err}");
+    }
+    let out = c.mr(&["fs", "put", local.to_str().unwrap(), "/a/../b"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains(".."));
+    // Nothing was created by the refusals.
+    assert_eq!(
+        c.json(&["fs", "ls", "/", "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    let out = c.mr(&[
+        "fs",
+        "put",
+        local.to_str().unwrap(),
+        "/x",
+        "--block-size",
+        "1KiB",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("block size"));
+    let out = c.mr(&[
+        "fs",
+        "put",
+        local.to_str().unwrap(),
+        "/x",
+        "--replication",
+        "0",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("replication"));
+}
+
+#[test]
+fn lru_evicts_by_bytes_and_the_master_follows() {
+    let c = Cluster::start(
+        "lru",
+        Opts {
+            workers: 1,
+            racks: 1,
+            replication: 1,
+            block_size: "256KiB",
+            cache: "768KiB",
+            ..Opts::default()
+        },
+    );
+    let a = write_file(&c.dir, "a", &random_bytes(512 << 10, 4));
+    let b = write_file(&c.dir, "b", &random_bytes(512 << 10, 5));
+    c.mr_ok(&["fs", "put", a.to_str().unwrap(), "/a"]);
+    c.mr_ok(&["fs", "put", b.to_str().unwrap(), "/b"]);
+    let cached = |c: &Cluster, p: &str| -> usize {
+        c.stat(p)["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| !b["cached_on"].as_array().unwrap().is_empty())
+            .count()
+    };
+    c.mr_ok(&["cache", "add", "/a"]);
+    c.wait_for("/a cached", Duration::from_secs(10), |c| {
+        cached(c, "/a") == 2
+    });
+    c.mr_ok(&["cache", "add", "/b"]);
+    // 4 blocks of 256 KiB into 768 KiB: one of /a's is evicted.
+    c.wait_for(
+        "/b cached and one /a block evicted",
+        Duration::from_secs(10),
+        |c| cached(c, "/b") == 2 && cached(c, "/a") == 1,
+    );
+    c.wait_for("cache bytes reported", Duration::from_secs(10), |c| {
+        c.status()["workers"][0]["cache_used_bytes"] == 768 << 10
+    });
+    c.mr_ok(&["cache", "rm", "/b"]);
+    c.wait_for("/b dropped", Duration::from_secs(10), |c| {
+        cached(c, "/b") == 0 && c.status()["workers"][0]["cache_used_bytes"] == 256 << 10
+    });
+}

@@ -1,0 +1,172 @@
+//! The namespace: files and their ordered blocks. Pure data; the edit log
+//! makes it durable, the block map says where the blocks are.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockMeta {
+    pub id: u64,
+    pub len: u64,
+    pub crc32c: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileMeta {
+    pub replication: u32,
+    pub block_size: u64,
+    pub blocks: Vec<BlockMeta>,
+    pub mtime_ms: u64,
+}
+
+impl FileMeta {
+    pub fn size(&self) -> u64 {
+        self.blocks.iter().map(|b| b.len).sum()
+    }
+}
+
+/// One durable change. The edit log is a sequence of these; replaying them
+/// over the last snapshot rebuilds the namespace exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Edit {
+    /// A completed file appears whole (replacing any file of that path).
+    AddFile {
+        path: String,
+        file: FileMeta,
+    },
+    Delete {
+        paths: Vec<String>,
+    },
+    /// Block ids below `upto` may have been handed out: never reuse them, or
+    /// an orphan replica left on a worker could pass for a new block.
+    ReserveBlockIds {
+        upto: u64,
+    },
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Namespace {
+    pub files: BTreeMap<String, FileMeta>,
+    /// The next block id to hand out.
+    pub next_block_id: u64,
+    /// Ids below this are reserved durably.
+    pub reserved_block_ids: u64,
+}
+
+impl Namespace {
+    pub fn apply(&mut self, edit: &Edit) {
+        match edit {
+            Edit::AddFile { path, file } => {
+                self.files.insert(path.clone(), file.clone());
+            }
+            Edit::Delete { paths } => {
+                for p in paths {
+                    self.files.remove(p);
+                }
+            }
+            Edit::ReserveBlockIds { upto } => {
+                self.reserved_block_ids = self.reserved_block_ids.max(*upto);
+                // After a restart everything reserved counts as used.
+                self.next_block_id = self.next_block_id.max(self.reserved_block_ids);
+            }
+        }
+    }
+
+    /// Files at or under `path` (a file itself, or every file of a directory).
+    pub fn matching(&self, path: &str) -> Vec<String> {
+        if self.files.contains_key(path) {
+            return vec![path.to_string()];
+        }
+        let prefix = if path == "/" {
+            "/".to_string()
+        } else {
+            format!("{path}/")
+        };
+        self.files
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// True if some file lives under `path/`.
+    pub fn is_dir(&self, path: &str) -> bool {
+        let prefix = if path == "/" {
+            return true;
+        } else {
+            format!("{path}/")
+        };
+        self.files
+            .range(prefix.clone()..)
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(&prefix))
+    }
+
+    /// The first proper ancestor of `path` that is a file, if any.
+    pub fn file_ancestor(&self, path: &str) -> Option<String> {
+        let mut end = path.len();
+        while let Some(i) = path[..end].rfind('/') {
+            if i == 0 {
+                break;
+            }
+            if self.files.contains_key(&path[..i]) {
+                return Some(path[..i].to_string());
+            }
+            end = i;
+        }
+        None
+    }
+
+    pub fn block_count(&self) -> usize {
+        self.files.values().map(|f| f.blocks.len()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(ids: &[u64]) -> FileMeta {
+        FileMeta {
+            replication: 1,
+            block_size: 10,
+            blocks: ids
+                .iter()
+                .map(|&id| BlockMeta {
+                    id,
+                    len: 10,
+                    crc32c: 0,
+                })
+                .collect(),
+            mtime_ms: 0,
+        }
+    }
+
+    #[test]
+    fn dirs_are_prefixes() {
+        let mut ns = Namespace::default();
+        ns.apply(&Edit::AddFile {
+            path: "/a/b".into(),
+            file: file(&[1, 2]),
+        });
+        ns.apply(&Edit::AddFile {
+            path: "/a/c/d".into(),
+            file: file(&[3]),
+        });
+        ns.apply(&Edit::AddFile {
+            path: "/ab".into(),
+            file: file(&[4]),
+        });
+        assert!(ns.is_dir("/a"));
+        assert!(!ns.is_dir("/a/b"));
+        assert_eq!(ns.matching("/a"), vec!["/a/b", "/a/c/d"]);
+        assert_eq!(ns.file_ancestor("/a/b/x"), Some("/a/b".into()));
+        assert_eq!(ns.file_ancestor("/a/x"), None);
+        assert_eq!(ns.files["/a/b"].size(), 20);
+        ns.apply(&Edit::Delete {
+            paths: ns.matching("/a"),
+        });
+        assert_eq!(ns.files.len(), 1);
+    }
+}

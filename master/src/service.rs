@@ -1,0 +1,101 @@
+//! Thin gRPC handlers: take the lock, call a plain function on
+//! [`MasterState`], convert. No logic lives here.
+
+use crate::state::MasterState;
+use proto::master_server::Master;
+use proto::*;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+use tonic::{Request, Response, Status};
+
+/// The master's shared state. A std `Mutex`, not a tokio one: no handler
+/// awaits while holding it.
+pub type Shared = Arc<Mutex<MasterState>>;
+
+pub struct MasterService {
+    pub state: Shared,
+}
+
+impl MasterService {
+    fn lock(&self) -> MutexGuard<'_, MasterState> {
+        // A panic while holding the lock is a bug; keep serving the rest.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+type Rpc<T> = Result<Response<T>, Status>;
+
+#[tonic::async_trait]
+impl Master for MasterService {
+    #[tracing::instrument(skip_all, fields(worker = %req.get_ref().name))]
+    async fn register(&self, req: Request<RegisterRequest>) -> Rpc<RegisterResponse> {
+        let r = self.lock().register(req.into_inner(), Instant::now())?;
+        Ok(Response::new(r))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]
+    async fn heartbeat(&self, req: Request<HeartbeatRequest>) -> Rpc<HeartbeatResponse> {
+        Ok(Response::new(
+            self.lock().heartbeat(req.into_inner(), Instant::now()),
+        ))
+    }
+
+    #[tracing::instrument(skip_all, fields(worker = %req.get_ref().worker, block = req.get_ref().block_id))]
+    async fn report_bad_block(&self, req: Request<ReportBadBlockRequest>) -> Rpc<Empty> {
+        let r = req.into_inner();
+        self.lock()
+            .report_bad_block(&r.worker, r.block_id, &r.reason);
+        Ok(Response::new(Empty {}))
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
+    async fn create_file(&self, req: Request<CreateFileRequest>) -> Rpc<CreateFileResponse> {
+        Ok(Response::new(self.lock().create_file(req.into_inner())?))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
+    async fn add_block(&self, req: Request<AddBlockRequest>) -> Rpc<AddBlockResponse> {
+        Ok(Response::new(self.lock().add_block(req.into_inner())?))
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
+    async fn complete_file(&self, req: Request<CompleteFileRequest>) -> Rpc<Empty> {
+        self.lock().complete_file(req.into_inner())?;
+        Ok(Response::new(Empty {}))
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
+    async fn abandon_file(&self, req: Request<AbandonFileRequest>) -> Rpc<Empty> {
+        self.lock().abandon_file(req.into_inner())?;
+        Ok(Response::new(Empty {}))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
+    async fn get_file(&self, req: Request<PathRequest>) -> Rpc<FileStatus> {
+        Ok(Response::new(self.lock().file_status(&req.get_ref().path)?))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
+    async fn list_files(&self, req: Request<PathRequest>) -> Rpc<ListFilesResponse> {
+        let entries = self.lock().list(&req.get_ref().path)?;
+        Ok(Response::new(ListFilesResponse { entries }))
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
+    async fn delete_file(&self, req: Request<PathRequest>) -> Rpc<DeleteFileResponse> {
+        let files_deleted = self.lock().delete(&req.get_ref().path)?;
+        Ok(Response::new(DeleteFileResponse { files_deleted }))
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %req.get_ref().path, cache = req.get_ref().cache))]
+    async fn cache_file(&self, req: Request<CacheFileRequest>) -> Rpc<CacheFileResponse> {
+        let r = req.into_inner();
+        let blocks = self.lock().cache_file(&r.path, r.cache)?;
+        Ok(Response::new(CacheFileResponse { blocks }))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn cluster_status(&self, _req: Request<Empty>) -> Rpc<ClusterStatusResponse> {
+        Ok(Response::new(self.lock().cluster_status()))
+    }
+}

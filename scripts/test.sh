@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The test command: builds the daemons the integration tests start as real
+# processes, then runs every test of the workspace.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --workspace --bins
+if command -v cargo-nextest >/dev/null 2>&1 || cargo nextest --version >/dev/null 2>&1; then
+  # nextest runs each test in its own process: a crashed cluster test
+  # cannot take the others down.
+  cargo nextest run --workspace --no-fail-fast "$@"
+  cargo test --workspace --doc
+else
+  cargo test --workspace "$@"
+fi

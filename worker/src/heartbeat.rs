@@ -1,0 +1,139 @@
+//! Registration and the heartbeat loop, in a task of its own so that a busy
+//! worker never misses heartbeats (Ballista #2159), plus the commands that
+//! come back in heartbeat responses.
+
+use crate::monitor::ResourceMonitor;
+use crate::node::Node;
+use proto::command::Kind;
+use std::sync::Arc;
+
+/// Registers, then heartbeats every interval until the process stops. Any
+/// failure or a `reregister` answer sends the worker back to registration,
+/// which carries full block and cache reports.
+pub async fn run(node: Arc<Node>) {
+    let interval = node.cluster.heartbeat.interval;
+    let mut monitor = ResourceMonitor::new();
+    let mut epoch: Option<u64> = None;
+    let mut tick = tokio::time::interval(interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        match epoch {
+            None => match register(&node).await {
+                Ok(e) => epoch = Some(e),
+                Err(e) => tracing::warn!("registration failed, retrying: {e}"),
+            },
+            Some(e) => match beat(&node, e, &mut monitor).await {
+                Ok(true) => {}
+                Ok(false) => epoch = None,
+                Err(err) => {
+                    tracing::warn!("heartbeat failed, will re-register: {err}");
+                    epoch = None;
+                }
+            },
+        }
+    }
+}
+
+async fn register(node: &Arc<Node>) -> Result<u64, common::dfs::DfsError> {
+    node.store.clear_delta();
+    node.cache.clear_delta();
+    let req = proto::RegisterRequest {
+        protocol_version: common::PROTOCOL_VERSION,
+        name: node.me.name.clone(),
+        addr: node.me.addr.clone(),
+        rack: node.me.rack.clone(),
+        map_slots: node.me.map_slots,
+        reduce_slots: node.me.reduce_slots,
+        cache_capacity_bytes: node.cache.capacity(),
+        blocks: node.store.report(),
+        cached: node.cache.report(),
+        cache_used_bytes: node.cache.used(),
+    };
+    let resp = node.dfs.master().register(req).await?.into_inner();
+    for id in &resp.delete_blocks {
+        node.cache.remove(*id);
+        node.store.delete(*id);
+    }
+    tracing::info!(
+        epoch = resp.epoch,
+        deleted_orphans = resp.delete_blocks.len(),
+        "registered with the master"
+    );
+    Ok(resp.epoch)
+}
+
+/// One heartbeat; `Ok(false)` when the master no longer knows this epoch.
+async fn beat(
+    node: &Arc<Node>,
+    epoch: u64,
+    monitor: &mut ResourceMonitor,
+) -> Result<bool, common::dfs::DfsError> {
+    let (blocks_added, blocks_removed) = node.store.take_delta();
+    let (cache_added, cache_removed) = node.cache.take_delta();
+    let req = proto::HeartbeatRequest {
+        name: node.me.name.clone(),
+        epoch,
+        free_map_slots: node.me.map_slots,
+        free_reduce_slots: node.me.reduce_slots,
+        resources: Some(monitor.sample()),
+        blocks_added,
+        blocks_removed,
+        cache_added,
+        cache_removed,
+        cache_used_bytes: node.cache.used(),
+    };
+    let resp = node.dfs.master().heartbeat(req).await?.into_inner();
+    if resp.reregister {
+        tracing::info!("the master asked for a new registration");
+        return Ok(false);
+    }
+    for cmd in resp.commands {
+        if let Some(kind) = cmd.kind {
+            tokio::spawn(execute(node.clone(), kind));
+        }
+    }
+    Ok(true)
+}
+
+/// Carries out one command from the master.
+#[tracing::instrument(skip(node))]
+async fn execute(node: Arc<Node>, kind: Kind) {
+    match kind {
+        Kind::DeleteBlock(id) => {
+            node.cache.remove(id);
+            node.store.delete(id);
+        }
+        Kind::CacheBlock(id) => {
+            if let Err(e) = node.read_block(id, true).await {
+                tracing::warn!(block = id, "cannot cache: {e}");
+            }
+        }
+        Kind::UncacheBlock(id) => {
+            node.cache.remove(id);
+        }
+        Kind::Replicate(r) => {
+            let Some(info) = r.block else { return };
+            let data = match node.read_block(info.id, false).await {
+                Ok((d, _)) => d,
+                Err(e) => {
+                    tracing::warn!(block = info.id, "cannot replicate: {e}");
+                    return;
+                }
+            };
+            for t in r.targets {
+                let res = async {
+                    let mut conn = node.dfs.worker(&t)?;
+                    common::dfs::write_block(&mut conn, info, data.clone()).await
+                }
+                .await;
+                match res {
+                    Ok(()) => tracing::info!(block = info.id, target = %t, "block replicated"),
+                    Err(e) => {
+                        tracing::warn!(block = info.id, target = %t, "replication failed: {e}")
+                    }
+                }
+            }
+        }
+    }
+}

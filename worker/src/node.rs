@@ -1,0 +1,83 @@
+//! Everything one worker process owns, shared by its gRPC service, its
+//! heartbeat loop and its command handlers.
+
+use crate::cache::BlockCache;
+use crate::store::{BlockStore, StoreError};
+use bytes::Bytes;
+use common::config::{ClusterConfig, WorkerConfig};
+use common::dfs::Dfs;
+use std::sync::Arc;
+
+pub struct Node {
+    pub cluster: ClusterConfig,
+    pub me: WorkerConfig,
+    pub store: BlockStore,
+    pub cache: BlockCache,
+    /// Client side of the cluster: the master, and other workers for pushes.
+    pub dfs: Dfs,
+}
+
+impl Node {
+    pub fn open(cluster: ClusterConfig, name: &str) -> anyhow::Result<Arc<Self>> {
+        let me = cluster
+            .worker(name)
+            .ok_or_else(|| anyhow::anyhow!("worker {name:?} is not listed in the cluster config"))?
+            .clone();
+        std::fs::create_dir_all(&me.data_dir)?;
+        let store = BlockStore::open(&me.data_dir)?;
+        let cache = BlockCache::new(me.cache);
+        let mut dfs = Dfs::connect(&cluster)?;
+        dfs.rack = Some(me.rack.clone());
+        Ok(Arc::new(Node {
+            cluster,
+            me,
+            store,
+            cache,
+            dfs,
+        }))
+    }
+
+    /// Reads a stored block: from the cache when it is there, else from
+    /// disk (verified). Returns the bytes and whether the cache served them.
+    /// A corrupt replica is reported to the master before the error returns.
+    pub async fn read_block(
+        self: &Arc<Self>,
+        id: u64,
+        fill_cache: bool,
+    ) -> Result<(Bytes, bool), StoreError> {
+        if let Some(b) = self.cache.get(id) {
+            return Ok((b, true));
+        }
+        let node = self.clone();
+        let res = tokio::task::spawn_blocking(move || {
+            let data = node.store.read(id)?;
+            if fill_cache {
+                node.cache.insert(id, &data);
+            }
+            Ok(data)
+        })
+        .await
+        .unwrap_or_else(|e| Err(StoreError::Io(std::io::Error::other(e))));
+        if let Err(StoreError::Corrupt { why, .. }) = &res {
+            self.report_bad_block(id, why.clone()).await;
+        }
+        res.map(|d| (d, false))
+    }
+
+    pub async fn report_bad_block(&self, id: u64, reason: String) {
+        self.cache.remove(id);
+        let r = self
+            .dfs
+            .master()
+            .report_bad_block(proto::ReportBadBlockRequest {
+                worker: self.me.name.clone(),
+                block_id: id,
+                reason,
+            })
+            .await;
+        if let Err(e) = r {
+            // The next block report corrects the master anyway.
+            tracing::warn!(block = id, "could not report a corrupt block: {e}");
+        }
+    }
+}

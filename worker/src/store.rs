@@ -1,0 +1,331 @@
+//! The block store: one file per block plus a small meta file holding its
+//! length and CRC32C, read back through `memmap2` and verified on every read,
+//! as an HDFS DataNode verifies its checksums.
+//!
+//! A block is written to `tmp/`, fsynced, and renamed into place with its
+//! meta file, so that a crash never leaves a half-written block that looks
+//! complete: at start, a data file without a matching meta file is removed.
+
+use bytes::Bytes;
+use memmap2::Mmap;
+use proto::BlockInfo;
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("block {0} is not stored here")]
+    Missing(u64),
+    #[error("block {id} is corrupt on disk: {why}")]
+    Corrupt { id: u64, why: String },
+    #[error("block {id}: received {got} bytes with CRC32C {crc:#010x}, expected {want_len} bytes with {want_crc:#010x}")]
+    BadWrite {
+        id: u64,
+        got: usize,
+        crc: u32,
+        want_len: u64,
+        want_crc: u32,
+    },
+    #[error("block store I/O: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// Changes not yet reported to the master.
+#[derive(Default)]
+struct Delta {
+    added: HashMap<u64, BlockInfo>,
+    removed: Vec<u64>,
+}
+
+pub struct BlockStore {
+    dir: PathBuf,
+    blocks: Mutex<HashMap<u64, BlockInfo>>,
+    delta: Mutex<Delta>,
+}
+
+const META_LEN: usize = 12;
+
+impl BlockStore {
+    /// Opens `data_dir/blocks`, dropping leftovers of interrupted writes.
+    pub fn open(data_dir: &Path) -> Result<Self, StoreError> {
+        let dir = data_dir.join("blocks");
+        let tmp = dir.join("tmp");
+        let _ = fs::remove_dir_all(&tmp);
+        fs::create_dir_all(&tmp)?;
+        let mut blocks = HashMap::new();
+        for entry in fs::read_dir(&dir)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Some(id) = name
+                .strip_prefix("blk_")
+                .and_then(|s| s.strip_suffix(".meta"))
+                .and_then(|s| s.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            match read_meta(&entry.path()) {
+                Ok((len, crc)) if data_len(&dir, id) == Some(len) => {
+                    blocks.insert(
+                        id,
+                        BlockInfo {
+                            id,
+                            len,
+                            crc32c: crc,
+                        },
+                    );
+                }
+                _ => {
+                    tracing::warn!(block = id, "dropping an incomplete block at start");
+                    let _ = fs::remove_file(entry.path());
+                    let _ = fs::remove_file(dir.join(format!("blk_{id}")));
+                }
+            }
+        }
+        // Data files with no meta: interrupted before the meta rename.
+        for entry in fs::read_dir(&dir)? {
+            let entry = entry?;
+            if let Some(id) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix("blk_"))
+                .and_then(|s| s.parse::<u64>().ok())
+            {
+                if !blocks.contains_key(&id) {
+                    let _ = fs::remove_file(entry.path());
+                }
+            }
+        }
+        tracing::info!(blocks = blocks.len(), dir = %dir.display(), "block store opened");
+        Ok(BlockStore {
+            dir,
+            blocks: Mutex::new(blocks),
+            delta: Mutex::new(Delta::default()),
+        })
+    }
+
+    fn data_path(&self, id: u64) -> PathBuf {
+        self.dir.join(format!("blk_{id}"))
+    }
+
+    fn meta_path(&self, id: u64) -> PathBuf {
+        self.dir.join(format!("blk_{id}.meta"))
+    }
+
+    /// Every stored block: the full block report.
+    pub fn report(&self) -> Vec<BlockInfo> {
+        self.blocks.lock().unwrap().values().copied().collect()
+    }
+
+    pub fn contains(&self, id: u64) -> bool {
+        self.blocks.lock().unwrap().contains_key(&id)
+    }
+
+    pub fn info(&self, id: u64) -> Option<BlockInfo> {
+        self.blocks.lock().unwrap().get(&id).copied()
+    }
+
+    pub fn len(&self) -> usize {
+        self.blocks.lock().unwrap().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Stores a block durably after checking it against `info`. Blocking:
+    /// call from `spawn_blocking`. Storing a block already held is a no-op.
+    pub fn put(&self, info: BlockInfo, data: &[u8]) -> Result<(), StoreError> {
+        let crc = crc32c::crc32c(data);
+        if data.len() as u64 != info.len || crc != info.crc32c {
+            return Err(StoreError::BadWrite {
+                id: info.id,
+                got: data.len(),
+                crc,
+                want_len: info.len,
+                want_crc: info.crc32c,
+            });
+        }
+        if self.info(info.id) == Some(info) {
+            return Ok(());
+        }
+        let nonce = next_nonce();
+        let tmp_data = self
+            .dir
+            .join("tmp")
+            .join(format!("blk_{}.{nonce}", info.id));
+        let tmp_meta = self
+            .dir
+            .join("tmp")
+            .join(format!("blk_{}.{nonce}.meta", info.id));
+        let write = || -> io::Result<()> {
+            let mut f = File::create(&tmp_data)?;
+            f.write_all(data)?;
+            f.sync_all()?;
+            let mut m = File::create(&tmp_meta)?;
+            let mut meta = [0u8; META_LEN];
+            meta[..8].copy_from_slice(&info.len.to_le_bytes());
+            meta[8..].copy_from_slice(&info.crc32c.to_le_bytes());
+            m.write_all(&meta)?;
+            m.sync_all()?;
+            fs::rename(&tmp_data, self.data_path(info.id))?;
+            fs::rename(&tmp_meta, self.meta_path(info.id))?;
+            File::open(&self.dir)?.sync_all()
+        };
+        if let Err(e) = write() {
+            let _ = fs::remove_file(&tmp_data);
+            let _ = fs::remove_file(&tmp_meta);
+            return Err(e.into());
+        }
+        self.blocks.lock().unwrap().insert(info.id, info);
+        let mut d = self.delta.lock().unwrap();
+        d.removed.retain(|r| *r != info.id);
+        d.added.insert(info.id, info);
+        Ok(())
+    }
+
+    /// Maps a block and verifies its checksum. A corrupt block is deleted
+    /// here, before the error returns, so it is never served again.
+    /// Blocking (it reads the whole block): call from `spawn_blocking`.
+    pub fn read(&self, id: u64) -> Result<Bytes, StoreError> {
+        let info = self.info(id).ok_or(StoreError::Missing(id))?;
+        let checked = || -> Result<Bytes, String> {
+            let f = File::open(self.data_path(id)).map_err(|e| e.to_string())?;
+            // SAFETY: block files are immutable once renamed into place; the
+            // store never rewrites one (a corrupt one is deleted, not fixed).
+            let map = unsafe { Mmap::map(&f) }.map_err(|e| e.to_string())?;
+            if map.len() as u64 != info.len {
+                return Err(format!("length {} instead of {}", map.len(), info.len));
+            }
+            let crc = crc32c::crc32c(&map);
+            if crc != info.crc32c {
+                return Err(format!(
+                    "CRC32C {crc:#010x} instead of {:#010x}",
+                    info.crc32c
+                ));
+            }
+            Ok(Bytes::from_owner(map))
+        };
+        checked().map_err(|why| {
+            tracing::error!(block = id, %why, "corrupt replica: deleting it");
+            self.delete(id);
+            StoreError::Corrupt { id, why }
+        })
+    }
+
+    pub fn delete(&self, id: u64) -> bool {
+        let had = self.blocks.lock().unwrap().remove(&id).is_some();
+        let _ = fs::remove_file(self.meta_path(id));
+        let _ = fs::remove_file(self.data_path(id));
+        if had {
+            let mut d = self.delta.lock().unwrap();
+            if d.added.remove(&id).is_none() {
+                d.removed.push(id);
+            }
+        }
+        had
+    }
+
+    /// Takes the changes since the last call, for a heartbeat.
+    pub fn take_delta(&self) -> (Vec<BlockInfo>, Vec<u64>) {
+        let mut d = self.delta.lock().unwrap();
+        let d = std::mem::take(&mut *d);
+        (d.added.into_values().collect(), d.removed)
+    }
+
+    /// Forgets pending changes: a full report is about to replace them.
+    pub fn clear_delta(&self) {
+        *self.delta.lock().unwrap() = Delta::default();
+    }
+}
+
+fn read_meta(path: &Path) -> io::Result<(u64, u32)> {
+    let b = fs::read(path)?;
+    if b.len() != META_LEN {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "bad meta length",
+        ));
+    }
+    Ok((
+        u64::from_le_bytes(b[..8].try_into().unwrap()),
+        u32::from_le_bytes(b[8..].try_into().unwrap()),
+    ))
+}
+
+fn data_len(dir: &Path, id: u64) -> Option<u64> {
+    fs::metadata(dir.join(format!("blk_{id}")))
+        .ok()
+        .map(|m| m.len())
+}
+
+/// Distinguishes concurrent writes of one block id in `tmp/`.
+fn next_nonce() -> u64 {
+    static NONCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NONCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("mr-store-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    fn info(id: u64, data: &[u8]) -> BlockInfo {
+        BlockInfo {
+            id,
+            len: data.len() as u64,
+            crc32c: crc32c::crc32c(data),
+        }
+    }
+
+    #[test]
+    fn put_read_reopen() {
+        let dir = tmp("roundtrip");
+        let s = BlockStore::open(&dir).unwrap();
+        s.put(info(7, b"hello"), b"hello").unwrap();
+        assert_eq!(&s.read(7).unwrap()[..], b"hello");
+        let (added, removed) = s.take_delta();
+        assert_eq!(added.len(), 1);
+        assert!(removed.is_empty());
+        drop(s);
+        let s = BlockStore::open(&dir).unwrap();
+        assert_eq!(s.report(), vec![info(7, b"hello")]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn refuses_bad_write() {
+        let dir = tmp("badwrite");
+        let s = BlockStore::open(&dir).unwrap();
+        let mut i = info(1, b"abc");
+        i.crc32c ^= 1;
+        assert!(matches!(s.put(i, b"abc"), Err(StoreError::BadWrite { .. })));
+        assert!(s.is_empty());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn corrupt_block_is_dropped() {
+        let dir = tmp("corrupt");
+        let s = BlockStore::open(&dir).unwrap();
+        s.put(info(3, b"0123456789"), b"0123456789").unwrap();
+        s.take_delta();
+        let p = dir.join("blocks").join("blk_3");
+        let mut bytes = fs::read(&p).unwrap();
+        bytes[4] ^= 0x40;
+        fs::write(&p, bytes).unwrap();
+        assert!(matches!(s.read(3), Err(StoreError::Corrupt { .. })));
+        assert!(!s.contains(3));
+        assert!(!p.exists());
+        assert_eq!(s.take_delta().1, vec![3]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
