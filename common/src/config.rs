@@ -16,6 +16,9 @@
 //! interval = "1s"
 //! dead_after = 5                 # heartbeats missed before a worker is dead
 //!
+//! [scheduler]
+//! name = "fifo"                  # see `mr admin scheduler show`
+//!
 //! [[workers]]
 //! name = "w1"
 //! addr = "127.0.0.1:7101"
@@ -67,7 +70,52 @@ pub struct ClusterConfig {
     #[serde(default)]
     pub heartbeat: HeartbeatConfig,
     #[serde(default)]
+    pub scheduler: SchedulerConfig,
+    #[serde(default)]
     pub workers: Vec<WorkerConfig>,
+}
+
+/// `[scheduler]`: the policy placing tasks, by name, with its parameters
+/// (`[scheduler.params]`); `mr admin scheduler set` changes it at run time.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerConfig {
+    #[serde(default = "default_scheduler")]
+    pub name: String,
+    #[serde(default)]
+    pub params: std::collections::BTreeMap<String, toml::Value>,
+}
+
+fn default_scheduler() -> String {
+    "fifo".into()
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            name: default_scheduler(),
+            params: Default::default(),
+        }
+    }
+}
+
+impl SchedulerConfig {
+    pub fn spec(&self) -> crate::sched::SchedulerSpec {
+        crate::sched::SchedulerSpec {
+            name: self.name.clone(),
+            params: self
+                .params
+                .iter()
+                .map(|(k, v)| {
+                    let s = match v {
+                        toml::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), s)
+                })
+                .collect(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -226,6 +274,8 @@ impl ClusterConfig {
         if self.heartbeat.dead_after < 2 {
             return bad("heartbeat.dead_after must be at least 2 heartbeats".into());
         }
+        crate::sched::build(&self.scheduler.spec())
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         let mut names = HashSet::new();
         let mut addrs = HashSet::new();
         for w in &self.workers {

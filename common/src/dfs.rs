@@ -163,6 +163,15 @@ pub struct PutOptions {
     pub writer: String,
 }
 
+/// A file being written.
+pub struct FileWriter {
+    pub path: String,
+    lease: u64,
+    pub block_size: u64,
+    blocks: Vec<proto::CompletedBlock>,
+    pub written: u64,
+}
+
 /// A connection to the cluster's file system.
 pub struct Dfs {
     master: MasterConn,
@@ -205,6 +214,71 @@ impl Dfs {
             .into_inner())
     }
 
+    /// Opens a file for writing; it stays invisible until [`Dfs::complete`].
+    pub async fn create(&self, path: &str, opts: &PutOptions) -> Result<FileWriter> {
+        let created = self
+            .master()
+            .create_file(proto::CreateFileRequest {
+                path: path.into(),
+                replication: opts.replication,
+                block_size: opts.block_size,
+                writer: opts.writer.clone(),
+                overwrite: opts.overwrite,
+            })
+            .await?
+            .into_inner();
+        Ok(FileWriter {
+            path: path.to_string(),
+            lease: created.lease,
+            block_size: created.block_size,
+            blocks: Vec::new(),
+            written: 0,
+        })
+    }
+
+    /// Writes one block of `w` (at most its block size); callers choose the
+    /// boundaries, so record formats can keep every block record-aligned.
+    pub async fn write_block_of(&self, w: &mut FileWriter, data: Bytes) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data.len() as u64 > w.block_size {
+            return Err(DfsError::Invalid(format!(
+                "a block of {} bytes exceeds the block size {}",
+                data.len(),
+                w.block_size
+            )));
+        }
+        let n = data.len() as u64;
+        let b = self.write_one_block(&w.path, w.lease, data).await?;
+        w.blocks.push(b);
+        w.written += n;
+        Ok(())
+    }
+
+    /// Makes the file visible, all blocks durable.
+    pub async fn complete(&self, w: FileWriter) -> Result<u64> {
+        self.master()
+            .complete_file(proto::CompleteFileRequest {
+                path: w.path.clone(),
+                lease: w.lease,
+                blocks: w.blocks,
+            })
+            .await?;
+        Ok(w.written)
+    }
+
+    /// Gives up a write: nothing becomes visible, its blocks are deleted.
+    pub async fn abandon(&self, w: FileWriter) {
+        let _ = self
+            .master()
+            .abandon_file(proto::AbandonFileRequest {
+                path: w.path,
+                lease: w.lease,
+            })
+            .await;
+    }
+
     /// Writes everything `reader` yields as file `path`. The file becomes
     /// visible only when every block is durable on its targets; on any
     /// failure the partial file is abandoned. Returns the size written.
@@ -215,53 +289,23 @@ impl Dfs {
         opts: &PutOptions,
         mut progress: impl FnMut(u64),
     ) -> Result<u64> {
-        let mut master = self.master();
-        let created = master
-            .create_file(proto::CreateFileRequest {
-                path: path.into(),
-                replication: opts.replication,
-                block_size: opts.block_size,
-                writer: opts.writer.clone(),
-                overwrite: opts.overwrite,
-            })
-            .await?
-            .into_inner();
-        let lease = created.lease;
+        let mut w = self.create(path, opts).await?;
+        let bs = w.block_size as usize;
         let result = async {
-            let bs = created.block_size as usize;
-            let mut done = Vec::new();
-            let mut total = 0u64;
             loop {
                 let data = read_full(&mut reader, bs).await?;
                 if data.is_empty() {
-                    break;
+                    return Ok::<_, DfsError>(());
                 }
-                let n = data.len() as u64;
-                done.push(self.write_one_block(path, lease, data).await?);
-                total += n;
-                progress(total);
+                self.write_block_of(&mut w, data).await?;
+                progress(w.written);
             }
-            Ok::<_, DfsError>((done, total))
         }
         .await;
         match result {
-            Ok((blocks, total)) => {
-                master
-                    .complete_file(proto::CompleteFileRequest {
-                        path: path.into(),
-                        lease,
-                        blocks,
-                    })
-                    .await?;
-                Ok(total)
-            }
+            Ok(()) => self.complete(w).await,
             Err(e) => {
-                let _ = master
-                    .abandon_file(proto::AbandonFileRequest {
-                        path: path.into(),
-                        lease,
-                    })
-                    .await;
+                self.abandon(w).await;
                 Err(e)
             }
         }

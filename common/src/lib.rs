@@ -7,6 +7,7 @@
 //! - [`dfs`]: the file-system client: put, get, block reads and writes.
 //! - [`auth`]: the cluster-token interceptors every server and client uses.
 //! - [`placement`]: HDFS's rack-aware replica placement, pure.
+//! - [`sched`]: the Scheduler trait, the cluster view, every policy.
 //! - [`logging`]: tracing set-up for the daemons.
 
 pub mod auth;
@@ -15,6 +16,7 @@ pub mod dfs;
 pub mod logging;
 pub mod path;
 pub mod placement;
+pub mod sched;
 pub mod units;
 
 /// Wire protocol version: a worker of another version is refused at

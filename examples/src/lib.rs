@@ -4,6 +4,11 @@
 //! # Layout
 //! - [`cli`]: one module per `mr` command group (`fs`, `cache`, `cluster`).
 //! - [`output`]: terminal progress and human tables.
+//! - [`jobs`]: the built-in jobs behind one `Job` trait, and their record formats.
+//! - [`spec`]: job parameters on the wire.
 
 pub mod cli;
+pub mod jobs;
+pub mod local;
 pub mod output;
+pub mod spec;

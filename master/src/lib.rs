@@ -4,6 +4,7 @@
 //! # Layout
 //! - [`namespace`]: files and their blocks, pure data.
 //! - [`editlog`]: the fsynced edit log and snapshots that make it durable.
+//! - [`jobs`]: jobs, tasks, attempts, fencing and job metrics.
 //! - [`membership`]: workers, epochs, heartbeats.
 //! - [`state`]: every operation, as plain functions tests drive directly.
 //! - [`service`]: the thin gRPC layer.
@@ -11,6 +12,7 @@
 
 pub mod editlog;
 pub mod error;
+pub mod jobs;
 pub mod membership;
 pub mod namespace;
 pub mod service;

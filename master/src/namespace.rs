@@ -43,6 +43,14 @@ pub enum Edit {
     ReserveBlockIds {
         upto: u64,
     },
+    /// A job's commit: every part moves from staging to the output at once,
+    /// with the `_SUCCESS` marker, and staging leftovers go (Hadoop's
+    /// FileOutputCommitter, as one atomic record).
+    Commit {
+        renames: Vec<(String, String)>,
+        add: Vec<(String, FileMeta)>,
+        delete: Vec<String>,
+    },
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -62,6 +70,23 @@ impl Namespace {
             }
             Edit::Delete { paths } => {
                 for p in paths {
+                    self.files.remove(p);
+                }
+            }
+            Edit::Commit {
+                renames,
+                add,
+                delete,
+            } => {
+                for (from, to) in renames {
+                    if let Some(f) = self.files.remove(from) {
+                        self.files.insert(to.clone(), f);
+                    }
+                }
+                for (p, f) in add {
+                    self.files.insert(p.clone(), f.clone());
+                }
+                for p in delete {
                     self.files.remove(p);
                 }
             }

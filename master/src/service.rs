@@ -94,6 +94,78 @@ impl Master for MasterService {
         Ok(Response::new(CacheFileResponse { blocks }))
     }
 
+    #[tracing::instrument(skip_all, fields(job = %req.get_ref().job))]
+    async fn submit_job(&self, req: Request<SubmitJobRequest>) -> Rpc<SubmitJobResponse> {
+        let job_id = self.lock().submit_job(req.into_inner(), Instant::now())?;
+        Ok(Response::new(SubmitJobResponse { job_id }))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id))]
+    async fn get_job(&self, req: Request<JobRequest>) -> Rpc<JobJson> {
+        let v = self.lock().job_json(req.get_ref().job_id)?;
+        Ok(Response::new(JobJson {
+            json: v.to_string(),
+        }))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn list_jobs(&self, _req: Request<Empty>) -> Rpc<JobList> {
+        let json = self
+            .lock()
+            .list_jobs()
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        Ok(Response::new(JobList { json }))
+    }
+
+    #[tracing::instrument(skip_all, fields(job = req.get_ref().job_id))]
+    async fn kill_job(&self, req: Request<JobRequest>) -> Rpc<JobJson> {
+        let v = self.lock().kill_job(req.get_ref().job_id)?;
+        Ok(Response::new(JobJson {
+            json: v.to_string(),
+        }))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id))]
+    async fn job_history(&self, req: Request<JobRequest>) -> Rpc<JobList> {
+        let json = self.lock().job_history(req.get_ref().job_id)?;
+        Ok(Response::new(JobList { json }))
+    }
+
+    #[tracing::instrument(skip_all, fields(name = %req.get_ref().name))]
+    async fn set_scheduler(&self, req: Request<SchedulerRequest>) -> Rpc<SchedulerResponse> {
+        let r = req.into_inner();
+        let spec = common::sched::SchedulerSpec {
+            name: r.name,
+            params: r.params.into_iter().collect(),
+        };
+        let mut s = self.lock();
+        s.set_scheduler(spec)?;
+        let spec = s.scheduler_spec();
+        Ok(Response::new(SchedulerResponse {
+            name: spec.name.clone(),
+            params: spec.params.clone().into_iter().collect(),
+        }))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn get_scheduler(&self, _req: Request<Empty>) -> Rpc<SchedulerResponse> {
+        let s = self.lock();
+        let spec = s.scheduler_spec();
+        Ok(Response::new(SchedulerResponse {
+            name: spec.name.clone(),
+            params: spec.params.clone().into_iter().collect(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, fields(worker = %req.get_ref().worker))]
+    async fn task_update(&self, req: Request<TaskUpdateRequest>) -> Rpc<HeartbeatResponse> {
+        Ok(Response::new(
+            self.lock().task_update(req.into_inner(), Instant::now()),
+        ))
+    }
+
     #[tracing::instrument(level = "debug", skip_all)]
     async fn cluster_status(&self, _req: Request<Empty>) -> Rpc<ClusterStatusResponse> {
         Ok(Response::new(self.lock().cluster_status()))

@@ -59,6 +59,7 @@ pub struct MasterState {
     /// master restart (HDFS's safe mode).
     safe_until: Instant,
     rng: fastrand::Rng,
+    pub jobs: Jobs,
 }
 
 impl MasterState {
@@ -77,7 +78,9 @@ impl MasterState {
             }
         }
         let safe_until = now + cfg.heartbeat.expiry();
+        let jobs = Jobs::new(cfg.scheduler.spec(), now)?;
         Ok(MasterState {
+            jobs,
             cfg,
             ns,
             log,
@@ -125,8 +128,11 @@ impl MasterState {
                 req.name
             )));
         }
-        // Forget whatever the previous incarnation reported.
+        // Forget whatever the previous incarnation reported or ran.
         self.drop_worker_tables(&req.name);
+        for j in self.jobs.jobs.values_mut() {
+            j.worker_lost(&req.name, now);
+        }
         let prev_epoch = self.workers.get(&req.name).map_or(0, |w| w.epoch);
         let epoch = next_epoch(prev_epoch);
         let mut delete_blocks = Vec::new();
@@ -251,6 +257,8 @@ impl MasterState {
         if let Some(r) = req.resources {
             w.resources = r;
         }
+        self.schedule(Trigger::Heartbeat(req.name.clone()), now);
+        let w = self.workers.get_mut(&req.name).expect("checked above");
         commands.append(&mut w.commands);
         proto::HeartbeatResponse {
             reregister: false,
@@ -276,6 +284,9 @@ impl MasterState {
                 w.commands.clear();
                 w.free_map_slots = 0;
                 w.free_reduce_slots = 0;
+            }
+            for j in self.jobs.jobs.values_mut() {
+                j.worker_lost(name, now);
             }
         }
         dead
@@ -888,5 +899,771 @@ fn entry(path: &str, f: &FileMeta) -> proto::ListEntry {
         replication: f.replication,
         blocks: f.blocks.len() as u64,
         mtime_ms: f.mtime_ms,
+    }
+}
+
+// ---------------------------------------------------------------- jobs
+//
+// Everything below ties the job manager (`jobs.rs`) to the namespace, the
+// block tables and the scheduler.
+
+use crate::jobs::{staging_dir, Job, JobSpec, JobState, MapInput, Outcome, TaskStatus};
+use common::sched::{
+    Assignment, ClusterView, Locality, NodeView, PendingTask, Resources, Scheduler, SchedulerSpec,
+    TaskKind, Trigger,
+};
+
+/// Default bytes of map output sorted in memory before a spill.
+pub const DEFAULT_SORT_BUFFER: u64 = 64 << 20;
+/// Bytes of following blocks a map may read to finish its last record: a
+/// longer record is an error rather than an unbounded read.
+const MAX_TAIL_BYTES: u64 = 256 << 20;
+const MAX_REDUCERS: u32 = 10_000;
+const MAX_GENERATOR_MAPS: u32 = 100_000;
+
+pub struct Jobs {
+    pub jobs: BTreeMap<u64, Job>,
+    pub next_id: u64,
+    pub scheduler: Box<dyn Scheduler>,
+    pub spec: SchedulerSpec,
+    /// The scheduler clock's zero.
+    pub started: Instant,
+}
+
+impl Jobs {
+    pub fn new(spec: SchedulerSpec, now: Instant) -> Result<Self> {
+        let scheduler =
+            common::sched::build(&spec).map_err(|e| MasterError::InvalidArgument(e.to_string()))?;
+        Ok(Jobs {
+            jobs: BTreeMap::new(),
+            next_id: 1,
+            scheduler,
+            spec,
+            started: now,
+        })
+    }
+}
+
+impl MasterState {
+    fn bad(msg: String) -> MasterError {
+        MasterError::InvalidArgument(msg)
+    }
+
+    /// Validates a job spec completely before anything runs, then queues it.
+    pub fn submit_job(&mut self, req: proto::SubmitJobRequest, now: Instant) -> Result<u64> {
+        let job = examples::jobs::registry::lookup(&req.job).ok_or_else(|| {
+            Self::bad(format!(
+                "unknown job {:?}; known jobs: {}",
+                req.job,
+                examples::jobs::registry::NAMES.join(", ")
+            ))
+        })?;
+        let params = examples::spec::params_from_json(&req.params_json).map_err(Self::bad)?;
+        let output =
+            DfsPath::parse_file(&req.output).map_err(|e| Self::bad(format!("output: {e}")))?;
+        if self.ns.files.contains_key(output.as_str()) || self.ns.is_dir(output.as_str()) {
+            return Err(MasterError::AlreadyExists(format!(
+                "output {output} already exists: choose another path or remove it (mr fs rm {output})"
+            )));
+        }
+        if let Some(a) = self.ns.file_ancestor(output.as_str()) {
+            return Err(Self::bad(format!(
+                "output {output}: its parent {a} is a file"
+            )));
+        }
+        if let Some(j) = self.jobs.jobs.values().find(|j| {
+            !j.state.is_final()
+                && (j.spec.output == output.as_str()
+                    || j.spec.output.starts_with(&output.dir_prefix()))
+        }) {
+            return Err(MasterError::AlreadyExists(format!(
+                "output {output} is being written by job {}",
+                j.id
+            )));
+        }
+        let map_only = job.map_only();
+        let reducers = if map_only { 0 } else { req.reducers };
+        if !map_only && !(1..=MAX_REDUCERS).contains(&reducers) {
+            return Err(Self::bad(format!(
+                "reducers must be between 1 and {MAX_REDUCERS}, not {}",
+                req.reducers
+            )));
+        }
+        let replication = if req.output_replication == 0 {
+            self.cfg.dfs.replication
+        } else {
+            req.output_replication
+        };
+        validate_replication(replication)
+            .map_err(|e| Self::bad(format!("output replication: {e}")))?;
+        let out_bs = if req.output_block_size == 0 {
+            self.cfg.dfs.block_size
+        } else {
+            req.output_block_size
+        };
+        validate_block_size(out_bs).map_err(Self::bad)?;
+        let sort_buffer = if req.sort_buffer_bytes == 0 {
+            DEFAULT_SORT_BUFFER
+        } else {
+            req.sort_buffer_bytes
+        };
+        if !(1 << 20..=4 << 30).contains(&sort_buffer) {
+            return Err(Self::bad(
+                "sort buffer must be between 1MiB and 4GiB".into(),
+            ));
+        }
+        let input_format = job.input_format(&params);
+        let (map_inputs, maps) = if input_format == examples::jobs::InputFormat::Generated {
+            if !req.inputs.is_empty() {
+                return Err(Self::bad(format!(
+                    "{} is a generator: it takes no --input",
+                    req.job
+                )));
+            }
+            if params.maps == 0 || params.maps > MAX_GENERATOR_MAPS {
+                return Err(Self::bad(format!(
+                    "maps must be between 1 and {MAX_GENERATOR_MAPS}"
+                )));
+            }
+            if params.size == 0 {
+                return Err(Self::bad("a generator needs --size greater than 0".into()));
+            }
+            (vec![], params.maps)
+        } else {
+            let inputs = self.resolve_inputs(&req.inputs)?;
+            if let examples::jobs::InputFormat::Fixed { len, .. } = input_format {
+                for (path, f) in &inputs {
+                    if f.size() % len as u64 != 0 {
+                        return Err(Self::bad(format!(
+                            "{path} is {} bytes, not a multiple of the {len}-byte records {} reads",
+                            f.size(),
+                            req.job
+                        )));
+                    }
+                }
+            }
+            let mut mi = Vec::new();
+            for (_, f) in &inputs {
+                let mut off = 0;
+                for (i, b) in f.blocks.iter().enumerate() {
+                    let mut following = Vec::new();
+                    let mut tail = 0;
+                    for nb in &f.blocks[i + 1..] {
+                        if tail >= MAX_TAIL_BYTES {
+                            break;
+                        }
+                        tail += nb.len;
+                        following.push(*nb);
+                    }
+                    mi.push(MapInput {
+                        block: *b,
+                        offset: off,
+                        following,
+                    });
+                    off += b.len;
+                }
+            }
+            if mi.is_empty() {
+                return Err(Self::bad(
+                    "the input holds no data (only empty files)".into(),
+                ));
+            }
+            let n = mi.len() as u32;
+            (mi, n)
+        };
+        if job.partitioning(&params) == examples::jobs::Partitioning::TotalOrder
+            && !map_only
+            && req.splits.len() + 1 != reducers as usize
+        {
+            return Err(Self::bad(format!(
+                "{} partitions by sampled ranges: it needs {} split points for {reducers} reducers, got {}",
+                req.job,
+                reducers.saturating_sub(1),
+                req.splits.len()
+            )));
+        }
+        let mut params = params;
+        if req.job == "teravalidate" {
+            // Compare with what the sort's maps counted on its input.
+            if let Some(src) = self.jobs.jobs.values().rev().find(|j| {
+                j.state == JobState::Succeeded
+                    && req
+                        .inputs
+                        .iter()
+                        .any(|i| DfsPath::parse(i).is_ok_and(|p| p.as_str() == j.spec.output))
+            }) {
+                for (k, name) in [
+                    ("input_records", "expect_records"),
+                    ("input_checksum", "expect_checksum"),
+                ] {
+                    if let Some(v) = src.counters.get(k) {
+                        params
+                            .extra
+                            .entry(name.to_string())
+                            .or_insert(v.to_string());
+                    }
+                }
+            }
+        }
+        let id = self.jobs.next_id;
+        self.jobs.next_id += 1;
+        let spec = JobSpec {
+            job: req.job.clone(),
+            inputs: req.inputs.clone(),
+            output: output.to_string(),
+            reducers,
+            params_json: examples::spec::params_to_json(&params),
+            output_replication: replication,
+            output_block_size: out_bs,
+            splits: req.splits.iter().map(|b| b.to_vec()).collect(),
+            queue: if req.queue.is_empty() {
+                "default".into()
+            } else {
+                req.queue.clone()
+            },
+            sort_buffer_bytes: sort_buffer,
+            map_only,
+        };
+        let sched_name = self.jobs.spec.name.clone();
+        let job = Job::new(id, id, spec, map_inputs, maps, &sched_name, now);
+        let view = job.view(now, self.jobs.started);
+        self.jobs.scheduler.on_job_added(&view);
+        tracing::info!(job = id, name = %req.job, maps, reducers, scheduler = %sched_name, "job submitted");
+        self.jobs.jobs.insert(id, job);
+        self.schedule(Trigger::JobAdded(id), now);
+        Ok(id)
+    }
+
+    /// Input paths (files or directories) → files in path order; names
+    /// starting with `_` or `.` are skipped as Hadoop's input formats do.
+    fn resolve_inputs(&self, inputs: &[String]) -> Result<Vec<(String, FileMeta)>> {
+        if inputs.is_empty() {
+            return Err(Self::bad("the job needs --input".into()));
+        }
+        let mut out = Vec::new();
+        for raw in inputs {
+            let p = DfsPath::parse(raw).map_err(|e| Self::bad(format!("input: {e}")))?;
+            let files = self.ns.matching(p.as_str());
+            if files.is_empty() {
+                return Err(MasterError::NotFound(format!("input {p} does not exist")));
+            }
+            for f in files {
+                let hidden = f
+                    .strip_prefix(&p.dir_prefix())
+                    .unwrap_or("")
+                    .split('/')
+                    .any(|c| c.starts_with('_') || c.starts_with('.'));
+                if hidden {
+                    continue;
+                }
+                out.push((f.clone(), self.ns.files[&f].clone()));
+            }
+        }
+        Ok(out)
+    }
+
+    fn slots_in_use(&self, worker: &str) -> (u32, u32) {
+        let mut m = 0;
+        let mut r = 0;
+        for j in self.jobs.jobs.values() {
+            for (w, t) in j.running_attempts() {
+                if w == worker {
+                    if t.is_map {
+                        m += 1;
+                    } else {
+                        r += 1;
+                    }
+                }
+            }
+        }
+        (m, r)
+    }
+
+    pub fn cluster_view(&self, now: Instant) -> ClusterView {
+        let mut used: HashMap<String, (u32, u32)> = HashMap::new();
+        for j in self.jobs.jobs.values() {
+            for (w, t) in j.running_attempts() {
+                let e = used.entry(w).or_default();
+                if t.is_map {
+                    e.0 += 1;
+                } else {
+                    e.1 += 1;
+                }
+            }
+        }
+        let mut cached_by_node: HashMap<&str, HashSet<u64>> = HashMap::new();
+        for (id, set) in &self.cached {
+            for n in set {
+                cached_by_node.entry(n.as_str()).or_default().insert(*id);
+            }
+        }
+        let nodes = self
+            .workers
+            .values()
+            .filter(|w| w.alive)
+            .map(|w| {
+                let (m, r) = used.get(&w.name).copied().unwrap_or_default();
+                NodeView {
+                    name: w.name.clone(),
+                    rack: w.rack.clone(),
+                    map_slots: w.map_slots,
+                    reduce_slots: w.reduce_slots,
+                    free_map_slots: w.map_slots.saturating_sub(m),
+                    free_reduce_slots: w.reduce_slots.saturating_sub(r),
+                    resources: Resources {
+                        cpu_pct: w.resources.cpu_pct,
+                        load1: w.resources.load1,
+                        mem_used_bytes: w.resources.mem_used_bytes,
+                        mem_total_bytes: w.resources.mem_total_bytes,
+                        disk_read_bps: w.resources.disk_read_bps,
+                        disk_write_bps: w.resources.disk_write_bps,
+                        net_rx_bps: w.resources.net_rx_bps,
+                        net_tx_bps: w.resources.net_tx_bps,
+                    },
+                    cached_blocks: cached_by_node.remove(w.name.as_str()).unwrap_or_default(),
+                }
+            })
+            .collect();
+        let t = |i: Instant| i.saturating_duration_since(self.jobs.started).as_secs_f64();
+        let mut pending = Vec::new();
+        let mut jobs = Vec::new();
+        for j in self.jobs.jobs.values().filter(|j| !j.state.is_final()) {
+            jobs.push(j.view(now, self.jobs.started));
+            for id in j.runnable() {
+                let task = j.task(id.kind, id.index).expect("runnable");
+                let block = if id.kind == TaskKind::Map {
+                    j.map_inputs.get(id.index as usize).map(|m| m.block)
+                } else {
+                    None
+                };
+                let names = |table: &HashMap<u64, BTreeSet<String>>| -> Vec<String> {
+                    block
+                        .and_then(|b| table.get(&b.id))
+                        .map(|s| s.iter().cloned().collect())
+                        .unwrap_or_default()
+                };
+                pending.push(PendingTask {
+                    id,
+                    job: j.id,
+                    kind: id.kind,
+                    block: block.map(|b| b.id),
+                    replicas: names(&self.locations),
+                    cached_on: names(&self.cached),
+                    input_bytes: block.map_or(0, |b| b.len),
+                    avoid: task.avoid.clone(),
+                    runnable_since: t(task.runnable_since),
+                });
+            }
+        }
+        ClusterView {
+            now: t(now),
+            heartbeat_interval: self.cfg.heartbeat.interval.as_secs_f64(),
+            nodes,
+            jobs,
+            pending,
+            // Unmeasured here: 1 Gbit/s in a rack, 300 Mbit/s across, the
+            // emulated LAN's defaults.
+            rack_bandwidth: 125e6,
+            cross_rack_bandwidth: 37.5e6,
+        }
+    }
+
+    /// Asks the policy for assignments and queues the launches.
+    pub fn schedule(&mut self, trigger: Trigger, now: Instant) {
+        if !self.jobs.jobs.values().any(|j| !j.state.is_final()) {
+            return;
+        }
+        let view = self.cluster_view(now);
+        if view.pending.is_empty() || view.nodes.is_empty() {
+            return;
+        }
+        let t0 = Instant::now();
+        let assignments = self.jobs.scheduler.assign(&view, trigger);
+        let took = t0.elapsed();
+        if !assignments.is_empty() {
+            tracing::debug!(n = assignments.len(), ?took, "scheduler decision");
+        }
+        for a in assignments {
+            self.launch(&view, a, now);
+        }
+    }
+
+    fn launch(&mut self, view: &ClusterView, a: Assignment, now: Instant) {
+        let Some(node) = view.node(&a.node) else {
+            return;
+        };
+        let (used_m, used_r) = self.slots_in_use(&a.node);
+        let fits = match a.task.kind {
+            TaskKind::Map => used_m < node.map_slots,
+            TaskKind::Reduce => used_r < node.reduce_slots,
+        };
+        let Some(w) = self.workers.get(&a.node).filter(|w| w.alive) else {
+            return;
+        };
+        let epoch = w.epoch;
+        let Some(job) = self.jobs.jobs.get_mut(&a.task.job) else {
+            return;
+        };
+        let runnable = job
+            .task(a.task.kind, a.task.index)
+            .is_some_and(|t| t.is_pending())
+            && (a.task.kind == TaskKind::Map || job.maps_done());
+        if !fits || !runnable {
+            tracing::warn!(task = ?a.task, node = %a.node, "scheduler returned an impossible assignment; ignored");
+            return;
+        }
+        let attempt = job.launch(a.task.kind, a.task.index, &a.node, epoch, now);
+        let job = &self.jobs.jobs[&a.task.job];
+        let loc = |b: &BlockMeta| proto::BlockLocation {
+            block: Some(to_info(b)),
+            replicas: self.holders(&self.locations, b.id),
+            cached_on: self.holders(&self.cached, b.id),
+        };
+        let mut l = proto::LaunchTask {
+            task: Some(proto::TaskRef {
+                job_id: job.id,
+                is_map: a.task.kind == TaskKind::Map,
+                index: a.task.index,
+                attempt,
+            }),
+            job_name: job.spec.job.clone(),
+            params_json: job.spec.params_json.clone(),
+            reducers: job.spec.reducers,
+            splits: job.spec.splits.iter().map(|s| s.clone().into()).collect(),
+            output_replication: job.spec.output_replication,
+            output_block_size: job.spec.output_block_size,
+            sort_buffer_bytes: job.spec.sort_buffer_bytes,
+            epoch,
+            ..Default::default()
+        };
+        match a.task.kind {
+            TaskKind::Map => {
+                if let Some(mi) = job.map_inputs.get(a.task.index as usize) {
+                    l.input = Some(loc(&mi.block));
+                    l.input_offset = mi.offset;
+                    l.following = mi.following.iter().map(loc).collect();
+                }
+                if job.spec.map_only {
+                    l.output_path = crate::jobs::staging_part(job.id, a.task.index, attempt);
+                }
+            }
+            TaskKind::Reduce => {
+                l.output_path = crate::jobs::staging_part(job.id, a.task.index, attempt);
+                l.map_outputs = job
+                    .maps
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, t)| match &t.status {
+                        TaskStatus::Done {
+                            attempt,
+                            worker,
+                            addr,
+                        } => Some(proto::MapOutputLocation {
+                            map_index: i as u32,
+                            attempt: *attempt,
+                            worker: worker.clone(),
+                            addr: addr.clone(),
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+            }
+        }
+        tracing::info!(job = job.id, task = ?a.task.kind, index = a.task.index, attempt, node = %a.node, "task launched");
+        self.workers
+            .get_mut(&a.node)
+            .expect("alive")
+            .commands
+            .push(Command {
+                kind: Some(Kind::Launch(l)),
+            });
+    }
+
+    /// A task report from a worker; answers with that worker's commands.
+    pub fn task_update(
+        &mut self,
+        r: proto::TaskUpdateRequest,
+        now: Instant,
+    ) -> proto::HeartbeatResponse {
+        let current = self
+            .workers
+            .get(&r.worker)
+            .filter(|w| w.alive && w.epoch == r.epoch)
+            .map(|w| w.addr.clone());
+        let Some(addr) = current else {
+            tracing::info!(worker = %r.worker, epoch = r.epoch, "task report from a stale worker incarnation fenced off");
+            return proto::HeartbeatResponse {
+                reregister: true,
+                commands: vec![],
+            };
+        };
+        let job_id = r.task.map_or(0, |t| t.job_id);
+        let outcome = match self.jobs.jobs.get_mut(&job_id) {
+            Some(j) => j.update(&r, &addr, now),
+            None => Outcome::Ignored,
+        };
+        if let Some(t) = r.task {
+            let report = common::sched::TaskReport {
+                task: common::sched::TaskId {
+                    job: t.job_id,
+                    kind: if t.is_map {
+                        TaskKind::Map
+                    } else {
+                        TaskKind::Reduce
+                    },
+                    index: t.index,
+                },
+                node: r.worker.clone(),
+                locality: r
+                    .metrics
+                    .as_ref()
+                    .and_then(|m| Locality::parse(&m.locality))
+                    .unwrap_or(Locality::OffRack),
+                runtime_s: r
+                    .metrics
+                    .as_ref()
+                    .map_or(0.0, |m| m.end_ms.saturating_sub(m.start_ms) as f64 / 1e3),
+                succeeded: r.succeeded,
+            };
+            if outcome != Outcome::Ignored {
+                let view = self.cluster_view(now);
+                self.jobs.scheduler.on_task_finished(&view, &report);
+            }
+        }
+        match outcome {
+            Outcome::ReadyToCommit => self.commit_job(job_id),
+            Outcome::Failed => self.end_job(job_id),
+            _ => {}
+        }
+        self.schedule(Trigger::TaskFinished(r.worker.clone()), now);
+        let w = self.workers.get_mut(&r.worker).expect("checked");
+        proto::HeartbeatResponse {
+            reregister: false,
+            commands: std::mem::take(&mut w.commands),
+        }
+    }
+
+    /// Moves every committed part to the output in one edit, then ends the job.
+    fn commit_job(&mut self, id: u64) {
+        let Some(job) = self.jobs.jobs.get(&id) else {
+            return;
+        };
+        let tasks = if job.spec.map_only {
+            &job.maps
+        } else {
+            &job.reduces
+        };
+        let mut renames = Vec::new();
+        for (i, t) in tasks.iter().enumerate() {
+            if let Some(src) = &t.output {
+                if self.ns.files.contains_key(src) {
+                    renames.push((src.clone(), format!("{}/part-{i:05}", job.spec.output)));
+                } else {
+                    let why = format!("part {i} ({src}) is missing at commit");
+                    self.jobs.jobs.get_mut(&id).expect("exists").fail(why);
+                    self.end_job(id);
+                    return;
+                }
+            }
+        }
+        let staging = self.ns.matching(&staging_dir(id));
+        let renamed: HashSet<&String> = renames.iter().map(|(f, _)| f).collect();
+        let leftovers: Vec<String> = staging
+            .iter()
+            .filter(|p| !renamed.contains(p))
+            .cloned()
+            .collect();
+        let leftover_blocks: Vec<u64> = leftovers
+            .iter()
+            .flat_map(|p| self.ns.files[p].blocks.iter().map(|b| b.id))
+            .collect();
+        let success = FileMeta {
+            replication: job.spec.output_replication,
+            block_size: job.spec.output_block_size,
+            blocks: vec![],
+            mtime_ms: common::now_ms(),
+        };
+        let edit = Edit::Commit {
+            renames,
+            add: vec![(format!("{}/_SUCCESS", job.spec.output), success)],
+            delete: leftovers,
+        };
+        if let Err(e) = self.commit(edit) {
+            self.jobs
+                .jobs
+                .get_mut(&id)
+                .expect("exists")
+                .fail(format!("commit failed: {e}"));
+            self.end_job(id);
+            return;
+        }
+        for b in leftover_blocks {
+            self.forget_block(b);
+        }
+        let job = self.jobs.jobs.get_mut(&id).expect("exists");
+        match validation_failure(job) {
+            Some(why) => job.fail(why),
+            None => job.finish(JobState::Succeeded),
+        }
+        tracing::info!(
+            job = id,
+            state = job.state.as_str(),
+            secs = job.exec_time_s,
+            "job finished"
+        );
+        self.end_job(id);
+    }
+
+    /// After a job reached a final state: stop its attempts, drop staging
+    /// (a failed job leaves no partial output), tell workers to clean up,
+    /// write the history.
+    fn end_job(&mut self, id: u64) {
+        let Some(job) = self.jobs.jobs.get(&id) else {
+            return;
+        };
+        let running = job.running_attempts();
+        for (w, t) in running {
+            if let Some(e) = self.workers.get_mut(&w) {
+                e.commands.push(Command {
+                    kind: Some(Kind::KillTask(t)),
+                });
+            }
+        }
+        let staging = staging_dir(id);
+        if !self.ns.matching(&staging).is_empty() {
+            if let Err(e) = self.delete(&staging) {
+                tracing::warn!(job = id, "could not remove staging: {e}");
+            }
+        }
+        for w in self.workers.values_mut().filter(|w| w.alive) {
+            w.commands.push(Command {
+                kind: Some(Kind::CleanupJob(id)),
+            });
+        }
+        let job = self.jobs.jobs.get_mut(&id).expect("exists");
+        if !job.state.is_final() {
+            job.finish(JobState::Failed);
+        }
+        // Mark running tasks as no longer running, so slots free up.
+        for t in job.maps.iter_mut().chain(job.reduces.iter_mut()) {
+            if t.is_running() {
+                t.status = TaskStatus::Pending;
+            }
+        }
+        let summary = job.summary();
+        let records = std::mem::take(&mut job.records);
+        self.write_history(id, &records, &summary);
+    }
+
+    fn history_dir(&self) -> std::path::PathBuf {
+        self.cfg.master.data_dir.join("history")
+    }
+
+    fn write_history(&self, id: u64, records: &[serde_json::Value], summary: &serde_json::Value) {
+        use std::io::Write;
+        let dir = self.history_dir();
+        let res = (|| -> std::io::Result<()> {
+            std::fs::create_dir_all(&dir)?;
+            let mut f = std::fs::File::create(dir.join(format!("job-{id}.jsonl")))?;
+            for r in records {
+                writeln!(f, "{r}")?;
+            }
+            let mut s = summary.clone();
+            s["type"] = serde_json::json!("job");
+            writeln!(f, "{s}")?;
+            // The final record is never dropped.
+            f.sync_all()
+        })();
+        if let Err(e) = res {
+            tracing::warn!(job = id, "cannot write job history: {e}");
+        }
+    }
+
+    pub fn job_json(&self, id: u64) -> Result<serde_json::Value> {
+        if let Some(j) = self.jobs.jobs.get(&id) {
+            return Ok(j.summary());
+        }
+        // A job from before a master restart: its history's final record.
+        self.job_history(id)?
+            .last()
+            .and_then(|l| serde_json::from_str(l).ok())
+            .ok_or_else(|| MasterError::NotFound(format!("no job {id}")))
+    }
+
+    pub fn list_jobs(&self) -> Vec<serde_json::Value> {
+        self.jobs.jobs.values().map(|j| j.summary()).collect()
+    }
+
+    pub fn job_history(&self, id: u64) -> Result<Vec<String>> {
+        let p = self.history_dir().join(format!("job-{id}.jsonl"));
+        match std::fs::read_to_string(&p) {
+            Ok(t) => Ok(t.lines().map(str::to_string).collect()),
+            Err(_) if self.jobs.jobs.contains_key(&id) => Err(MasterError::FailedPrecondition(
+                format!("job {id} is still running: its history is written when it ends"),
+            )),
+            Err(_) => Err(MasterError::NotFound(format!("no history for job {id}"))),
+        }
+    }
+
+    pub fn kill_job(&mut self, id: u64) -> Result<serde_json::Value> {
+        let job = self
+            .jobs
+            .jobs
+            .get_mut(&id)
+            .ok_or_else(|| MasterError::NotFound(format!("no job {id}")))?;
+        if !job.state.is_final() {
+            tracing::info!(job = id, "job killed");
+            job.finish(JobState::Killed);
+            self.end_job(id);
+        }
+        Ok(self.jobs.jobs[&id].summary())
+    }
+
+    pub fn set_scheduler(&mut self, spec: SchedulerSpec) -> Result<()> {
+        let s =
+            common::sched::build(&spec).map_err(|e| MasterError::InvalidArgument(e.to_string()))?;
+        tracing::info!(scheduler = %spec.name, params = ?spec.params, "scheduler switched");
+        self.jobs.scheduler = s;
+        self.jobs.spec = spec;
+        Ok(())
+    }
+
+    pub fn scheduler_spec(&self) -> &SchedulerSpec {
+        &self.jobs.spec
+    }
+}
+
+/// Validator jobs fail when what they checked is wrong; their report is
+/// committed all the same, so the user can read why.
+fn validation_failure(job: &Job) -> Option<String> {
+    let c = &job.counters;
+    let get = |k: &str| c.get(k).copied().unwrap_or(0);
+    match job.spec.job.as_str() {
+        "teravalidate" | "sortvalidate" => {
+            if get("unsorted") > 0 {
+                return Some(format!(
+                    "validation failed: the input is not sorted; see the report in {}",
+                    job.spec.output
+                ));
+            }
+            let params =
+                examples::spec::params_from_json(&job.spec.params_json).unwrap_or_default();
+            for (counter, expect) in [
+                ("records", "expect_records"),
+                ("checksum", "expect_checksum"),
+            ] {
+                if let Some(want) = params.extra.get(expect).and_then(|v| v.parse::<u64>().ok()) {
+                    if get(counter) != want {
+                        return Some(format!(
+                            "validation failed: {counter} is {} but the sorted input had {want}; see {}",
+                            get(counter),
+                            job.spec.output
+                        ));
+                    }
+                }
+            }
+            None
+        }
+        _ => None,
     }
 }

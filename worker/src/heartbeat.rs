@@ -74,8 +74,14 @@ async fn beat(
     let req = proto::HeartbeatRequest {
         name: node.me.name.clone(),
         epoch,
-        free_map_slots: node.me.map_slots,
-        free_reduce_slots: node.me.reduce_slots,
+        free_map_slots: node
+            .me
+            .map_slots
+            .saturating_sub(crate::executor::running(node).0),
+        free_reduce_slots: node
+            .me
+            .reduce_slots
+            .saturating_sub(crate::executor::running(node).1),
         resources: Some(monitor.sample()),
         blocks_added,
         blocks_removed,
@@ -88,12 +94,23 @@ async fn beat(
         tracing::info!("the master asked for a new registration");
         return Ok(false);
     }
-    for cmd in resp.commands {
-        if let Some(kind) = cmd.kind {
-            tokio::spawn(execute(node.clone(), kind));
+    handle(node, resp.commands);
+    Ok(true)
+}
+
+/// Carries out commands from a heartbeat or task-report answer.
+pub fn handle(node: &Arc<Node>, commands: Vec<proto::Command>) {
+    for cmd in commands {
+        match cmd.kind {
+            Some(Kind::Launch(l)) => crate::executor::launch(node, l),
+            Some(Kind::KillTask(t)) => crate::executor::kill(node, t),
+            Some(Kind::CleanupJob(j)) => crate::executor::cleanup(node, j),
+            Some(kind) => {
+                tokio::spawn(execute(node.clone(), kind));
+            }
+            None => {}
         }
     }
-    Ok(true)
 }
 
 /// Carries out one command from the master.
@@ -112,6 +129,7 @@ async fn execute(node: Arc<Node>, kind: Kind) {
         Kind::UncacheBlock(id) => {
             node.cache.remove(id);
         }
+        Kind::Launch(_) | Kind::KillTask(_) | Kind::CleanupJob(_) => {}
         Kind::Replicate(r) => {
             let Some(info) = r.block else { return };
             let data = match node.read_block(info.id, false).await {

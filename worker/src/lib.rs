@@ -8,14 +8,28 @@
 //! - [`node`]: what one worker process owns, shared by everything below.
 //! - [`scanner`]: the periodic checksum scan of every stored block.
 //! - [`heartbeat`]: registration, heartbeats and the master's commands.
+//! - [`executor`]: task lifecycle: launch, report (fenced), kill, clean up.
+//! - [`input`]: a map's block read, cache → disk → remote, with its locality.
+//! - [`maptask`], [`reducetask`]: the two kinds of attempt.
+//! - [`mapout`], [`merge`]: map-side sort and spill, reduce-side merge.
+//! - [`output`]: output parts written record-aligned into the block store.
+//! - [`shuffle`]: serving map-output partitions to reducers.
 //! - [`service`]: the thin gRPC handlers (block writes and reads).
 
 pub mod cache;
+pub mod executor;
 pub mod heartbeat;
+pub mod input;
+pub mod mapout;
+pub mod maptask;
+pub mod merge;
 pub mod monitor;
 pub mod node;
+pub mod output;
+pub mod reducetask;
 pub mod scanner;
 pub mod service;
+pub mod shuffle;
 pub mod store;
 
 use common::auth::TokenCheck;

@@ -15,6 +15,10 @@ pub struct Node {
     pub cache: BlockCache,
     /// Client side of the cluster: the master, and other workers for pushes.
     pub dfs: Dfs,
+    /// Running attempts: (attempt, is_map, handle) by (job, is_map, index).
+    pub tasks: std::sync::Mutex<
+        std::collections::HashMap<crate::executor::TaskKey, crate::executor::Running>,
+    >,
 }
 
 impl Node {
@@ -34,6 +38,7 @@ impl Node {
             store,
             cache,
             dfs,
+            tasks: Default::default(),
         }))
     }
 

@@ -71,6 +71,19 @@ impl Worker for WorkerService {
         }))
     }
 
+    type FetchPartitionStream = ChunkStream;
+
+    #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id, map = req.get_ref().map_index, part = req.get_ref().partition))]
+    async fn fetch_partition(
+        &self,
+        req: Request<FetchPartitionRequest>,
+    ) -> Result<Response<ChunkStream>, Status> {
+        let rx = crate::shuffle::serve(&self.node, req.get_ref())?;
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
+    }
+
     type ReadBlockStream = ChunkStream;
 
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %self.node.me.name, block = req.get_ref().block_id))]

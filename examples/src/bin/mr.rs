@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand};
 use examples::cli;
 use std::path::PathBuf;
 
-/// Client of a mini-MapReduce cluster: files, caches and cluster state.
+/// Client of a mini-MapReduce cluster: files, caches, jobs and cluster state.
 ///
 /// Every command reads the cluster file (`cluster.toml`) for the master's
 /// address and the cluster token. `scripts/cluster.sh up` writes one.
@@ -35,6 +35,160 @@ enum Cmd {
     /// The cluster's workers and their state.
     #[command(subcommand)]
     Cluster(ClusterCmd),
+    /// Run and follow MapReduce jobs (wordcount, sort, terasort, validators).
+    #[command(subcommand)]
+    Job(JobCmd),
+    /// Generate benchmark input with a distributed map-only job.
+    Gen {
+        /// randomtextwriter, randomwriter or teragen.
+        generator: String,
+        #[command(flatten)]
+        g: GenArgs,
+    },
+    /// Cluster administration.
+    #[command(subcommand)]
+    Admin(AdminCmd),
+}
+
+#[derive(clap::Args, Clone)]
+struct GenArgs {
+    /// Total bytes to generate, e.g. 256MiB.
+    #[arg(long, value_parser = parse_size)]
+    size: u64,
+    #[arg(long)]
+    output: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Block size of the generated files (default: the cluster's).
+    #[arg(long, value_parser = parse_size)]
+    block_size: Option<u64>,
+    /// Number of maps (default: one per block of output).
+    #[arg(long)]
+    maps: Option<u32>,
+    /// Replicas of the generated files (default: the cluster's).
+    #[arg(long)]
+    replication: Option<u32>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Clone)]
+struct JobArgs {
+    /// wordcount, sort, terasort, teravalidate, sortvalidate, ...
+    name: String,
+    /// Input file or directory (repeatable).
+    #[arg(long, required = true)]
+    input: Vec<String>,
+    /// Output directory; must not exist.
+    #[arg(long)]
+    output: String,
+    #[arg(long, short = 'r', default_value_t = 4)]
+    reducers: u32,
+    /// Replicas of the output parts (default: the cluster's).
+    #[arg(long)]
+    output_replication: Option<u32>,
+    /// Sort: make the concatenation of the parts sorted (sampled ranges).
+    #[arg(long)]
+    total_order: bool,
+    /// Sort: `kv` (length-prefixed records) or `lines` (KEY<TAB>VALUE).
+    #[arg(long, default_value = "kv")]
+    format: String,
+    /// Queue (capacity) or pool (fair) of the job.
+    #[arg(long, default_value = "default")]
+    queue: String,
+    /// Map-side sort buffer per task, e.g. 64MiB.
+    #[arg(long, value_parser = parse_size)]
+    sort_buffer: Option<u64>,
+    /// Extra job parameters, key=value.
+    #[arg(long = "param")]
+    params: Vec<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum JobCmd {
+    /// Run a job to its end, showing progress; prints the summary.
+    Run(JobArgs),
+    /// Queue a job and print its id at once.
+    Submit(JobArgs),
+    /// A job's summary.
+    Status {
+        id: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every job the master knows.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Wait for a job to end; exits non-zero unless it succeeded.
+    Wait {
+        id: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop a job and every attempt of it.
+    Kill { id: u64 },
+    /// Per-task records of a finished job, as JSON lines.
+    History { id: u64 },
+}
+
+#[derive(Subcommand)]
+enum AdminCmd {
+    /// The placement policy.
+    #[command(subcommand)]
+    Scheduler(SchedCmd),
+}
+
+#[derive(Subcommand)]
+enum SchedCmd {
+    /// Switch policy: new decisions use it; running tasks are untouched.
+    Set {
+        name: String,
+        /// Parameters, key=value.
+        params: Vec<String>,
+    },
+    /// The active policy and its parameters.
+    Show,
+}
+
+fn job_submit(a: &JobArgs) -> anyhow::Result<cli::job::Submit> {
+    let mut params = examples::jobs::JobParams::default();
+    match a.format.as_str() {
+        "kv" => {}
+        "lines" => params.format_lines = true,
+        f => anyhow::bail!("--format must be kv or lines, not {f:?}"),
+    }
+    if a.total_order {
+        params.extra.insert("total_order".into(), "true".into());
+    }
+    for kv in &a.params {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--param {kv:?} is not key=value"))?;
+        params.extra.insert(k.into(), v.into());
+    }
+    if a.reducers == 0 {
+        anyhow::bail!("--reducers must be at least 1");
+    }
+    let reducers = if a.name.ends_with("validate") {
+        1
+    } else {
+        a.reducers
+    };
+    Ok(cli::job::Submit {
+        job: a.name.clone(),
+        inputs: a.input.clone(),
+        output: a.output.clone(),
+        reducers,
+        params,
+        output_replication: a.output_replication.unwrap_or(0),
+        output_block_size: 0,
+        queue: a.queue.clone(),
+        sort_buffer: a.sort_buffer.unwrap_or(0),
+    })
 }
 
 #[derive(Subcommand)]
@@ -125,5 +279,55 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             CacheCmd::Rm { path } => cli::cache::set(&cfg, &path, false).await,
         },
         Cmd::Cluster(ClusterCmd::Status { json }) => cli::cluster::status(&cfg, json).await,
+        Cmd::Job(c) => match c {
+            JobCmd::Run(a) => {
+                let id = cli::job::submit(&cfg, job_submit(&a)?).await?;
+                let v = cli::job::wait(&cfg, id).await?;
+                cli::job::finish(&v, a.json)
+            }
+            JobCmd::Submit(a) => {
+                let id = cli::job::submit(&cfg, job_submit(&a)?).await?;
+                println!("{id}");
+                Ok(())
+            }
+            JobCmd::Status { id, json } => cli::job::status(&cfg, id, json).await,
+            JobCmd::List { json } => cli::job::list(&cfg, json).await,
+            JobCmd::Wait { id, json } => {
+                let v = cli::job::wait(&cfg, id).await?;
+                cli::job::finish(&v, json)
+            }
+            JobCmd::Kill { id } => cli::job::kill(&cfg, id).await,
+            JobCmd::History { id } => cli::job::history(&cfg, id).await,
+        },
+        Cmd::Gen { generator, g } => {
+            let block = g.block_size.unwrap_or(cfg.dfs.block_size);
+            let maps = g
+                .maps
+                .unwrap_or_else(|| g.size.div_ceil(block).clamp(1, 10_000) as u32);
+            let params = examples::jobs::JobParams {
+                size: g.size,
+                seed: g.seed,
+                maps,
+                ..Default::default()
+            };
+            let s = cli::job::Submit {
+                job: generator,
+                inputs: vec![],
+                output: g.output.clone(),
+                reducers: 0,
+                params,
+                output_replication: g.replication.unwrap_or(0),
+                output_block_size: g.block_size.unwrap_or(0),
+                queue: "default".into(),
+                sort_buffer: 0,
+            };
+            let id = cli::job::submit(&cfg, s).await?;
+            let v = cli::job::wait(&cfg, id).await?;
+            cli::job::finish(&v, g.json)
+        }
+        Cmd::Admin(AdminCmd::Scheduler(c)) => match c {
+            SchedCmd::Set { name, params } => cli::admin::scheduler_set(&cfg, &name, &params).await,
+            SchedCmd::Show => cli::admin::scheduler_show(&cfg).await,
+        },
     }
 }

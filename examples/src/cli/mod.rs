@@ -1,9 +1,11 @@
 //! The `mr` command groups. Each takes the parsed arguments and the cluster
 //! config and prints its result; errors travel up to `main` as `anyhow`.
 
+pub mod admin;
 pub mod cache;
 pub mod cluster;
 pub mod fs;
+pub mod job;
 
 use anyhow::Context;
 use common::config::ClusterConfig;

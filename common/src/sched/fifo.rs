@@ -1,0 +1,179 @@
+//! Hadoop's default FIFO scheduler, as the matchmaking paper describes it
+//! (He, Lu, Swanson, "Matchmaking: A New MapReduce Scheduling Technique",
+//! section II.A): on a heartbeat from a node with free map slots, look at the
+//! first job in the queue that still has unassigned maps; give the node that
+//! job's local tasks while slots remain; when the job has no local task
+//! left, give the node one and only one non-local task in this heartbeat,
+//! whatever its free slots. Strict job order: a later job gets nothing while
+//! the first has an unassigned map.
+//!
+//! "Non-local" picks a rack-local task before an off-rack one, as Hadoop's
+//! `obtainNewNonLocalMapTask` scans the node's rack first.
+
+use super::*;
+use std::collections::HashSet;
+
+#[derive(Debug, Default)]
+pub struct Fifo;
+
+impl Scheduler for Fifo {
+    fn name(&self) -> &'static str {
+        "fifo"
+    }
+
+    fn assign(&mut self, view: &ClusterView, trigger: Trigger) -> Vec<Assignment> {
+        let Some(node) = trigger.node().and_then(|n| view.node(n)) else {
+            return vec![];
+        };
+        let order = view.jobs_fifo();
+        let mut out = assign_maps_fifo(view, node, &order);
+        out.extend(assign_reduces(view, node, &order));
+        out
+    }
+}
+
+/// The FIFO map rule over a given job order (fair and capacity reuse it
+/// with their own orders).
+pub fn assign_maps_fifo(view: &ClusterView, node: &NodeView, order: &[u64]) -> Vec<Assignment> {
+    let mut out = Vec::new();
+    let mut free = node.free_map_slots;
+    let mut taken: HashSet<TaskId> = HashSet::new();
+    let alive_elsewhere = view.nodes.len() > 1;
+    for job in order {
+        let maps: Vec<&PendingTask> = view
+            .pending
+            .iter()
+            .filter(|t| t.job == *job && t.kind == TaskKind::Map)
+            .filter(|t| !(alive_elsewhere && t.avoid.contains(&node.name)))
+            .collect();
+        if maps.is_empty() {
+            continue;
+        }
+        while free > 0 {
+            let local = maps
+                .iter()
+                .filter(|t| !taken.contains(&t.id))
+                .min_by_key(|t| (view.locality(t, node), t.id.index))
+                .copied();
+            match local {
+                Some(t) if view.locality(t, node).is_local() => {
+                    taken.insert(t.id);
+                    out.push(Assignment {
+                        task: t.id,
+                        node: node.name.clone(),
+                    });
+                    free -= 1;
+                }
+                Some(t) => {
+                    // One and only one non-local task per heartbeat.
+                    out.push(Assignment {
+                        task: t.id,
+                        node: node.name.clone(),
+                    });
+                    return out;
+                }
+                None => break,
+            }
+        }
+        // Strict FIFO: the first job with unassigned maps is the only one.
+        return out;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub fn node(name: &str, rack: &str, free: u32) -> NodeView {
+        NodeView {
+            name: name.into(),
+            rack: rack.into(),
+            map_slots: free,
+            reduce_slots: 1,
+            free_map_slots: free,
+            free_reduce_slots: 1,
+            resources: Resources::default(),
+            cached_blocks: HashSet::new(),
+        }
+    }
+
+    pub fn map(job: u64, index: u32, replicas: &[&str]) -> PendingTask {
+        PendingTask {
+            id: TaskId {
+                job,
+                kind: TaskKind::Map,
+                index,
+            },
+            job,
+            kind: TaskKind::Map,
+            block: Some(index as u64),
+            replicas: replicas.iter().map(|s| s.to_string()).collect(),
+            cached_on: vec![],
+            input_bytes: 1,
+            avoid: vec![],
+            runnable_since: 0.0,
+        }
+    }
+
+    fn job(id: u64) -> JobView {
+        JobView {
+            id,
+            name: "j".into(),
+            submit_time: id as f64,
+            pool: "default".into(),
+            order: id,
+            maps_total: 3,
+            reduces_total: 0,
+            done: 0,
+            running: 0,
+            pending: 3,
+            running_maps: 0,
+            pending_maps: 3,
+            avg_task_time: 0.0,
+        }
+    }
+
+    fn view() -> ClusterView {
+        ClusterView {
+            nodes: vec![node("a", "r1", 3), node("b", "r1", 3), node("c", "r2", 3)],
+            jobs: vec![job(1), job(2)],
+            pending: vec![
+                map(1, 0, &["a"]),
+                map(1, 1, &["b"]),
+                map(1, 2, &["b"]),
+                map(2, 0, &["c"]),
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn local_tasks_of_the_first_job_then_one_nonlocal() {
+        let v = view();
+        let a = Fifo.assign(&v, Trigger::Heartbeat("a".into()));
+        // Job 1's local task 0, then exactly one non-local one, although
+        // a third slot is free and job 2 waits.
+        assert_eq!(a.len(), 2);
+        assert_eq!(a[0].task.index, 0);
+        assert_eq!(a[1].task.job, 1);
+        let c = Fifo.assign(&v, Trigger::Heartbeat("c".into()));
+        // Strict order: c gets job 1's non-local task, not job 2's local one.
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].task.job, 1);
+    }
+
+    #[test]
+    fn next_job_when_first_has_no_pending_maps() {
+        let mut v = view();
+        v.pending.retain(|t| t.job == 2);
+        let c = Fifo.assign(&v, Trigger::Heartbeat("c".into()));
+        assert_eq!(
+            c,
+            vec![Assignment {
+                task: v.pending[0].id,
+                node: "c".into()
+            }]
+        );
+    }
+}

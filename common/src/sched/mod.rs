@@ -1,0 +1,50 @@
+//! The scheduler seam: what the master knows at a decision point
+//! ([`ClusterView`]), what a policy returns ([`Assignment`]), and the
+//! policies themselves, one file each. Pure code with no I/O and no clock of
+//! its own (`now` comes in the view), so the master, the simulator and unit
+//! tests run exactly the same decisions.
+
+pub mod fifo;
+pub mod registry;
+pub mod view;
+
+pub use registry::{build, SchedError, SchedulerSpec};
+pub use view::*;
+
+/// A placement policy. Called on a heartbeat from a node (or on an event);
+/// returns at most as many assignments as there are free slots.
+pub trait Scheduler: Send {
+    /// The name it was selected with.
+    fn name(&self) -> &'static str;
+    fn assign(&mut self, view: &ClusterView, trigger: Trigger) -> Vec<Assignment>;
+    fn on_job_added(&mut self, _job: &JobView) {}
+    /// Feedback for learning schedulers (SARSA reward, Naive-Bayes training).
+    fn on_task_finished(&mut self, _view: &ClusterView, _report: &TaskReport) {}
+}
+
+/// Reduce placement shared by every policy that has no opinion on reduces
+/// (none of the papers places reduces): at most one reduce per heartbeat, as
+/// Hadoop's JobQueueTaskScheduler does, from jobs in queue order whose maps
+/// are all done.
+pub fn assign_reduces(
+    view: &ClusterView,
+    node: &NodeView,
+    jobs_in_order: &[u64],
+) -> Vec<Assignment> {
+    if node.free_reduce_slots == 0 {
+        return vec![];
+    }
+    for job in jobs_in_order {
+        if let Some(t) = view
+            .pending
+            .iter()
+            .find(|t| t.job == *job && t.kind == TaskKind::Reduce && !t.avoid.contains(&node.name))
+        {
+            return vec![Assignment {
+                task: t.id,
+                node: node.name.clone(),
+            }];
+        }
+    }
+    vec![]
+}

@@ -1,0 +1,203 @@
+//! The snapshot a policy decides on.
+
+use std::collections::HashSet;
+
+/// Identifies one task of one job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId {
+    pub job: u64,
+    pub kind: TaskKind,
+    pub index: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TaskKind {
+    Map,
+    Reduce,
+}
+
+/// The five locality levels of the CLQLMRS paper, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Locality {
+    CacheLocal,
+    NodeLocal,
+    CacheRackLocal,
+    RackLocal,
+    OffRack,
+}
+
+impl Locality {
+    pub const ALL: [Locality; 5] = [
+        Locality::CacheLocal,
+        Locality::NodeLocal,
+        Locality::CacheRackLocal,
+        Locality::RackLocal,
+        Locality::OffRack,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Locality::CacheLocal => "cache_local",
+            Locality::NodeLocal => "node_local",
+            Locality::CacheRackLocal => "cache_rack_local",
+            Locality::RackLocal => "rack_local",
+            Locality::OffRack => "off_rack",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Locality::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+
+    /// Local in the papers' sense: the input is on the node (cache or disk).
+    pub fn is_local(self) -> bool {
+        matches!(self, Locality::CacheLocal | Locality::NodeLocal)
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Resources {
+    pub cpu_pct: f64,
+    pub load1: f64,
+    pub mem_used_bytes: u64,
+    pub mem_total_bytes: u64,
+    pub disk_read_bps: u64,
+    pub disk_write_bps: u64,
+    pub net_rx_bps: u64,
+    pub net_tx_bps: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct NodeView {
+    pub name: String,
+    pub rack: String,
+    pub map_slots: u32,
+    pub reduce_slots: u32,
+    pub free_map_slots: u32,
+    pub free_reduce_slots: u32,
+    pub resources: Resources,
+    pub cached_blocks: HashSet<u64>,
+}
+
+/// A task waiting for a slot.
+#[derive(Debug, Clone)]
+pub struct PendingTask {
+    pub id: TaskId,
+    pub job: u64,
+    pub kind: TaskKind,
+    /// The map's input block; `None` for reduces and generators.
+    pub block: Option<u64>,
+    /// Nodes storing the block on disk.
+    pub replicas: Vec<String>,
+    /// Nodes holding the block in their cache.
+    pub cached_on: Vec<String>,
+    pub input_bytes: u64,
+    /// Nodes where an attempt of this task failed: retries go elsewhere
+    /// where possible.
+    pub avoid: Vec<String>,
+    /// When the task became runnable (seconds, the view's clock).
+    pub runnable_since: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct JobView {
+    pub id: u64,
+    pub name: String,
+    /// Seconds on the view's clock.
+    pub submit_time: f64,
+    pub pool: String,
+    /// Position in the queue (submission order).
+    pub order: u64,
+    pub maps_total: u32,
+    pub reduces_total: u32,
+    pub done: u32,
+    pub running: u32,
+    pub pending: u32,
+    pub running_maps: u32,
+    pub pending_maps: u32,
+    /// Mean runtime of its finished tasks, seconds (0 when none finished).
+    pub avg_task_time: f64,
+}
+
+/// Everything a policy may look at.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterView {
+    /// Seconds since the master started (or the simulation's clock).
+    pub now: f64,
+    pub heartbeat_interval: f64,
+    pub nodes: Vec<NodeView>,
+    pub jobs: Vec<JobView>,
+    pub pending: Vec<PendingTask>,
+    /// Bytes per second between two nodes of one rack, and across racks.
+    pub rack_bandwidth: f64,
+    pub cross_rack_bandwidth: f64,
+}
+
+impl ClusterView {
+    pub fn node(&self, name: &str) -> Option<&NodeView> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+
+    /// The locality a map task would have on `node`.
+    pub fn locality(&self, task: &PendingTask, node: &NodeView) -> Locality {
+        if task.cached_on.contains(&node.name) {
+            return Locality::CacheLocal;
+        }
+        if task.replicas.contains(&node.name) {
+            return Locality::NodeLocal;
+        }
+        let same_rack = |n: &String| self.node(n).is_some_and(|x| x.rack == node.rack);
+        if task.cached_on.iter().any(same_rack) {
+            return Locality::CacheRackLocal;
+        }
+        if task.replicas.iter().any(same_rack) {
+            return Locality::RackLocal;
+        }
+        if task.block.is_none() {
+            // Generators read nothing: every node is as good as local.
+            return Locality::NodeLocal;
+        }
+        Locality::OffRack
+    }
+
+    /// Jobs in queue (submission) order.
+    pub fn jobs_fifo(&self) -> Vec<u64> {
+        let mut j: Vec<&JobView> = self.jobs.iter().collect();
+        j.sort_by_key(|j| j.order);
+        j.into_iter().map(|j| j.id).collect()
+    }
+}
+
+/// What caused a decision.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Trigger {
+    Heartbeat(String),
+    JobAdded(u64),
+    TaskFinished(String),
+}
+
+impl Trigger {
+    /// The node whose slots this trigger offers, if any.
+    pub fn node(&self) -> Option<&str> {
+        match self {
+            Trigger::Heartbeat(n) | Trigger::TaskFinished(n) => Some(n),
+            Trigger::JobAdded(_) => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignment {
+    pub task: TaskId,
+    pub node: String,
+}
+
+/// A finished task attempt, for learning policies.
+#[derive(Debug, Clone)]
+pub struct TaskReport {
+    pub task: TaskId,
+    pub node: String,
+    pub locality: Locality,
+    pub runtime_s: f64,
+    pub succeeded: bool,
+}

@@ -1,0 +1,345 @@
+//! `mr job ...`, `mr gen ...`: submit, follow and inspect jobs.
+
+use crate::jobs::{registry, JobParams, Partitioning};
+use crate::output::table;
+use anyhow::{bail, Context};
+use common::config::ClusterConfig;
+use common::dfs::{Dfs, DfsError};
+use serde_json::Value;
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// Everything `job run`/`job submit`/`gen` can say about a job.
+#[derive(Debug, Clone, Default)]
+pub struct Submit {
+    pub job: String,
+    pub inputs: Vec<String>,
+    pub output: String,
+    pub reducers: u32,
+    pub params: JobParams,
+    pub output_replication: u32,
+    pub output_block_size: u64,
+    pub queue: String,
+    pub sort_buffer: u64,
+}
+
+/// Validates what the client can check alone, samples split points for
+/// total-order jobs, and submits. Returns the job id.
+pub async fn submit(cfg: &ClusterConfig, s: Submit) -> anyhow::Result<u64> {
+    let job = registry::lookup(&s.job).with_context(|| {
+        format!(
+            "unknown job {:?}; known jobs: {}",
+            s.job,
+            registry::NAMES.join(", ")
+        )
+    })?;
+    let dfs = Dfs::connect(cfg)?;
+    let mut params = s.params.clone();
+    params.reducers = s.reducers;
+    let mut splits = Vec::new();
+    if !job.map_only() && job.partitioning(&params) == Partitioning::TotalOrder && s.reducers > 1 {
+        splits = sample_splits(&dfs, job.as_ref(), &params, &s.inputs, s.reducers).await?;
+    }
+    let r = dfs
+        .master()
+        .submit_job(proto::SubmitJobRequest {
+            job: s.job.clone(),
+            inputs: s.inputs.clone(),
+            output: s.output.clone(),
+            reducers: s.reducers,
+            params_json: crate::spec::params_to_json(&params),
+            output_replication: s.output_replication,
+            splits: splits.into_iter().map(Into::into).collect(),
+            queue: s.queue.clone(),
+            sort_buffer_bytes: s.sort_buffer,
+            output_block_size: s.output_block_size,
+        })
+        .await
+        .map_err(DfsError::from)?
+        .into_inner();
+    Ok(r.job_id)
+}
+
+/// Keys sampled from the first MiB of up to 10 input blocks spread over the
+/// input, as Hadoop's TeraSort samples its splits before it starts.
+async fn sample_splits(
+    dfs: &Dfs,
+    job: &dyn crate::jobs::Job,
+    params: &JobParams,
+    inputs: &[String],
+    reducers: u32,
+) -> anyhow::Result<Vec<Vec<u8>>> {
+    const SAMPLE_BLOCKS: usize = 10;
+    const SAMPLE_BYTES: u64 = 1 << 20;
+    let mut blocks = Vec::new();
+    for input in inputs {
+        let entries = dfs
+            .master()
+            .list_files(proto::PathRequest {
+                path: input.clone(),
+            })
+            .await
+            .map_err(DfsError::from)?
+            .into_inner()
+            .entries;
+        for e in entries.iter().filter(|e| !e.is_dir) {
+            let name = e.path.rsplit('/').next().unwrap_or("");
+            if name.starts_with('_') || name.starts_with('.') {
+                continue;
+            }
+            let st = dfs.stat(&e.path).await?;
+            let mut off = 0;
+            for b in st.blocks {
+                let len = b.block.map_or(0, |i| i.len);
+                blocks.push((b, off));
+                off += len;
+            }
+        }
+    }
+    if blocks.is_empty() {
+        bail!("the input holds no data to sample");
+    }
+    let step = (blocks.len() as f64 / SAMPLE_BLOCKS as f64).max(1.0);
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    let format = job.input_format(params);
+    let mut i = 0.0;
+    while (i as usize) < blocks.len() {
+        let (b, off) = &blocks[i as usize];
+        i += step;
+        let info = b.block.unwrap_or_default();
+        let Some(w) = b.cached_on.first().or(b.replicas.first()) else {
+            continue;
+        };
+        let mut conn = dfs.worker(&w.addr)?;
+        let mut stream = conn
+            .read_block(proto::ReadBlockRequest {
+                block_id: info.id,
+                offset: 0,
+                len: SAMPLE_BYTES,
+                fill_cache: false,
+            })
+            .await
+            .map_err(DfsError::from)?
+            .into_inner();
+        let mut data = Vec::new();
+        while let Some(c) = stream.message().await.map_err(DfsError::from)? {
+            data.extend_from_slice(&c.data);
+        }
+        // A cut record at the sample's end may error; the keys before it count.
+        let mut ctx = crate::jobs::TaskCtx {
+            params: params.clone(),
+            ..Default::default()
+        };
+        let mut none = || None;
+        let mut on = |k: &[u8], v: &[u8]| {
+            job.map(&mut ctx, k, v, &mut |k2: &[u8], _v2: &[u8]| {
+                keys.push(k2.to_vec())
+            });
+        };
+        let _ = crate::jobs::formats::read_split(format, &data, *off, &mut none, &mut on);
+    }
+    if keys.is_empty() {
+        bail!("sampling the input found no records");
+    }
+    Ok(crate::jobs::formats::choose_splits(keys, reducers))
+}
+
+async fn get(dfs: &Dfs, id: u64) -> anyhow::Result<Value> {
+    let r = dfs
+        .master()
+        .get_job(proto::JobRequest { job_id: id })
+        .await
+        .map_err(DfsError::from)?
+        .into_inner();
+    Ok(serde_json::from_str(&r.json)?)
+}
+
+fn is_final(v: &Value) -> bool {
+    matches!(v["state"].as_str(), Some("succeeded" | "failed" | "killed"))
+}
+
+/// Polls a job to its end, drawing progress on a terminal.
+pub async fn wait(cfg: &ClusterConfig, id: u64) -> anyhow::Result<Value> {
+    let dfs = Dfs::connect(cfg)?;
+    let tty = std::io::stderr().is_terminal();
+    let t = Instant::now();
+    let mut last_line = String::new();
+    loop {
+        let v = get(&dfs, id).await?;
+        let p = &v["progress"];
+        let line = format!(
+            "job {id} {} [{}]: map {}/{} reduce {}/{}",
+            v["job"].as_str().unwrap_or(""),
+            v["state"].as_str().unwrap_or(""),
+            p["maps_done"],
+            v["maps"],
+            p["reduces_done"],
+            v["reduces"]
+        );
+        if tty {
+            eprint!("\r{line} ({:.1}s)   ", t.elapsed().as_secs_f64());
+        } else if line != last_line {
+            eprintln!("{line}");
+        }
+        last_line = line;
+        if is_final(&v) {
+            if tty {
+                eprintln!();
+            }
+            return Ok(v);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Prints a finished job and turns a failure into an error exit.
+pub fn finish(v: &Value, as_json: bool) -> anyhow::Result<()> {
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(v)?);
+    } else {
+        print_summary(v);
+    }
+    match v["state"].as_str() {
+        Some("succeeded") => Ok(()),
+        Some(s) => bail!(
+            "job {} {s}: {}",
+            v["job_id"],
+            v["error"].as_str().unwrap_or("no reason given")
+        ),
+        None => bail!("job state unknown"),
+    }
+}
+
+pub fn print_summary(v: &Value) {
+    let loc = &v["locality"];
+    let maps = v["maps"].as_u64().unwrap_or(0).max(1) as f64;
+    let b = &v["bytes"];
+    println!(
+        "job {} {} ({}): {} in {:.2}s with scheduler {}",
+        v["job_id"],
+        v["job"].as_str().unwrap_or(""),
+        v["output"].as_str().unwrap_or(""),
+        v["state"].as_str().unwrap_or(""),
+        v["exec_time_s"].as_f64().unwrap_or(0.0),
+        v["scheduler"].as_str().unwrap_or("")
+    );
+    println!(
+        "  maps {} reduces {}; locality: cache {} node {} cache-rack {} rack {} off-rack {} (local rate {:.0}%)",
+        v["maps"],
+        v["reduces"],
+        loc["cache_local"],
+        loc["node_local"],
+        loc["cache_rack_local"],
+        loc["rack_local"],
+        loc["off_rack"],
+        100.0 * (loc["cache_local"].as_f64().unwrap_or(0.0) + loc["node_local"].as_f64().unwrap_or(0.0)) / maps
+    );
+    let f = |k: &str| common::units::format_size(b[k].as_u64().unwrap_or(0));
+    println!(
+        "  bytes: cache {} local {} remote-rack {} remote-off-rack {} shuffle {} output {}",
+        f("cache"),
+        f("local"),
+        f("remote_rack"),
+        f("remote_off_rack"),
+        f("shuffle"),
+        f("output")
+    );
+    let rt = &v["map_response_time_s"];
+    println!(
+        "  map response time: mean {:.2}s p50 {:.2}s p95 {:.2}s",
+        rt["mean"].as_f64().unwrap_or(0.0),
+        rt["p50"].as_f64().unwrap_or(0.0),
+        rt["p95"].as_f64().unwrap_or(0.0)
+    );
+    if let Some(e) = v["error"].as_str() {
+        println!("  error: {e}");
+    }
+}
+
+pub async fn status(cfg: &ClusterConfig, id: u64, as_json: bool) -> anyhow::Result<()> {
+    let v = get(&Dfs::connect(cfg)?, id).await?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print_summary(&v);
+    }
+    Ok(())
+}
+
+pub async fn list(cfg: &ClusterConfig, as_json: bool) -> anyhow::Result<()> {
+    let dfs = Dfs::connect(cfg)?;
+    let r = dfs
+        .master()
+        .list_jobs(proto::Empty {})
+        .await
+        .map_err(DfsError::from)?
+        .into_inner();
+    let jobs: Vec<Value> = r
+        .json
+        .iter()
+        .filter_map(|j| serde_json::from_str(j).ok())
+        .collect();
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&jobs)?);
+        return Ok(());
+    }
+    let rows: Vec<Vec<String>> = jobs
+        .iter()
+        .map(|v| {
+            vec![
+                v["job_id"].to_string(),
+                v["job"].as_str().unwrap_or("").into(),
+                v["state"].as_str().unwrap_or("").into(),
+                format!("{}/{}", v["progress"]["maps_done"], v["maps"]),
+                format!("{}/{}", v["progress"]["reduces_done"], v["reduces"]),
+                format!("{:.2}s", v["exec_time_s"].as_f64().unwrap_or(0.0)),
+                v["scheduler"].as_str().unwrap_or("").into(),
+                v["output"].as_str().unwrap_or("").into(),
+            ]
+        })
+        .collect();
+    print!(
+        "{}",
+        table(
+            &[
+                "ID",
+                "JOB",
+                "STATE",
+                "MAPS",
+                "REDUCES",
+                "TIME",
+                "SCHEDULER",
+                "OUTPUT"
+            ],
+            &rows
+        )
+    );
+    Ok(())
+}
+
+pub async fn kill(cfg: &ClusterConfig, id: u64) -> anyhow::Result<()> {
+    let dfs = Dfs::connect(cfg)?;
+    let r = dfs
+        .master()
+        .kill_job(proto::JobRequest { job_id: id })
+        .await
+        .map_err(DfsError::from)?
+        .into_inner();
+    let v: Value = serde_json::from_str(&r.json)?;
+    eprintln!("job {id}: {}", v["state"].as_str().unwrap_or(""));
+    Ok(())
+}
+
+pub async fn history(cfg: &ClusterConfig, id: u64) -> anyhow::Result<()> {
+    let dfs = Dfs::connect(cfg)?;
+    let r = dfs
+        .master()
+        .job_history(proto::JobRequest { job_id: id })
+        .await
+        .map_err(DfsError::from)?
+        .into_inner();
+    for line in r.json {
+        println!("{line}");
+    }
+    Ok(())
+}

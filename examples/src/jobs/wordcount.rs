@@ -1,0 +1,178 @@
+//! WordCount, the MapReduce "hello world" and the combiner's showcase: the
+//! map emits `(word, "1")`, the combiner and reducer add the counts up.
+
+use super::{Emit, Job, OutputFormat, TaskCtx};
+
+#[derive(Debug, Default)]
+pub struct WordCount;
+
+/// ASCII whitespace as C's `isspace` (which includes `\x0b`, unlike
+/// `u8::is_ascii_whitespace`): words are whatever lies between.
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+/// Splits `line` into words and calls `f` on each.
+pub fn for_each_word(line: &[u8], mut f: impl FnMut(&[u8])) {
+    let mut start = None;
+    for (i, &c) in line.iter().enumerate() {
+        match (is_space(c), start) {
+            (true, Some(s)) => {
+                f(&line[s..i]);
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        f(&line[s..]);
+    }
+}
+
+/// Counts are decimal ASCII so the output is readable as-is; anything that is
+/// not a digit is ignored rather than failing a reduce over foreign data.
+fn parse_count(v: &[u8]) -> u64 {
+    v.iter().filter(|c| c.is_ascii_digit()).fold(0u64, |n, &c| {
+        n.wrapping_mul(10).wrapping_add((c - b'0') as u64)
+    })
+}
+
+fn sum_counts(key: &[u8], values: &mut dyn Iterator<Item = &[u8]>, out: &mut dyn Emit) {
+    let total: u64 = values.map(parse_count).fold(0, u64::wrapping_add);
+    let mut buf = [0u8; 20];
+    out.emit(key, fmt_u64(total, &mut buf));
+}
+
+fn fmt_u64(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
+}
+
+impl Job for WordCount {
+    fn name(&self) -> &'static str {
+        "wordcount"
+    }
+    fn output_format(&self, _p: &super::JobParams) -> OutputFormat {
+        OutputFormat::TabLines
+    }
+    fn has_combiner(&self) -> bool {
+        true
+    }
+    fn map(&self, _ctx: &mut TaskCtx, key: &[u8], _value: &[u8], out: &mut dyn Emit) {
+        for_each_word(key, |w| out.emit(w, b"1"));
+    }
+    fn reduce(
+        &self,
+        _ctx: &mut TaskCtx,
+        key: &[u8],
+        values: &mut dyn Iterator<Item = &[u8]>,
+        out: &mut dyn Emit,
+    ) {
+        sum_counts(key, values, out)
+    }
+    fn combine(
+        &self,
+        _ctx: &mut TaskCtx,
+        key: &[u8],
+        values: &mut dyn Iterator<Item = &[u8]>,
+        out: &mut dyn Emit,
+    ) {
+        sum_counts(key, values, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{BTreeMap, HashMap};
+
+    #[test]
+    fn words_split_on_ascii_whitespace() {
+        let mut w = vec![];
+        for_each_word(b"  a\tbb\r\n\x0bccc\x0cd  e", |x| w.push(x.to_vec()));
+        assert_eq!(
+            w,
+            vec![
+                b"a".to_vec(),
+                b"bb".to_vec(),
+                b"ccc".to_vec(),
+                b"d".to_vec(),
+                b"e".to_vec()
+            ]
+        );
+        let mut n = 0;
+        for_each_word(b" \t ", |_| n += 1);
+        for_each_word(b"", |_| n += 1);
+        assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn counts_match_a_hashmap() {
+        let text = "the quick brown fox\njumps over the lazy dog\n\nthe  end, the END\tfox\n";
+        let mut want: HashMap<&str, u64> = HashMap::new();
+        for w in text.split_ascii_whitespace() {
+            *want.entry(w).or_default() += 1;
+        }
+        // map, then a combine on half of the pairs, then sort and reduce.
+        let job = WordCount;
+        let mut ctx = TaskCtx::default();
+        let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = vec![];
+        for line in text.lines() {
+            job.map(&mut ctx, line.as_bytes(), b"", &mut |k: &[u8], v: &[u8]| {
+                pairs.push((k.to_vec(), v.to_vec()))
+            });
+        }
+        let half = pairs.split_off(pairs.len() / 2);
+        let mut groups: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
+        for (k, v) in pairs {
+            groups.entry(k).or_default().push(v);
+        }
+        let mut combined: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
+        for (k, vs) in &groups {
+            job.combine(
+                &mut ctx,
+                k,
+                &mut vs.iter().map(|v| v.as_slice()),
+                &mut |k: &[u8], v: &[u8]| combined.entry(k.to_vec()).or_default().push(v.to_vec()),
+            );
+        }
+        for (k, v) in half {
+            combined.entry(k).or_default().push(v);
+        }
+        let mut got: HashMap<String, u64> = HashMap::new();
+        for (k, vs) in &combined {
+            job.reduce(
+                &mut ctx,
+                k,
+                &mut vs.iter().map(|v| v.as_slice()),
+                &mut |k: &[u8], v: &[u8]| {
+                    got.insert(
+                        String::from_utf8(k.to_vec()).unwrap(),
+                        std::str::from_utf8(v).unwrap().parse().unwrap(),
+                    );
+                },
+            );
+        }
+        let want: HashMap<String, u64> =
+            want.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        assert_eq!(got, want);
+        assert_eq!(got["the"], 4);
+    }
+
+    #[test]
+    fn decimal_round_trip() {
+        let mut b = [0u8; 20];
+        for n in [0, 1, 9, 10, 12345, u64::MAX] {
+            assert_eq!(fmt_u64(n, &mut b), n.to_string().as_bytes());
+            assert_eq!(parse_count(n.to_string().as_bytes()), n);
+        }
+    }
+}

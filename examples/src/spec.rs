@@ -1,0 +1,76 @@
+//! Job parameters on the wire: [`JobParams`] as a JSON object, so that the
+//! master and the workers need no schema change when a job grows a knob.
+
+use crate::jobs::JobParams;
+use serde_json::{json, Map, Value};
+
+pub fn params_to_json(p: &JobParams) -> String {
+    let extra: Map<String, Value> = p
+        .extra
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    json!({
+        "size": p.size,
+        "seed": p.seed,
+        "maps": p.maps,
+        "reducers": p.reducers,
+        "format_lines": p.format_lines,
+        "extra": extra,
+    })
+    .to_string()
+}
+
+pub fn params_from_json(s: &str) -> Result<JobParams, String> {
+    if s.is_empty() {
+        return Ok(JobParams::default());
+    }
+    let v: Value =
+        serde_json::from_str(s).map_err(|e| format!("job parameters are not JSON: {e}"))?;
+    let u = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let mut p = JobParams {
+        size: u("size"),
+        seed: u("seed"),
+        maps: u("maps") as u32,
+        reducers: u("reducers") as u32,
+        format_lines: v
+            .get("format_lines")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        ..Default::default()
+    };
+    if let Some(Value::Object(m)) = v.get("extra") {
+        for (k, val) in m {
+            let s = match val {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            p.extra.insert(k.clone(), s);
+        }
+    }
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let mut p = JobParams {
+            size: 5,
+            seed: 7,
+            maps: 3,
+            reducers: 2,
+            format_lines: true,
+            ..Default::default()
+        };
+        p.extra.insert("total_order".into(), "true".into());
+        let q = params_from_json(&params_to_json(&p)).unwrap();
+        assert_eq!(
+            (q.size, q.seed, q.maps, q.reducers, q.format_lines),
+            (5, 7, 3, 2, true)
+        );
+        assert_eq!(q.extra["total_order"], "true");
+    }
+}

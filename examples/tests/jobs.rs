@@ -1,0 +1,401 @@
+//! The MapReduce engine end to end on a real loopback cluster: outputs
+//! checked against oracles computed here, independently of the engine.
+
+mod support;
+
+use serde_json::Value;
+use std::collections::HashMap;
+use std::time::Duration;
+use support::{write_file, Cluster, Opts};
+
+fn opts() -> Opts {
+    Opts {
+        workers: 4,
+        racks: 2,
+        block_size: "256KiB",
+        replication: 2,
+        ..Opts::default()
+    }
+}
+
+/// Concatenated bytes of every part-* file under `dir`, in part order.
+fn parts(c: &Cluster, dir: &str) -> Vec<Vec<u8>> {
+    let ls = c.json(&["fs", "ls", dir, "--json"]);
+    let mut names: Vec<String> = ls
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap().to_string())
+        .filter(|p| p.rsplit('/').next().unwrap().starts_with("part-"))
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|p| {
+            let out = c.mr(&["fs", "cat", p]);
+            assert!(out.status.success());
+            out.stdout
+        })
+        .collect()
+}
+
+fn text(lines: usize, seed: u64) -> Vec<u8> {
+    let words = [
+        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+    ];
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut s = Vec::new();
+    for _ in 0..lines {
+        let n = rng.usize(1..12);
+        for i in 0..n {
+            if i > 0 {
+                s.push(if rng.bool() { b' ' } else { b'\t' });
+            }
+            s.extend_from_slice(words[rng.usize(..words.len())].as_bytes());
+            if rng.u8(..) < 8 {
+                s.extend_from_slice(format!("{}", rng.u32(..50)).as_bytes());
+            }
+        }
+        s.push(b'\n');
+    }
+    s
+}
+
+fn wordcount_oracle(data: &[u8]) -> HashMap<Vec<u8>, u64> {
+    let mut m = HashMap::new();
+    for w in data
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+    {
+        *m.entry(w.to_vec()).or_insert(0) += 1;
+    }
+    m
+}
+
+fn run_json(c: &Cluster, args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.push("--json");
+    c.json(&a)
+}
+
+#[test]
+fn wordcount_matches_an_independent_count() {
+    let c = Cluster::start("wordcount", opts());
+    let data = text(60_000, 7);
+    let local = write_file(&c.dir, "text", &data);
+    c.mr_ok(&["fs", "put", local.to_str().unwrap(), "/in/text"]);
+    let v = run_json(
+        &c,
+        &[
+            "job",
+            "run",
+            "wordcount",
+            "--input",
+            "/in",
+            "--output",
+            "/wc",
+            "--reducers",
+            "3",
+        ],
+    );
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_eq!(v["scheduler"], "fifo");
+    let maps = v["maps"].as_u64().unwrap();
+    assert!(maps >= 5, "{v}");
+    let loc = &v["locality"];
+    let sum: u64 = [
+        "cache_local",
+        "node_local",
+        "cache_rack_local",
+        "rack_local",
+        "off_rack",
+    ]
+    .iter()
+    .map(|k| loc[k].as_u64().unwrap())
+    .sum();
+    assert_eq!(sum, maps);
+    let mut got: HashMap<Vec<u8>, u64> = HashMap::new();
+    for part in parts(&c, "/wc") {
+        for line in part.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let tab = line
+                .iter()
+                .position(|b| *b == b'\t')
+                .expect("word<TAB>count");
+            let n: u64 = std::str::from_utf8(&line[tab + 1..])
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(
+                got.insert(line[..tab].to_vec(), n).is_none(),
+                "a word in two parts"
+            );
+        }
+    }
+    assert_eq!(got, wordcount_oracle(&data));
+    assert!(c.mr(&["fs", "stat", "/wc/_SUCCESS"]).status.success());
+    let hist = c.mr_ok(&["job", "history", &v["job_id"].to_string()]);
+    assert!(hist.lines().count() as u64 > maps);
+}
+
+#[test]
+fn terasort_output_is_sorted_and_a_permutation() {
+    let c = Cluster::start("terasort", opts());
+    c.mr_ok(&[
+        "gen", "teragen", "--size", "2MiB", "--output", "/tera", "--maps", "3",
+    ]);
+    let v = run_json(
+        &c,
+        &[
+            "job",
+            "run",
+            "terasort",
+            "--input",
+            "/tera",
+            "--output",
+            "/sorted",
+            "--reducers",
+            "3",
+        ],
+    );
+    assert_eq!(v["state"], "succeeded", "{v}");
+    let val = run_json(
+        &c,
+        &[
+            "job",
+            "run",
+            "teravalidate",
+            "--input",
+            "/sorted",
+            "--output",
+            "/report",
+        ],
+    );
+    assert_eq!(val["state"], "succeeded", "{val}");
+    // Independent check: the parts in order are sorted by the 10-byte key,
+    // and hold exactly the input's records.
+    let out: Vec<u8> = parts(&c, "/sorted").concat();
+    let input: Vec<u8> = parts(&c, "/tera").concat();
+    assert_eq!(out.len(), input.len());
+    assert_eq!(out.len() % 100, 0);
+    let recs: Vec<&[u8]> = out.chunks(100).collect();
+    assert!(
+        recs.windows(2).all(|w| w[0][..10] <= w[1][..10]),
+        "not globally sorted"
+    );
+    let mut a: Vec<&[u8]> = input.chunks(100).collect();
+    let mut b = recs.clone();
+    a.sort();
+    b.sort();
+    assert!(a == b, "output is not a permutation of the input");
+}
+
+#[test]
+fn sort_total_order_and_validator() {
+    let c = Cluster::start("sort", opts());
+    c.mr_ok(&[
+        "gen",
+        "randomwriter",
+        "--size",
+        "3MiB",
+        "--output",
+        "/kv",
+        "--maps",
+        "2",
+    ]);
+    let v = run_json(
+        &c,
+        &[
+            "job",
+            "run",
+            "sort",
+            "--input",
+            "/kv",
+            "--output",
+            "/kvs",
+            "--reducers",
+            "3",
+            "--total-order",
+        ],
+    );
+    assert_eq!(v["state"], "succeeded", "{v}");
+    let val = run_json(
+        &c,
+        &[
+            "job",
+            "run",
+            "sortvalidate",
+            "--input",
+            "/kvs",
+            "--output",
+            "/kvr",
+            "--total-order",
+        ],
+    );
+    assert_eq!(val["state"], "succeeded", "{val}");
+    let decode = |buf: &[u8]| -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut v = Vec::new();
+        let mut i = 0;
+        while i < buf.len() {
+            let kl = u32::from_le_bytes(buf[i..i + 4].try_into().unwrap()) as usize;
+            let k = buf[i + 4..i + 4 + kl].to_vec();
+            i += 4 + kl;
+            let vl = u32::from_le_bytes(buf[i..i + 4].try_into().unwrap()) as usize;
+            v.push((k, buf[i + 4..i + 4 + vl].to_vec()));
+            i += 4 + vl;
+        }
+        v
+    };
+    let out: Vec<(Vec<u8>, Vec<u8>)> = parts(&c, "/kvs").iter().flat_map(|p| decode(p)).collect();
+    assert!(
+        out.windows(2).all(|w| w[0].0 <= w[1].0),
+        "not totally ordered"
+    );
+    let mut input: Vec<(Vec<u8>, Vec<u8>)> =
+        parts(&c, "/kv").iter().flat_map(|p| decode(p)).collect();
+    let mut sorted = out.clone();
+    input.sort();
+    sorted.sort();
+    assert!(input == sorted, "sort lost or changed records");
+}
+
+#[test]
+fn a_worker_killed_mid_job_does_not_change_the_output() {
+    let mut c = Cluster::start(
+        "killmid",
+        Opts {
+            workers: 4,
+            block_size: "128KiB",
+            replication: 2,
+            dead_after: 5,
+            ..Opts::default()
+        },
+    );
+    let data = text(120_000, 9);
+    let local = write_file(&c.dir, "text", &data);
+    c.mr_ok(&["fs", "put", local.to_str().unwrap(), "/in/text"]);
+    let id = c.mr_ok(&[
+        "job",
+        "submit",
+        "wordcount",
+        "--input",
+        "/in",
+        "--output",
+        "/wc",
+        "--reducers",
+        "2",
+    ]);
+    let id = id.trim().to_string();
+    c.wait_for("maps to run", Duration::from_secs(30), |c| {
+        let v = c.json(&["job", "status", &id, "--json"]);
+        v["progress"]["maps_done"].as_u64().unwrap() >= 2
+            || v["state"] != "queued" && v["state"] != "running"
+    });
+    c.kill("w2");
+    let out = c.mr(&["job", "wait", &id, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        c.logs_tail()
+    );
+    let mut got: HashMap<Vec<u8>, u64> = HashMap::new();
+    for part in parts(&c, "/wc") {
+        for line in part.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let tab = line.iter().position(|b| *b == b'\t').unwrap();
+            let n: u64 = std::str::from_utf8(&line[tab + 1..])
+                .unwrap()
+                .parse()
+                .unwrap();
+            got.insert(line[..tab].to_vec(), n);
+        }
+    }
+    assert_eq!(got, wordcount_oracle(&data));
+}
+
+#[test]
+fn bad_job_specs_are_refused_before_anything_runs() {
+    let c = Cluster::start(
+        "badjobs",
+        Opts {
+            workers: 2,
+            replication: 1,
+            ..opts()
+        },
+    );
+    let local = write_file(&c.dir, "t", b"hello world\n");
+    c.mr_ok(&["fs", "put", local.to_str().unwrap(), "/in/t"]);
+    let odd = write_file(&c.dir, "odd", &[7u8; 150]);
+    c.mr_ok(&["fs", "put", odd.to_str().unwrap(), "/odd"]);
+    c.mr_ok(&["fs", "put", local.to_str().unwrap(), "/exists/part-00000"]);
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "job",
+                "run",
+                "wordcount",
+                "--input",
+                "/missing",
+                "--output",
+                "/o1",
+            ],
+            "does not exist",
+        ),
+        (
+            &[
+                "job",
+                "run",
+                "wordcount",
+                "--input",
+                "/in",
+                "--output",
+                "/exists",
+            ],
+            "already exists",
+        ),
+        (
+            &[
+                "job", "run", "terasort", "--input", "/odd", "--output", "/o2",
+            ],
+            "multiple of",
+        ),
+        (
+            &[
+                "job",
+                "run",
+                "wordcount",
+                "--input",
+                "/in",
+                "--output",
+                "/o3",
+                "--reducers",
+                "0",
+            ],
+            "reducers",
+        ),
+        (
+            &[
+                "job",
+                "run",
+                "nosuchjob",
+                "--input",
+                "/in",
+                "--output",
+                "/o4",
+            ],
+            "unknown job",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = c.mr(args);
+        assert!(!out.status.success(), "{args:?} accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    // Nothing ran and nothing was overwritten.
+    let jobs = c.json(&["job", "list", "--json"]);
+    assert_eq!(jobs.as_array().unwrap().len(), 0);
+    assert_eq!(
+        c.mr_ok(&["fs", "cat", "/exists/part-00000"]),
+        "hello world\n"
+    );
+}

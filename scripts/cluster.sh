@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Loopback launcher: a master and workers w1..wN on 127.0.0.1, each with its
+# own port, data directory and log under DIR.
+#
+#   scripts/cluster.sh up [--workers N] [--racks R] [--dir D] [--block-size SIZE]
+#                         [--replication N] [--heartbeat DUR] [--dead-after N]
+#                         [--cache SIZE] [--release]
+#   scripts/cluster.sh stop|start|kill NAME --dir D    (NAME: master or a worker)
+#   scripts/cluster.sh down --dir D                    (idempotent; keeps data)
+#   scripts/cluster.sh status --dir D
+#
+# `up` writes D/cluster.toml (reused when it exists and no --workers/--racks
+# is given, so a stopped cluster restarts with its data) and returns when
+# every worker is alive. Then: mr --config D/cluster.toml ...
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+
+cmd=${1:-}
+[ -n "$cmd" ] || { usage; exit 2; }
+shift
+NAME=""
+case "$cmd" in
+  stop|start|kill) NAME=${1:-}; [ -n "$NAME" ] || { echo "cluster.sh: $cmd needs a process name" >&2; exit 2; }; shift ;;
+  up|down|status) ;;
+  -h|--help|help) usage; exit 0 ;;
+  *) echo "cluster.sh: unknown command $cmd" >&2; usage >&2; exit 2 ;;
+esac
+
+WORKERS="" RACKS="" DIR="./mr-cluster" BLOCK="64MiB" REPL=3 HB="1s" DEAD=5 CACHE="256MiB" RELEASE=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --workers) WORKERS=$2; shift 2 ;;
+    --racks) RACKS=$2; shift 2 ;;
+    --dir) DIR=$2; shift 2 ;;
+    --block-size) BLOCK=$2; shift 2 ;;
+    --replication) REPL=$2; shift 2 ;;
+    --heartbeat) HB=$2; shift 2 ;;
+    --dead-after) DEAD=$2; shift 2 ;;
+    --cache) CACHE=$2; shift 2 ;;
+    --release) RELEASE=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "cluster.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$DIR"
+DIR="$(cd "$DIR" && pwd)"
+CONF="$DIR/cluster.toml"
+
+if [ -n "${MR_BIN_DIR:-}" ]; then BIN="$MR_BIN_DIR"
+elif [ "$RELEASE" = 1 ]; then BIN="$ROOT/target/release"
+else BIN="$ROOT/target/debug"; fi
+
+ensure_bins() {
+  if [ ! -x "$BIN/mr-master" ] || [ ! -x "$BIN/mr-worker" ] || [ ! -x "$BIN/mr" ]; then
+    local flag=""; [ "$RELEASE" = 1 ] && flag="--release"
+    (cd "$ROOT" && cargo build $flag --bins --workspace)
+  fi
+}
+
+names() { # every process name in the config: master, then workers
+  echo master
+  grep -E '^name = ' "$CONF" | sed -E 's/name = "(.*)"/\1/'
+}
+
+pid_of() { local f="$DIR/pids/$1.pid"; [ -f "$f" ] && cat "$f" || true; }
+running() { local p; p=$(pid_of "$1"); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
+
+start_one() {
+  local n=$1
+  running "$n" && return 0
+  mkdir -p "$DIR/pids" "$DIR/logs"
+  if [ "$n" = master ]; then
+    setsid nohup "$BIN/mr-master" --config "$CONF" >>"$DIR/logs/$n.log" 2>&1 < /dev/null &
+  else
+    setsid nohup "$BIN/mr-worker" --config "$CONF" --name "$n" >>"$DIR/logs/$n.log" 2>&1 < /dev/null &
+  fi
+  echo $! > "$DIR/pids/$n.pid"
+}
+
+stop_one() { # name signal
+  local n=$1 sig=${2:-TERM} p
+  p=$(pid_of "$n")
+  [ -n "$p" ] || return 0
+  if kill -0 "$p" 2>/dev/null; then
+    kill -"$sig" "$p" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
+  fi
+  rm -f "$DIR/pids/$n.pid"
+}
+
+write_config() {
+  local n=${WORKERS:-6} r=${RACKS:-2}
+  local ports
+  ports=$(python3 - "$((n + 1))" <<'PY'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+PY
+)
+  set -- $ports
+  local token
+  token=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+  {
+    echo "token = \"$token\""
+    echo
+    echo "[master]"
+    echo "addr = \"127.0.0.1:$1\""
+    echo "data_dir = \"$DIR/master\""
+    echo
+    echo "[dfs]"
+    echo "block_size = \"$BLOCK\""
+    echo "replication = $REPL"
+    echo
+    echo "[heartbeat]"
+    echo "interval = \"$HB\""
+    echo "dead_after = $DEAD"
+    shift
+    for i in $(seq 1 "$n"); do
+      echo
+      echo "[[workers]]"
+      echo "name = \"w$i\""
+      echo "addr = \"127.0.0.1:$1\""
+      echo "rack = \"r$(( (i - 1) % r + 1 ))\""
+      echo "map_slots = 2"
+      echo "reduce_slots = 2"
+      echo "cache = \"$CACHE\""
+      echo "data_dir = \"$DIR/w$i\""
+      shift
+    done
+  } > "$CONF"
+}
+
+case "$cmd" in
+  up)
+    ensure_bins
+    if [ ! -f "$CONF" ] || [ -n "$WORKERS$RACKS" ]; then
+      for n in $( [ -f "$CONF" ] && names ); do stop_one "$n"; done
+      write_config
+    fi
+    for n in $(names); do start_one "$n"; done
+    want=$(names | tail -n +2 | wc -l)
+    for _ in $(seq 1 300); do
+      alive=$("$BIN/mr" --config "$CONF" cluster status --json 2>/dev/null \
+        | python3 -c 'import json,sys; print(sum(w["state"]=="alive" for w in json.load(sys.stdin)["workers"]))' 2>/dev/null || echo 0)
+      if [ "$alive" = "$want" ]; then
+        echo "cluster up: $want workers alive; config $CONF"
+        exit 0
+      fi
+      sleep 0.2
+    done
+    echo "cluster.sh: only $alive of $want workers alive after 60s; recent logs:" >&2
+    for f in "$DIR"/logs/*.log; do echo "--- $f" >&2; tail -n 5 "$f" >&2; done
+    exit 1
+    ;;
+  down)
+    [ -f "$CONF" ] || exit 0
+    for n in $(names | tac); do stop_one "$n"; done
+    echo "cluster down ($DIR)"
+    ;;
+  stop) stop_one "$NAME" TERM ;;
+  kill) stop_one "$NAME" KILL ;;
+  start) ensure_bins; start_one "$NAME" ;;
+  status)
+    [ -f "$CONF" ] || { echo "no cluster in $DIR"; exit 1; }
+    for n in $(names); do
+      if running "$n"; then echo "$n pid $(pid_of "$n") running"; else echo "$n stopped"; fi
+    done
+    if running master; then echo; "$BIN/mr" --config "$CONF" cluster status; fi
+    ;;
+esac

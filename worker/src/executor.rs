@@ -1,0 +1,230 @@
+//! Task lifecycle on a worker: launch into a slot, run, report to the
+//! master (fenced by attempt and worker epoch), kill, clean up a job's files.
+//! The master counts slots; the worker reports what it actually runs.
+
+use crate::node::Node;
+use crate::{maptask, reducetask};
+use proto::{LaunchTask, TaskRef};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tracing::Instrument;
+
+/// What a successful attempt reports.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub locality: String,
+    pub bytes_cache: u64,
+    pub bytes_local: u64,
+    pub bytes_remote_rack: u64,
+    pub bytes_remote_off_rack: u64,
+    pub bytes_shuffle: u64,
+    pub bytes_output: u64,
+    pub records_in: u64,
+    pub records_out: u64,
+    pub spills: u32,
+    pub counters: BTreeMap<String, u64>,
+}
+
+/// Why an attempt failed. A fetch failure names the map whose output could
+/// not be read: the master re-runs it and does not hold it against the reduce.
+#[derive(Debug)]
+pub struct Failure {
+    pub msg: String,
+    pub fetch_failed_map: Option<u32>,
+}
+
+impl Failure {
+    pub fn msg(m: impl Into<String>) -> Self {
+        Failure {
+            msg: m.into(),
+            fetch_failed_map: None,
+        }
+    }
+
+    pub fn from_err(e: impl std::fmt::Display) -> Self {
+        Self::msg(e.to_string())
+    }
+}
+
+/// Key of a running attempt in [`Node::tasks`]: (job, is_map, index).
+pub type TaskKey = (u64, bool, u32);
+/// A running attempt: (attempt, is_map, its task).
+pub type Running = (u32, bool, tokio::task::JoinHandle<()>);
+
+pub fn job_dir(node: &Node, job: u64) -> PathBuf {
+    node.me.data_dir.join("jobs").join(format!("job-{job}"))
+}
+
+/// Starts an attempt in the background.
+pub fn launch(node: &Arc<Node>, l: LaunchTask) {
+    let Some(t) = l.task else { return };
+    let key: TaskKey = (t.job_id, t.is_map, t.index);
+    let span = tracing::info_span!(
+        "task",
+        job = t.job_id,
+        kind = if t.is_map { "map" } else { "reduce" },
+        index = t.index,
+        attempt = t.attempt
+    );
+    let n = node.clone();
+    let handle = tokio::spawn(
+        async move {
+            let start_ms = common::now_ms();
+            let cpu0 = thread_cpu_total();
+            let res = run(n.clone(), l.clone()).await;
+            let cpu_s = (thread_cpu_total() - cpu0).max(0.0);
+            report(&n, &l, t, res, start_ms, cpu_s).await;
+            n.tasks.lock().unwrap().remove(&key);
+        }
+        .instrument(span),
+    );
+    if let Some(old) = node
+        .tasks
+        .lock()
+        .unwrap()
+        .insert(key, (t.attempt, t.is_map, handle))
+    {
+        old.2.abort();
+    }
+}
+
+async fn run(node: Arc<Node>, l: LaunchTask) -> Result<Outcome, Failure> {
+    let t = l.task.expect("checked");
+    let job = examples::jobs::registry::lookup(&l.job_name)
+        .ok_or_else(|| Failure::msg(format!("this worker has no job {:?}", l.job_name)))?;
+    let params = examples::spec::params_from_json(&l.params_json).map_err(Failure::msg)?;
+    let ctx = examples::jobs::TaskCtx {
+        params,
+        index: t.index,
+        counters: Default::default(),
+    };
+    let dir = job_dir(&node, t.job_id);
+    if t.is_map {
+        maptask::run(node, job, ctx, l, dir).await
+    } else {
+        reducetask::run(node, job, ctx, l, dir).await
+    }
+}
+
+async fn report(
+    node: &Arc<Node>,
+    l: &LaunchTask,
+    t: TaskRef,
+    res: Result<Outcome, Failure>,
+    start_ms: u64,
+    cpu_s: f64,
+) {
+    let end_ms = common::now_ms();
+    let mut req = proto::TaskUpdateRequest {
+        worker: node.me.name.clone(),
+        epoch: l.epoch,
+        task: Some(t),
+        ..Default::default()
+    };
+    let mut m = proto::TaskMetrics {
+        start_ms,
+        end_ms,
+        cpu_s,
+        peak_mem_bytes: peak_rss(),
+        ..Default::default()
+    };
+    match res {
+        Ok(o) => {
+            tracing::info!(secs = (end_ms - start_ms) as f64 / 1e3, locality = %o.locality, "task succeeded");
+            req.succeeded = true;
+            m.locality = o.locality;
+            m.bytes_cache = o.bytes_cache;
+            m.bytes_local = o.bytes_local;
+            m.bytes_remote_rack = o.bytes_remote_rack;
+            m.bytes_remote_off_rack = o.bytes_remote_off_rack;
+            m.bytes_shuffle = o.bytes_shuffle;
+            m.bytes_output = o.bytes_output;
+            m.records_in = o.records_in;
+            m.records_out = o.records_out;
+            m.spills = o.spills;
+            req.counters = o.counters.into_iter().collect();
+        }
+        Err(f) => {
+            tracing::warn!("task failed: {}", f.msg);
+            req.error = f.msg;
+            if let Some(map) = f.fetch_failed_map {
+                req.fetch_failure = true;
+                req.failed_map = map;
+            }
+        }
+    }
+    req.metrics = Some(m);
+    // The report is what commits the attempt: retry it a few times.
+    for i in 0..5u64 {
+        match node.dfs.master().task_update(req.clone()).await {
+            Ok(resp) => {
+                crate::heartbeat::handle(node, resp.into_inner().commands);
+                return;
+            }
+            Err(e) => {
+                tracing::warn!("task report failed (try {}): {e}", i + 1);
+                tokio::time::sleep(std::time::Duration::from_millis(200 * (i + 1))).await;
+            }
+        }
+    }
+}
+
+pub fn kill(node: &Node, t: TaskRef) {
+    let key: TaskKey = (t.job_id, t.is_map, t.index);
+    let mut tasks = node.tasks.lock().unwrap();
+    if tasks.get(&key).is_some_and(|e| e.0 == t.attempt) {
+        if let Some((_, _, h)) = tasks.remove(&key) {
+            h.abort();
+            tracing::info!(job = t.job_id, index = t.index, "task killed");
+        }
+    }
+}
+
+/// Removes a finished job's local files (map outputs, spills, segments).
+pub fn cleanup(node: &Node, job: u64) {
+    let still_running = node.tasks.lock().unwrap().keys().any(|k| k.0 == job);
+    if still_running {
+        return;
+    }
+    let dir = job_dir(node, job);
+    if dir.exists() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// (map, reduce) attempts running here.
+pub fn running(node: &Node) -> (u32, u32) {
+    let tasks = node.tasks.lock().unwrap();
+    let maps = tasks.values().filter(|v| v.1).count() as u32;
+    (maps, tasks.len() as u32 - maps)
+}
+
+/// CPU seconds of the whole process: the per-task figure is the difference
+/// around the task, which is exact when it ran alone and an upper bound
+/// when tasks overlap (threads are shared by the runtime).
+fn thread_cpu_total() -> f64 {
+    let Ok(s) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    let after = s.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    // Fields 14 and 15 (utime, stime) are at 11 and 12 after the command name.
+    let ticks = f.get(11).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0)
+        + f.get(12).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    ticks / 100.0
+}
+
+/// Peak resident memory of this worker process (VmHWM).
+pub fn peak_rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<u64>().ok())
+            })
+        })
+        .map_or(0, |kb| kb * 1024)
+}

@@ -1,0 +1,107 @@
+//! A map's input read: the worker's cache, else its disk, else a remote
+//! replica (same rack first, cached copies first), recording the locality
+//! level of the design and the bytes read at each tier.
+
+use crate::node::Node;
+use bytes::Bytes;
+use common::sched::Locality;
+use proto::{BlockLocation, WorkerAddr};
+use std::sync::Arc;
+
+/// Bytes read per tier by one task.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Tiers {
+    pub cache: u64,
+    pub local: u64,
+    pub remote_rack: u64,
+    pub remote_off_rack: u64,
+}
+
+impl Tiers {
+    fn add(&mut self, l: Locality, n: u64) {
+        match l {
+            Locality::CacheLocal => self.cache += n,
+            Locality::NodeLocal => self.local += n,
+            Locality::CacheRackLocal | Locality::RackLocal => self.remote_rack += n,
+            Locality::OffRack => self.remote_off_rack += n,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("block {id} could not be read from any replica ({last})")]
+    Unreadable { id: u64, last: String },
+    #[error("bad input location: {0}")]
+    Bad(String),
+}
+
+/// Reads one block for a task; every byte counts in `tiers`, and the block
+/// lands in this worker's cache (a task read fills the cache, which is what
+/// makes cache locality possible for the next job on the same data).
+pub async fn read(
+    node: &Arc<Node>,
+    loc: &BlockLocation,
+    tiers: &mut Tiers,
+) -> Result<(Bytes, Locality), InputError> {
+    let info = loc
+        .block
+        .ok_or_else(|| InputError::Bad("no block info".into()))?;
+    let me = &node.me;
+    if let Some(b) = node.cache.get(info.id) {
+        tiers.add(Locality::CacheLocal, b.len() as u64);
+        return Ok((b, Locality::CacheLocal));
+    }
+    let mut last = String::from("no replica");
+    if node.store.contains(info.id) {
+        match node.read_block(info.id, true).await {
+            Ok((b, _)) => {
+                tiers.add(Locality::NodeLocal, b.len() as u64);
+                return Ok((b, Locality::NodeLocal));
+            }
+            Err(e) => last = e.to_string(),
+        }
+    }
+    // Remote: same-rack cached, same-rack disk, then other racks.
+    let mut order: Vec<(&WorkerAddr, Locality)> = Vec::new();
+    let same = |w: &&WorkerAddr| w.rack == me.rack;
+    for w in loc.cached_on.iter().filter(same) {
+        order.push((w, Locality::CacheRackLocal));
+    }
+    for w in loc.replicas.iter().filter(same) {
+        order.push((w, Locality::RackLocal));
+    }
+    for w in loc
+        .cached_on
+        .iter()
+        .chain(loc.replicas.iter())
+        .filter(|w| !same(w))
+    {
+        order.push((w, Locality::OffRack));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (w, level) in order {
+        if w.name == me.name || !seen.insert(w.name.clone()) {
+            continue;
+        }
+        let mut conn = match node.dfs.worker(&w.addr) {
+            Ok(c) => c,
+            Err(e) => {
+                last = e.to_string();
+                continue;
+            }
+        };
+        match common::dfs::read_block(&mut conn, &info, false, &w.name).await {
+            Ok((b, _)) => {
+                tiers.add(level, b.len() as u64);
+                node.cache.insert(info.id, &b);
+                return Ok((b, level));
+            }
+            Err(e) => {
+                tracing::warn!(block = info.id, from = %w.name, "remote read failed, trying the next replica: {e}");
+                last = format!("{}: {e}", w.name);
+            }
+        }
+    }
+    Err(InputError::Unreadable { id: info.id, last })
+}

@@ -1,0 +1,180 @@
+//! A map attempt: read the input block (cache, disk or remote), cut it into
+//! records, run the job's map, partition, and sort/spill through the bounded
+//! map-output buffer into one indexed file the shuffle serves. A generator's
+//! map instead writes its share straight into its output part.
+
+use crate::executor::{Failure, Outcome};
+use crate::input::{self, Tiers};
+use crate::mapout::{Combiner, MapOutputBuffer};
+use crate::node::Node;
+use crate::output::OutputWriter;
+use common::dfs::PutOptions;
+use examples::jobs::{formats, InputFormat, Job, Partitioning, TaskCtx};
+use proto::LaunchTask;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where attempt `attempt` of map `index` keeps its output on this worker.
+pub fn output_path(dir: &std::path::Path, index: u32, attempt: u32) -> PathBuf {
+    dir.join(format!("map-{index}-{attempt}.out"))
+}
+
+pub async fn run(
+    node: Arc<Node>,
+    job: Arc<dyn Job>,
+    mut ctx: TaskCtx,
+    l: LaunchTask,
+    dir: PathBuf,
+) -> Result<Outcome, Failure> {
+    let mut out = Outcome::default();
+    let mut tiers = Tiers::default();
+    let rt = tokio::runtime::Handle::current();
+    let format = job.input_format(&ctx.params);
+    if format == InputFormat::Generated {
+        out.locality = "node_local".into();
+        let path = l.output_path.clone();
+        let opts = PutOptions {
+            replication: l.output_replication,
+            block_size: l.output_block_size,
+            overwrite: false,
+            writer: node.me.name.clone(),
+        };
+        let oformat = job.output_format(&ctx.params);
+        let n2 = node.clone();
+        let (written, records, ctx) = tokio::task::spawn_blocking(move || -> Result<_, Failure> {
+            let mut w =
+                OutputWriter::create(&n2.dfs, rt, &path, &opts).map_err(Failure::from_err)?;
+            let mut rec = Vec::new();
+            let mut err = None;
+            job.generate(&mut ctx, &mut |k: &[u8], v: &[u8]| {
+                if err.is_some() {
+                    return;
+                }
+                rec.clear();
+                formats::write_record(oformat, k, v, &mut rec);
+                if let Err(e) = w.write(&rec) {
+                    err = Some(e);
+                }
+            });
+            if let Some(e) = err {
+                return Err(Failure::from_err(e));
+            }
+            let records = w.records;
+            let n = w.finish().map_err(Failure::from_err)?;
+            Ok((n, records, ctx))
+        })
+        .await
+        .map_err(Failure::from_err)??;
+        out.bytes_output = written;
+        out.records_out = records;
+        out.counters = ctx.counters;
+        return Ok(out);
+    }
+
+    let input = l
+        .input
+        .clone()
+        .ok_or_else(|| Failure::msg("map launched without an input block"))?;
+    let (data, level) = input::read(&node, &input, &mut tiers)
+        .await
+        .map_err(Failure::from_err)?;
+    out.locality = level.as_str().to_string();
+    let reducers = l.reducers.max(1);
+    let splits: Vec<Vec<u8>> = l.splits.iter().map(|s| s.to_vec()).collect();
+    let partitioning = job.partitioning(&ctx.params);
+    let combiner: Option<Combiner> = if job.has_combiner() {
+        let j = job.clone();
+        let params = ctx.params.clone();
+        Some(Arc::new(
+            move |k: &[u8],
+                  vals: &mut dyn Iterator<Item = &[u8]>,
+                  emit: &mut dyn FnMut(&[u8], &[u8])| {
+                let mut c = TaskCtx {
+                    params: params.clone(),
+                    ..Default::default()
+                };
+                j.combine(&mut c, k, vals, &mut |a: &[u8], b: &[u8]| emit(a, b));
+            },
+        ))
+    } else {
+        None
+    };
+    let following = l.following.clone();
+    let offset = l.input_offset;
+    let index = l.task.map_or(0, |t| t.index);
+    let attempt = l.task.map_or(0, |t| t.attempt);
+    let sort_buffer = l.sort_buffer_bytes as usize;
+    let n2 = node.clone();
+    let (idx, stats, ctx, tiers, records_out, spills) =
+        tokio::task::spawn_blocking(move || -> Result<_, Failure> {
+            std::fs::create_dir_all(&dir).map_err(Failure::from_err)?;
+            let mut buf = MapOutputBuffer::new(
+                dir.join(format!("spill-{index}-{attempt}")),
+                reducers,
+                sort_buffer,
+                combiner,
+            );
+            let mut next_i = 0;
+            let mut tiers = tiers;
+            let mut fetch_err = None;
+            let mut next = || -> Option<bytes::Bytes> {
+                let loc = following.get(next_i)?;
+                next_i += 1;
+                match rt.block_on(input::read(&n2, loc, &mut tiers)) {
+                    Ok((b, _)) => Some(b),
+                    Err(e) => {
+                        fetch_err = Some(e);
+                        None
+                    }
+                }
+            };
+            let mut io_err = None;
+            let mut records_out = 0u64;
+            let stats = {
+                let mut emit = |k: &[u8], v: &[u8]| {
+                    if io_err.is_some() {
+                        return;
+                    }
+                    let p = match partitioning {
+                        Partitioning::Hash => formats::hash_partition(k, reducers),
+                        Partitioning::TotalOrder => formats::range_partition(k, &splits),
+                    };
+                    records_out += 1;
+                    if let Err(e) = buf.add(p, k, v) {
+                        io_err = Some(e);
+                    }
+                };
+                let stats = {
+                    let mut on_record = |k: &[u8], v: &[u8]| job.map(&mut ctx, k, v, &mut emit);
+                    formats::read_split(format, &data, offset, &mut next, &mut on_record)
+                };
+                // Jobs that summarise a whole block (the validators) emit here.
+                job.map_finish(&mut ctx, &mut emit);
+                stats
+            };
+            if let Some(e) = fetch_err {
+                return Err(Failure::from_err(e));
+            }
+            let stats = stats.map_err(Failure::from_err)?;
+            if let Some(e) = io_err {
+                return Err(Failure::from_err(e));
+            }
+            let spills = buf.spills();
+            let idx = buf
+                .finish(&output_path(&dir, index, attempt))
+                .map_err(Failure::from_err)?;
+            Ok((idx, stats, ctx, tiers, records_out, spills))
+        })
+        .await
+        .map_err(Failure::from_err)??;
+    out.bytes_cache = tiers.cache;
+    out.bytes_local = tiers.local;
+    out.bytes_remote_rack = tiers.remote_rack;
+    out.bytes_remote_off_rack = tiers.remote_off_rack;
+    out.records_in = stats.records;
+    out.records_out = records_out;
+    out.spills = spills as u32;
+    out.counters = ctx.counters;
+    let _ = idx;
+    Ok(out)
+}

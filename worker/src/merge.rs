@@ -1,0 +1,210 @@
+//! The reduce side's merge (Hadoop's `Merger`): k sorted runs of
+//! `u32 LE klen, key, u32 LE vlen, value` records become one sorted stream,
+//! grouped by key. Runs are read through buffered readers, one record each
+//! at a time, so memory is bounded by the number of runs, not their size.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::io::{self, BufRead, ErrorKind, Read};
+
+/// Receives each record of a merge.
+pub type RecordFn<'a> = dyn FnMut(&[u8], &[u8]) -> io::Result<()> + 'a;
+/// Receives each key of a grouped merge with all its values.
+pub type GroupFn<'a> = dyn FnMut(&[u8], &mut dyn Iterator<Item = &[u8]>) -> io::Result<()> + 'a;
+
+/// One sorted run, read record by record into reused buffers.
+pub struct RunReader<R: BufRead> {
+    inner: R,
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+}
+
+fn read_len<R: Read>(r: &mut R) -> io::Result<Option<u32>> {
+    let mut b = [0u8; 4];
+    let mut got = 0;
+    while got < 4 {
+        match r.read(&mut b[got..]) {
+            Ok(0) if got == 0 => return Ok(None),
+            Ok(0) => {
+                return Err(io::Error::new(
+                    ErrorKind::InvalidData,
+                    "truncated record length in a sorted run",
+                ))
+            }
+            Ok(n) => got += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Some(u32::from_le_bytes(b)))
+}
+
+fn read_exact_into<R: Read>(r: &mut R, n: usize, buf: &mut Vec<u8>) -> io::Result<()> {
+    buf.clear();
+    buf.resize(n, 0);
+    r.read_exact(buf).map_err(|e| {
+        if e.kind() == ErrorKind::UnexpectedEof {
+            io::Error::new(ErrorKind::InvalidData, "truncated record in a sorted run")
+        } else {
+            e
+        }
+    })
+}
+
+impl<R: BufRead> RunReader<R> {
+    pub fn new(inner: R) -> Self {
+        RunReader {
+            inner,
+            key: Vec::new(),
+            value: Vec::new(),
+        }
+    }
+
+    /// Advances to the next record; false at the end of the run.
+    pub fn advance(&mut self) -> io::Result<bool> {
+        let Some(kl) = read_len(&mut self.inner)? else {
+            return Ok(false);
+        };
+        read_exact_into(&mut self.inner, kl as usize, &mut self.key)?;
+        let vl = read_len(&mut self.inner)?.ok_or_else(|| {
+            io::Error::new(ErrorKind::InvalidData, "record without a value length")
+        })?;
+        read_exact_into(&mut self.inner, vl as usize, &mut self.value)?;
+        Ok(true)
+    }
+}
+
+/// Heap entry: the run index; ordering looks at the run's current key, with
+/// the run index as tie-break so equal keys keep run order (stability).
+struct Head {
+    key: Vec<u8>,
+    run: usize,
+}
+
+impl PartialEq for Head {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key && self.run == o.run
+    }
+}
+impl Eq for Head {}
+impl PartialOrd for Head {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Head {
+    fn cmp(&self, o: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: reverse for smallest first.
+        o.key.cmp(&self.key).then(o.run.cmp(&self.run))
+    }
+}
+
+/// Calls `f` for every record of the runs in merged order; returns the count.
+pub fn merge_records<R: BufRead>(runs: Vec<R>, f: &mut RecordFn<'_>) -> io::Result<u64> {
+    let mut readers: Vec<RunReader<R>> = runs.into_iter().map(RunReader::new).collect();
+    let mut heap = BinaryHeap::with_capacity(readers.len());
+    for (i, r) in readers.iter_mut().enumerate() {
+        if r.advance()? {
+            heap.push(Head {
+                key: std::mem::take(&mut r.key),
+                run: i,
+            });
+        }
+    }
+    let mut n = 0;
+    while let Some(Head { key, run }) = heap.pop() {
+        let r = &mut readers[run];
+        f(&key, &r.value)?;
+        n += 1;
+        r.key = key;
+        if r.advance()? {
+            heap.push(Head {
+                key: std::mem::take(&mut r.key),
+                run,
+            });
+        }
+    }
+    Ok(n)
+}
+
+/// Calls `f` once per distinct key, keys ascending, with all of its values
+/// (run order, then record order). One key's values are held in memory.
+pub fn merge_grouped<R: BufRead>(runs: Vec<R>, f: &mut GroupFn<'_>) -> io::Result<u64> {
+    let mut cur_key: Option<Vec<u8>> = None;
+    let mut arena: Vec<u8> = Vec::new();
+    let mut ends: Vec<usize> = Vec::new();
+    let flush = |key: &[u8], arena: &[u8], ends: &[usize], f: &mut GroupFn<'_>| {
+        let mut start = 0;
+        let mut it = ends.iter().map(|&e| {
+            let s = &arena[start..e];
+            start = e;
+            s
+        });
+        f(key, &mut it)
+    };
+    let n = merge_records(runs, &mut |k, v| {
+        if cur_key.as_deref() != Some(k) {
+            if let Some(ck) = cur_key.take() {
+                flush(&ck, &arena, &ends, f)?;
+            }
+            arena.clear();
+            ends.clear();
+            cur_key = Some(k.to_vec());
+        }
+        arena.extend_from_slice(v);
+        ends.push(arena.len());
+        Ok(())
+    })?;
+    if let Some(ck) = cur_key {
+        flush(&ck, &arena, &ends, f)?;
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(recs: &[(&str, &str)]) -> Vec<u8> {
+        let mut v = Vec::new();
+        for (k, val) in recs {
+            v.extend_from_slice(&(k.len() as u32).to_le_bytes());
+            v.extend_from_slice(k.as_bytes());
+            v.extend_from_slice(&(val.len() as u32).to_le_bytes());
+            v.extend_from_slice(val.as_bytes());
+        }
+        v
+    }
+
+    #[test]
+    fn groups_across_runs_stably() {
+        let a = run(&[("a", "1"), ("c", "2")]);
+        let b = run(&[("a", "3"), ("b", "4"), ("c", "5")]);
+        let mut got = Vec::new();
+        let n = merge_grouped(vec![&a[..], &b[..]], &mut |k, vals| {
+            let vs: Vec<String> = vals
+                .map(|v| String::from_utf8(v.to_vec()).unwrap())
+                .collect();
+            got.push((String::from_utf8(k.to_vec()).unwrap(), vs.join(",")));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 5);
+        assert_eq!(
+            got,
+            vec![
+                ("a".into(), "1,3".into()),
+                ("b".into(), "4".into()),
+                ("c".into(), "2,5".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn truncated_run_is_invalid_data() {
+        let mut a = run(&[("abc", "def")]);
+        a.truncate(a.len() - 1);
+        let e = merge_records(vec![&a[..]], &mut |_, _| Ok(())).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidData);
+    }
+}

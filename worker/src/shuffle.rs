@@ -1,0 +1,63 @@
+//! The shuffle's serving side: one partition of one map attempt's output,
+//! read from the indexed map-output file and streamed in chunks.
+
+use crate::executor::job_dir;
+use crate::mapout::MapOutputIndex;
+use crate::node::Node;
+use proto::{DataChunk, FetchPartitionRequest};
+use std::io::{Read, Seek, SeekFrom};
+use tokio::sync::mpsc;
+use tonic::Status;
+
+pub fn serve(
+    node: &Node,
+    r: &FetchPartitionRequest,
+) -> Result<mpsc::Receiver<Result<DataChunk, Status>>, Status> {
+    let dir = job_dir(node, r.job_id);
+    let out = crate::maptask::output_path(&dir, r.map_index, r.attempt);
+    let idx_path = {
+        let mut p = out.clone().into_os_string();
+        p.push(".index");
+        std::path::PathBuf::from(p)
+    };
+    let idx = MapOutputIndex::read(&idx_path).map_err(|e| {
+        Status::not_found(format!(
+            "no output of map {} attempt {} of job {} here: {e}",
+            r.map_index, r.attempt, r.job_id
+        ))
+    })?;
+    let part = *idx
+        .parts
+        .get(r.partition as usize)
+        .ok_or_else(|| Status::invalid_argument(format!("no partition {}", r.partition)))?;
+    let (tx, rx) = mpsc::channel(4);
+    tokio::task::spawn_blocking(move || {
+        let res = (|| -> std::io::Result<()> {
+            let mut f = std::fs::File::open(&out)?;
+            f.seek(SeekFrom::Start(part.offset))?;
+            let mut left = part.len;
+            while left > 0 {
+                let n = left.min(common::CHUNK as u64) as usize;
+                let mut buf = vec![0u8; n];
+                f.read_exact(&mut buf)?;
+                left -= n as u64;
+                if tx
+                    .blocking_send(Ok(DataChunk {
+                        data: buf.into(),
+                        from_cache: false,
+                    }))
+                    .is_err()
+                {
+                    return Ok(()); // the reducer went away
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = res {
+            let _ = tx.blocking_send(Err(Status::internal(format!(
+                "map output read failed: {e}"
+            ))));
+        }
+    });
+    Ok(rx)
+}
