@@ -374,7 +374,7 @@ mod tests {
     #[test]
     fn spills_and_merges_to_a_stable_sort() {
         let d = tmp("sort");
-        let recs = records(5000, 42);
+        let recs = records(20_000, 42);
         let mut b = MapOutputBuffer::new(d.join("spills"), 3, 1 << 16, None);
         for (p, k, v) in &recs {
             b.add(*p, k, v).unwrap();
