@@ -48,6 +48,27 @@ enum Cmd {
     /// Cluster administration.
     #[command(subcommand)]
     Admin(AdminCmd),
+    /// Run a job's map and reduce code in this process, with no cluster:
+    /// the single-process baseline for benchmarks.
+    Local {
+        /// wordcount, sort or terasort.
+        name: String,
+        /// A local input file.
+        file: PathBuf,
+        #[arg(long, short = 'r', default_value_t = 4)]
+        reducers: u32,
+        /// Sort: `kv` or `lines`.
+        #[arg(long, default_value = "kv")]
+        format: String,
+        /// Threads for the map phase.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Write the output parts here.
+        #[arg(long)]
+        output: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(clap::Args, Clone)]
@@ -258,6 +279,33 @@ async fn main() {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Cmd::Local {
+        name,
+        file,
+        reducers,
+        format,
+        threads,
+        output,
+        json,
+    } = &cli.cmd
+    {
+        let params = examples::jobs::JobParams {
+            format_lines: format == "lines",
+            reducers: *reducers,
+            ..Default::default()
+        };
+        return tokio::task::block_in_place(|| {
+            cli::local::run(
+                name,
+                file,
+                *reducers,
+                params,
+                *threads,
+                output.as_deref(),
+                *json,
+            )
+        });
+    }
     let cfg = cli::load_config(&cli.config)?;
     match cli.cmd {
         Cmd::Fs(c) => match c {
@@ -325,6 +373,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let v = cli::job::wait(&cfg, id).await?;
             cli::job::finish(&v, g.json)
         }
+        Cmd::Local { .. } => unreachable!("handled before loading the config"),
         Cmd::Admin(AdminCmd::Scheduler(c)) => match c {
             SchedCmd::Set { name, params } => cli::admin::scheduler_set(&cfg, &name, &params).await,
             SchedCmd::Show => cli::admin::scheduler_show(&cfg).await,

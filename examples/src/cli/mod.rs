@@ -6,6 +6,7 @@ pub mod cache;
 pub mod cluster;
 pub mod fs;
 pub mod job;
+pub mod local;
 
 use anyhow::Context;
 use common::config::ClusterConfig;
