@@ -348,10 +348,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             JobCmd::History { id } => cli::job::history(&cfg, id).await,
         },
         Cmd::Gen { generator, g } => {
+            // Each map's share is a little under one block: output blocks are
+            // cut at record boundaries, so a share of exactly one block would
+            // spill a sliver into a second block (and a second, tiny map).
             let block = g.block_size.unwrap_or(cfg.dfs.block_size);
             let maps = g
                 .maps
-                .unwrap_or_else(|| g.size.div_ceil(block).clamp(1, 10_000) as u32);
+                .unwrap_or_else(|| g.size.div_ceil(block - block / 32).clamp(1, 10_000) as u32);
             let params = examples::jobs::JobParams {
                 size: g.size,
                 seed: g.seed,

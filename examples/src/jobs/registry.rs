@@ -24,7 +24,7 @@ pub const NAMES: &[&str] = &[
 /// slower to clean up after a failed task).
 pub fn lookup(name: &str) -> Option<Arc<dyn Job>> {
     Some(match name {
-        "wordcount" => Arc::new(WordCount),
+        "wordcount" => Arc::new(WordCount::default()),
         "sort" => Arc::new(Sort),
         "terasort" => Arc::new(TeraSort),
         "teragen" => Arc::new(TeraGen),

@@ -1,10 +1,59 @@
 //! WordCount, the MapReduce "hello world" and the combiner's showcase: the
-//! map emits `(word, "1")`, the combiner and reducer add the counts up.
+//! map counts words, the combiner and reducer add the counts up.
+//!
+//! The map combines in memory before it emits (the "in-mapper combining" of
+//! Lin and Dyer, what Spark's map-side aggregation does): emitting
+//! `(word, "1")` per occurrence would make the sort buffer order every word
+//! of the input only for the combiner to add them up again. The held counts
+//! are bounded ([`MAX_HELD_WORDS`]) and flushed through `emit` when full, so
+//! memory stays bounded on any vocabulary.
 
 use super::{Emit, Job, OutputFormat, TaskCtx};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Mutex;
+
+/// Distinct words a map holds before flushing its counts.
+pub const MAX_HELD_WORDS: usize = 1 << 18;
+
+/// FNV-1a: words are short, and SipHash's DoS resistance buys nothing for
+/// a task counting its own input.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf29ce484222325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+        self.0 = h;
+    }
+}
+
+type Counts = HashMap<Vec<u8>, u64, BuildHasherDefault<Fnv>>;
 
 #[derive(Debug, Default)]
-pub struct WordCount;
+pub struct WordCount {
+    /// Counts held per map task (by task index): one job object may serve
+    /// several maps at once in `mr local`.
+    held: Mutex<HashMap<u32, Counts>>,
+}
+
+fn emit_counts(counts: Counts, out: &mut dyn Emit) {
+    let mut buf = [0u8; 20];
+    for (w, n) in counts {
+        out.emit(&w, fmt_u64(n, &mut buf));
+    }
+}
 
 /// ASCII whitespace as C's `isspace` (which includes `\x0b`, unlike
 /// `u8::is_ascii_whitespace`): words are whatever lies between.
@@ -66,8 +115,35 @@ impl Job for WordCount {
     fn has_combiner(&self) -> bool {
         true
     }
-    fn map(&self, _ctx: &mut TaskCtx, key: &[u8], _value: &[u8], out: &mut dyn Emit) {
-        for_each_word(key, |w| out.emit(w, b"1"));
+    fn map(&self, ctx: &mut TaskCtx, key: &[u8], _value: &[u8], out: &mut dyn Emit) {
+        let full = {
+            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            let counts = held.entry(ctx.index).or_default();
+            for_each_word(key, |w| match counts.get_mut(w) {
+                Some(n) => *n += 1,
+                None => {
+                    counts.insert(w.to_vec(), 1);
+                }
+            });
+            if counts.len() >= MAX_HELD_WORDS {
+                held.remove(&ctx.index)
+            } else {
+                None
+            }
+        };
+        if let Some(c) = full {
+            emit_counts(c, out);
+        }
+    }
+    fn map_finish(&self, ctx: &mut TaskCtx, out: &mut dyn Emit) {
+        let held = self
+            .held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&ctx.index);
+        if let Some(c) = held {
+            emit_counts(c, out);
+        }
     }
     fn reduce(
         &self,
@@ -122,7 +198,7 @@ mod tests {
             *want.entry(w).or_default() += 1;
         }
         // map, then a combine on half of the pairs, then sort and reduce.
-        let job = WordCount;
+        let job = WordCount::default();
         let mut ctx = TaskCtx::default();
         let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = vec![];
         for line in text.lines() {
@@ -130,6 +206,9 @@ mod tests {
                 pairs.push((k.to_vec(), v.to_vec()))
             });
         }
+        job.map_finish(&mut ctx, &mut |k: &[u8], v: &[u8]| {
+            pairs.push((k.to_vec(), v.to_vec()))
+        });
         let half = pairs.split_off(pairs.len() / 2);
         let mut groups: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
         for (k, v) in pairs {
