@@ -5,10 +5,11 @@
 # same input (`mr local`), and print job time, throughput, the ratio to the
 # single-process baseline measured in this run, and each worker's peak memory.
 #   scripts/bench.sh [--size 1GiB] [--dir DIR] [--block-size 64MiB] [--reducers 6]
+#                    [--jobs wordcount,sort,terasort]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SIZE=1GiB BLOCK=64MiB REDUCERS=6
+SIZE=1GiB BLOCK=64MiB REDUCERS=6 JOBS=wordcount,sort,terasort
 DIR=$(mktemp -d /tmp/mr-bench.XXXXXX)
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -16,14 +17,15 @@ while [ $# -gt 0 ]; do
     --dir) DIR=$2; shift 2 ;;
     --block-size) BLOCK=$2; shift 2 ;;
     --reducers) REDUCERS=$2; shift 2 ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    --jobs) JOBS=$2; shift 2 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
 cargo build --release --bins --workspace
 MR="$ROOT/target/release/mr"
 trap 'scripts/cluster.sh down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
-scripts/cluster.sh up --workers 6 --racks 2 --dir "$DIR" --release --block-size "$BLOCK" --replication 2
+scripts/cluster.sh up --workers 6 --racks 2 --dir "$DIR" --release --heartbeat 250ms --block-size "$BLOCK" --replication 2
 export MR_CONFIG="$DIR/cluster.toml"
 OUT="$DIR/bench.jsonl"; : > "$OUT"
 
@@ -48,9 +50,9 @@ j = json.load(open(sys.argv[2])); l = json.load(open(sys.argv[3]))
 print(json.dumps({"label": sys.argv[1], "job": j, "local": l}))
 PY
 }
-bench wordcount randomtextwriter wordcount
-bench sort randomwriter sort --total-order
-bench terasort teragen terasort
+case ",$JOBS," in *,wordcount,*) bench wordcount randomtextwriter wordcount ;; esac
+case ",$JOBS," in *,sort,*) bench sort randomwriter sort --total-order ;; esac
+case ",$JOBS," in *,terasort,*) bench terasort teragen terasort ;; esac
 
 peaks=$(for p in "$DIR"/pids/w*.pid; do n=$(basename "$p" .pid); echo "$n $(awk '/VmHWM/{print $2}' /proc/"$(cat "$p")"/status 2>/dev/null || echo 0)"; done)
 python3 - "$OUT" "$peaks" <<'PY'

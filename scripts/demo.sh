@@ -30,7 +30,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== starting a 6-worker, 2-rack cluster in $DIR"
-scripts/cluster.sh up --workers 6 --racks 2 --dir "$DIR" --release --block-size 32MiB --replication 2
+scripts/cluster.sh up --workers 6 --racks 2 --dir "$DIR" --release --heartbeat 250ms --block-size 32MiB --replication 2
 export MR_CONFIG="$DIR/cluster.toml"
 "$MR" cluster status
 

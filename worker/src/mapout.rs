@@ -169,11 +169,13 @@ impl MapOutputBuffer {
 
     fn sort(&mut self) {
         let mut index = std::mem::take(&mut self.index);
-        // Stable: equal keys keep emission order, as Hadoop's sort does.
-        index.sort_by(|a, b| {
+        // Equal keys keep emission order (the offset grows with it), as a
+        // stable sort would, without a stable sort's scratch buffer.
+        index.sort_unstable_by(|a, b| {
             a.partition
                 .cmp(&b.partition)
                 .then_with(|| self.key(a).cmp(self.key(b)))
+                .then(a.offset.cmp(&b.offset))
         });
         self.index = index;
     }

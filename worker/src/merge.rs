@@ -41,14 +41,12 @@ fn read_len<R: Read>(r: &mut R) -> io::Result<Option<u32>> {
 
 fn read_exact_into<R: Read>(r: &mut R, n: usize, buf: &mut Vec<u8>) -> io::Result<()> {
     buf.clear();
-    buf.resize(n, 0);
-    r.read_exact(buf).map_err(|e| {
-        if e.kind() == ErrorKind::UnexpectedEof {
-            io::Error::new(ErrorKind::InvalidData, "truncated record in a sorted run")
-        } else {
-            e
-        }
-    })
+    // `take` + `read_to_end` fills without zeroing the buffer first.
+    let got = r.take(n as u64).read_to_end(buf)?;
+    if got < n {
+        return Err(io::Error::new(ErrorKind::InvalidData, "truncated record in a sorted run"));
+    }
+    Ok(())
 }
 
 impl<R: BufRead> RunReader<R> {
