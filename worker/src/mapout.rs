@@ -60,14 +60,26 @@ impl MapOutputIndex {
     }
 }
 
-/// Index entry of one buffered record: 16 bytes, so the index costs little
-/// next to the data it sorts.
+/// Index entry of one buffered record: 24 bytes, so the index costs little
+/// next to the data it sorts. `prefix` holds the key's first 8 bytes
+/// big-endian: comparing it settles almost every comparison of random keys
+/// (TeraSort's) without touching the arena.
 #[derive(Clone, Copy)]
 struct Entry {
+    prefix: u64,
     partition: u32,
     klen: u32,
     offset: u32,
     vlen: u32,
+}
+
+/// The first 8 bytes of `key`, zero-padded, as a big-endian number: ordered
+/// as the bytes are.
+pub fn key_prefix(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
 }
 
 struct Spill {
@@ -146,6 +158,7 @@ impl MapOutputBuffer {
         self.arena.extend_from_slice(key);
         self.arena.extend_from_slice(value);
         self.index.push(Entry {
+            prefix: key_prefix(key),
             partition: partition.min(self.partitions - 1),
             klen: key.len() as u32,
             offset,
@@ -174,6 +187,7 @@ impl MapOutputBuffer {
         index.sort_unstable_by(|a, b| {
             a.partition
                 .cmp(&b.partition)
+                .then(a.prefix.cmp(&b.prefix))
                 .then_with(|| self.key(a).cmp(self.key(b)))
                 .then(a.offset.cmp(&b.offset))
         });

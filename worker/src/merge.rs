@@ -44,7 +44,10 @@ fn read_exact_into<R: Read>(r: &mut R, n: usize, buf: &mut Vec<u8>) -> io::Resul
     // `take` + `read_to_end` fills without zeroing the buffer first.
     let got = r.take(n as u64).read_to_end(buf)?;
     if got < n {
-        return Err(io::Error::new(ErrorKind::InvalidData, "truncated record in a sorted run"));
+        return Err(io::Error::new(
+            ErrorKind::InvalidData,
+            "truncated record in a sorted run",
+        ));
     }
     Ok(())
 }
@@ -75,8 +78,20 @@ impl<R: BufRead> RunReader<R> {
 /// Heap entry: the run index; ordering looks at the run's current key, with
 /// the run index as tie-break so equal keys keep run order (stability).
 struct Head {
+    /// The key's first 8 bytes, big-endian: most comparisons end here.
+    prefix: u64,
     key: Vec<u8>,
     run: usize,
+}
+
+impl Head {
+    fn new(key: Vec<u8>, run: usize) -> Self {
+        Head {
+            prefix: crate::mapout::key_prefix(&key),
+            key,
+            run,
+        }
+    }
 }
 
 impl PartialEq for Head {
@@ -93,7 +108,10 @@ impl PartialOrd for Head {
 impl Ord for Head {
     fn cmp(&self, o: &Self) -> Ordering {
         // BinaryHeap is a max-heap: reverse for smallest first.
-        o.key.cmp(&self.key).then(o.run.cmp(&self.run))
+        o.prefix
+            .cmp(&self.prefix)
+            .then_with(|| o.key.cmp(&self.key))
+            .then(o.run.cmp(&self.run))
     }
 }
 
@@ -103,23 +121,17 @@ pub fn merge_records<R: BufRead>(runs: Vec<R>, f: &mut RecordFn<'_>) -> io::Resu
     let mut heap = BinaryHeap::with_capacity(readers.len());
     for (i, r) in readers.iter_mut().enumerate() {
         if r.advance()? {
-            heap.push(Head {
-                key: std::mem::take(&mut r.key),
-                run: i,
-            });
+            heap.push(Head::new(std::mem::take(&mut r.key), i));
         }
     }
     let mut n = 0;
-    while let Some(Head { key, run }) = heap.pop() {
+    while let Some(Head { key, run, .. }) = heap.pop() {
         let r = &mut readers[run];
         f(&key, &r.value)?;
         n += 1;
         r.key = key;
         if r.advance()? {
-            heap.push(Head {
-                key: std::mem::take(&mut r.key),
-                run,
-            });
+            heap.push(Head::new(std::mem::take(&mut r.key), run));
         }
     }
     Ok(n)
