@@ -4,6 +4,7 @@
 //! its own (`now` comes in the view), so the master, the simulator and unit
 //! tests run exactly the same decisions.
 
+pub mod compose;
 pub mod fifo;
 pub mod registry;
 pub mod view;
