@@ -8,7 +8,6 @@ if command -v cargo-nextest >/dev/null 2>&1 || cargo nextest --version >/dev/nul
   # nextest runs each test in its own process: a crashed cluster test
   # cannot take the others down.
   cargo nextest run --workspace --no-fail-fast "$@"
-  cargo test --workspace --doc
 else
   cargo test --workspace "$@"
 fi
