@@ -25,6 +25,8 @@ pub type WorkerConn = WorkerClient<InterceptedService<Channel, TokenAttach>>;
 
 /// Large enough for a whole chunk plus framing; both sides use the same limit.
 const MAX_MESSAGE: usize = 2 * CHUNK + 4096;
+/// Blocks of one put being written at once.
+const PUT_IN_FLIGHT: usize = 2;
 /// Attempts at writing one block before a put fails.
 const WRITE_ATTEMPTS: usize = 3;
 
@@ -291,14 +293,33 @@ impl Dfs {
     ) -> Result<u64> {
         let mut w = self.create(path, opts).await?;
         let bs = w.block_size as usize;
+        // Two blocks in flight: the next block is read (and sent) while the
+        // previous one is still being fsynced on its targets.
         let result = async {
+            let mut pending = futures::stream::FuturesOrdered::new();
             loop {
                 let data = read_full(&mut reader, bs).await?;
-                if data.is_empty() {
+                let done = data.is_empty();
+                if !done {
+                    let n = data.len() as u64;
+                    let lease = w.lease;
+                    pending.push_back(async move {
+                        self.write_one_block(path, lease, data)
+                            .await
+                            .map(|b| (b, n))
+                    });
+                }
+                while pending.len() >= if done { 1 } else { PUT_IN_FLIGHT } {
+                    let (b, n) = futures::StreamExt::next(&mut pending)
+                        .await
+                        .expect("non-empty")?;
+                    w.blocks.push(b);
+                    w.written += n;
+                    progress(w.written);
+                }
+                if done {
                     return Ok::<_, DfsError>(());
                 }
-                self.write_block_of(&mut w, data).await?;
-                progress(w.written);
             }
         }
         .await;
@@ -425,9 +446,14 @@ impl Dfs {
     ) -> Result<u64> {
         let st = self.stat(path).await?;
         let mut total = 0;
-        for b in &st.blocks {
-            // A reader fills the serving worker's cache, as a task does.
-            let (data, _) = self.read_block(b, true).await?;
+        // The next block is fetched while the previous one is written out.
+        // A reader fills the serving worker's cache, as a task does.
+        let mut blocks = futures::StreamExt::buffered(
+            futures::stream::iter(st.blocks.iter().map(|b| self.read_block(b, true))),
+            PUT_IN_FLIGHT,
+        );
+        while let Some(r) = futures::StreamExt::next(&mut blocks).await {
+            let (data, _) = r?;
             out.write_all(&data).await?;
             total += data.len() as u64;
             progress(total);
