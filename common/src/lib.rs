@@ -8,6 +8,7 @@
 //! - [`auth`]: the cluster-token interceptors every server and client uses.
 //! - [`placement`]: HDFS's rack-aware replica placement, pure.
 //! - [`sched`]: the Scheduler trait, the cluster view, every policy.
+//! - [`shutdown`]: the daemons' stop signal.
 //! - [`logging`]: tracing set-up for the daemons.
 
 pub mod auth;
@@ -17,6 +18,7 @@ pub mod logging;
 pub mod path;
 pub mod placement;
 pub mod sched;
+pub mod shutdown;
 pub mod units;
 
 /// Wire protocol version: a worker of another version is refused at

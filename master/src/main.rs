@@ -24,15 +24,5 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(&cfg.master.addr)
         .await
         .with_context(|| format!("cannot listen on {}", cfg.master.addr))?;
-    master::run(cfg, listener, shutdown_signal()).await
-}
-
-async fn shutdown_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {},
-        _ = term.recv() => {},
-    }
-    tracing::info!("shutdown requested");
+    master::run(cfg, listener, common::shutdown::signal()).await
 }

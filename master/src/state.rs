@@ -671,7 +671,8 @@ impl MasterState {
         }
     }
 
-    pub fn delete(&mut self, raw: &str) -> Result<u64> {
+    /// Files at or under a path and their blocks; an error if there are none.
+    fn files_under(&self, raw: &str) -> Result<(DfsPath, Vec<String>, Vec<u64>)> {
         let path = DfsPath::parse(raw)?;
         let paths = self.ns.matching(path.as_str());
         if paths.is_empty() {
@@ -679,10 +680,15 @@ impl MasterState {
                 "{path}: no such file or directory"
             )));
         }
-        let ids: Vec<u64> = paths
+        let ids = paths
             .iter()
             .flat_map(|p| self.ns.files[p].blocks.iter().map(|b| b.id))
             .collect();
+        Ok((path, paths, ids))
+    }
+
+    pub fn delete(&mut self, raw: &str) -> Result<u64> {
+        let (path, paths, ids) = self.files_under(raw)?;
         let n = paths.len() as u64;
         self.commit(Edit::Delete { paths })?;
         for id in ids {
@@ -775,17 +781,7 @@ impl MasterState {
     /// Like an HDFS cache directive: each block of the file is cached on one
     /// worker that stores it (or dropped from every cache).
     pub fn cache_file(&mut self, raw: &str, cache: bool) -> Result<u64> {
-        let path = DfsPath::parse(raw)?;
-        let paths = self.ns.matching(path.as_str());
-        if paths.is_empty() {
-            return Err(MasterError::NotFound(format!(
-                "{path}: no such file or directory"
-            )));
-        }
-        let ids: Vec<u64> = paths
-            .iter()
-            .flat_map(|p| self.ns.files[p].blocks.iter().map(|b| b.id))
-            .collect();
+        let (_, _, ids) = self.files_under(raw)?;
         let mut n = 0;
         for id in ids {
             if cache {

@@ -37,15 +37,5 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(&me.addr)
         .await
         .with_context(|| format!("cannot listen on {}", me.addr))?;
-    worker::run(cfg, &args.name, listener, shutdown_signal()).await
-}
-
-async fn shutdown_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {},
-        _ = term.recv() => {},
-    }
-    tracing::info!("shutdown requested");
+    worker::run(cfg, &args.name, listener, common::shutdown::signal()).await
 }
