@@ -2,7 +2,6 @@
 
 use crate::node::Node;
 use crate::store::StoreError;
-use bytes::BytesMut;
 use common::config::MAX_BLOCK_SIZE;
 use common::CHUNK;
 use proto::worker_server::Worker;
@@ -48,20 +47,34 @@ impl Worker for WorkerService {
                 info.id, info.len
             )));
         }
-        let mut buf = BytesMut::with_capacity(info.len as usize);
-        buf.extend_from_slice(&first.data);
-        while let Some(c) = stream.message().await? {
-            if (buf.len() + c.data.len()) as u64 > info.len {
+        // Chunks go to a blocking writer thread as they arrive: the block is
+        // never whole in memory here.
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(4);
+        let node = self.node.clone();
+        let writer = tokio::task::spawn_blocking(move || -> Result<(), StoreError> {
+            let mut w = node.store.begin(info)?;
+            while let Some(chunk) = rx.blocking_recv() {
+                w.write(&chunk)?;
+            }
+            w.commit(&node.store)
+        });
+        let mut received = first.data.len() as u64;
+        let mut send_err = tx.send(first.data).await.is_err();
+        while !send_err {
+            let Some(c) = stream.message().await? else {
+                break;
+            };
+            received += c.data.len() as u64;
+            if received > info.len {
                 return Err(Status::invalid_argument(format!(
                     "block {} is longer than its declared {} bytes",
                     info.id, info.len
                 )));
             }
-            buf.extend_from_slice(&c.data);
+            send_err = tx.send(c.data).await.is_err();
         }
-        let node = self.node.clone();
-        let data = buf.freeze();
-        tokio::task::spawn_blocking(move || node.store.put(info, &data))
+        drop(tx);
+        writer
             .await
             .map_err(|e| Status::internal(e.to_string()))?
             .map_err(to_status)?;

@@ -139,52 +139,28 @@ impl BlockStore {
     /// Stores a block durably after checking it against `info`. Blocking:
     /// call from `spawn_blocking`. Storing a block already held is a no-op.
     pub fn put(&self, info: BlockInfo, data: &[u8]) -> Result<(), StoreError> {
-        let crc = crc32c::crc32c(data);
-        if data.len() as u64 != info.len || crc != info.crc32c {
-            return Err(StoreError::BadWrite {
-                id: info.id,
-                got: data.len(),
-                crc,
-                want_len: info.len,
-                want_crc: info.crc32c,
-            });
-        }
-        if self.info(info.id) == Some(info) {
-            return Ok(());
-        }
+        let mut w = self.begin(info)?;
+        w.write(data)?;
+        w.commit(self)
+    }
+
+    /// Starts a streamed write of `info`: chunks go straight to a temp file
+    /// (so a worker receiving a block holds one chunk, not the block), and
+    /// the block appears only at [`BlockWrite::commit`], checked and fsynced.
+    pub fn begin(&self, info: BlockInfo) -> Result<BlockWrite, StoreError> {
         let nonce = next_nonce();
-        let tmp_data = self
-            .dir
-            .join("tmp")
-            .join(format!("blk_{}.{nonce}", info.id));
-        let tmp_meta = self
-            .dir
-            .join("tmp")
-            .join(format!("blk_{}.{nonce}.meta", info.id));
-        let write = || -> io::Result<()> {
-            let mut f = File::create(&tmp_data)?;
-            f.write_all(data)?;
-            f.sync_all()?;
-            let mut m = File::create(&tmp_meta)?;
-            let mut meta = [0u8; META_LEN];
-            meta[..8].copy_from_slice(&info.len.to_le_bytes());
-            meta[8..].copy_from_slice(&info.crc32c.to_le_bytes());
-            m.write_all(&meta)?;
-            m.sync_all()?;
-            fs::rename(&tmp_data, self.data_path(info.id))?;
-            fs::rename(&tmp_meta, self.meta_path(info.id))?;
-            File::open(&self.dir)?.sync_all()
-        };
-        if let Err(e) = write() {
-            let _ = fs::remove_file(&tmp_data);
-            let _ = fs::remove_file(&tmp_meta);
-            return Err(e.into());
-        }
-        self.blocks.lock().unwrap().insert(info.id, info);
-        let mut d = self.delta.lock().unwrap();
-        d.removed.retain(|r| *r != info.id);
-        d.added.insert(info.id, info);
-        Ok(())
+        let tmp = self.dir.join("tmp");
+        let tmp_data = tmp.join(format!("blk_{}.{nonce}", info.id));
+        let tmp_meta = tmp.join(format!("blk_{}.{nonce}.meta", info.id));
+        let file = File::create(&tmp_data)?;
+        Ok(BlockWrite {
+            info,
+            file: Some(io::BufWriter::with_capacity(1 << 20, file)),
+            tmp_data,
+            tmp_meta,
+            crc: 0,
+            len: 0,
+        })
     }
 
     /// Maps a block and verifies its checksum. A corrupt block is deleted
@@ -239,6 +215,80 @@ impl BlockStore {
     /// Forgets pending changes: a full report is about to replace them.
     pub fn clear_delta(&self) {
         *self.delta.lock().unwrap() = Delta::default();
+    }
+}
+
+/// A block being received; see [`BlockStore::begin`]. Dropped without a
+/// commit, it leaves nothing behind.
+pub struct BlockWrite {
+    info: BlockInfo,
+    file: Option<io::BufWriter<File>>,
+    tmp_data: PathBuf,
+    tmp_meta: PathBuf,
+    crc: u32,
+    len: u64,
+}
+
+impl BlockWrite {
+    pub fn write(&mut self, chunk: &[u8]) -> Result<(), StoreError> {
+        self.len += chunk.len() as u64;
+        if self.len > self.info.len {
+            return Err(self.bad());
+        }
+        self.crc = crc32c::crc32c_append(self.crc, chunk);
+        self.file
+            .as_mut()
+            .expect("open until commit")
+            .write_all(chunk)?;
+        Ok(())
+    }
+
+    fn bad(&self) -> StoreError {
+        StoreError::BadWrite {
+            id: self.info.id,
+            got: self.len as usize,
+            crc: self.crc,
+            want_len: self.info.len,
+            want_crc: self.info.crc32c,
+        }
+    }
+
+    /// Checks length and CRC32C, fsyncs, renames into place, records the block.
+    pub fn commit(mut self, store: &BlockStore) -> Result<(), StoreError> {
+        let info = self.info;
+        if self.len != info.len || self.crc != info.crc32c {
+            return Err(self.bad());
+        }
+        let f = self.file.take().expect("open until commit");
+        if store.info(info.id) == Some(info) {
+            return Ok(()); // already held: Drop removes the temp file
+        }
+        let write = || -> io::Result<()> {
+            f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            let mut m = File::create(&self.tmp_meta)?;
+            let mut meta = [0u8; META_LEN];
+            meta[..8].copy_from_slice(&info.len.to_le_bytes());
+            meta[8..].copy_from_slice(&info.crc32c.to_le_bytes());
+            m.write_all(&meta)?;
+            m.sync_all()?;
+            fs::rename(&self.tmp_data, store.data_path(info.id))?;
+            fs::rename(&self.tmp_meta, store.meta_path(info.id))?;
+            File::open(&store.dir)?.sync_all()
+        };
+        write()?;
+        store.blocks.lock().unwrap().insert(info.id, info);
+        let mut d = store.delta.lock().unwrap();
+        d.removed.retain(|r| *r != info.id);
+        d.added.insert(info.id, info);
+        Ok(())
+    }
+}
+
+impl Drop for BlockWrite {
+    fn drop(&mut self) {
+        // After a commit the temp files were renamed away: these fail quietly.
+        let _ = fs::remove_file(&self.tmp_data);
+        let _ = fs::remove_file(&self.tmp_meta);
     }
 }
 
