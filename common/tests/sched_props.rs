@@ -64,7 +64,7 @@ fn view(s: &Spec) -> ClusterView {
                 .iter()
                 .map(|i| format!("n{i}"))
                 .collect();
-            let cached = if block % 3 == 0 {
+            let cached = if block.is_multiple_of(3) {
                 vec![reps[0].clone()]
             } else {
                 vec![]
