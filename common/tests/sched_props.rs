@@ -127,7 +127,9 @@ fn view(s: &Spec) -> ClusterView {
         pending,
         rack_bandwidth: 125e6,
         cross_rack_bandwidth: 37.5e6,
+        node_index: Default::default(),
     }
+    .index()
 }
 
 /// Checks one decision against the view and applies it.

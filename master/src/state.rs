@@ -1261,7 +1261,9 @@ impl MasterState {
             // emulated LAN's defaults.
             rack_bandwidth: 125e6,
             cross_rack_bandwidth: 37.5e6,
+            node_index: Default::default(),
         }
+        .index()
     }
 
     /// Asks the policy for assignments and queues the launches.

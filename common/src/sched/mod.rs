@@ -7,6 +7,7 @@
 pub mod compose;
 pub mod fifo;
 pub mod registry;
+pub mod synth;
 pub mod view;
 
 pub use registry::{build, SchedError, SchedulerSpec};

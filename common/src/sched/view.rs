@@ -131,11 +131,29 @@ pub struct ClusterView {
     /// Bytes per second between two nodes of one rack, and across racks.
     pub rack_bandwidth: f64,
     pub cross_rack_bandwidth: f64,
+    /// Node name → position in `nodes`, once [`ClusterView::index`] built it:
+    /// locality lookups are per (task, replica), so a scan would make a
+    /// heartbeat cost O(tasks × nodes) on big clusters.
+    pub node_index: std::collections::HashMap<String, usize>,
 }
 
 impl ClusterView {
+    /// Builds the name index; call after filling `nodes`.
+    pub fn index(mut self) -> Self {
+        self.node_index = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), i))
+            .collect();
+        self
+    }
+
     pub fn node(&self, name: &str) -> Option<&NodeView> {
-        self.nodes.iter().find(|n| n.name == name)
+        if self.node_index.is_empty() {
+            return self.nodes.iter().find(|n| n.name == name);
+        }
+        self.node_index.get(name).map(|&i| &self.nodes[i])
     }
 
     /// The locality a map task would have on `node`.

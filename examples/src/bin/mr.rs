@@ -48,6 +48,9 @@ enum Cmd {
     /// Cluster administration.
     #[command(subcommand)]
     Admin(AdminCmd),
+    /// Benchmarks that need no cluster.
+    #[command(subcommand)]
+    Bench(BenchCmd),
     /// Run a job's map and reduce code in this process, with no cluster:
     /// the single-process baseline for benchmarks.
     Local {
@@ -154,6 +157,22 @@ enum JobCmd {
     Kill { id: u64 },
     /// Per-task records of a finished job, as JSON lines.
     History { id: u64 },
+}
+
+#[derive(Subcommand)]
+enum BenchCmd {
+    /// Decision latency of each policy, per heartbeat and per batch, on
+    /// synthetic clusters (4 slots per node, half idle, 2 tasks per node).
+    Sched {
+        /// Cluster sizes, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "100,1000")]
+        nodes: Vec<usize>,
+        /// Policies (default: every registered one).
+        #[arg(long, value_delimiter = ',')]
+        scheduler: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -306,6 +325,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             )
         });
     }
+    if let Cmd::Bench(BenchCmd::Sched {
+        nodes,
+        scheduler,
+        json,
+    }) = &cli.cmd
+    {
+        return cli::schedbench::run(nodes, scheduler, *json);
+    }
     let cfg = cli::load_config(&cli.config)?;
     match cli.cmd {
         Cmd::Fs(c) => match c {
@@ -376,7 +403,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let v = cli::job::wait(&cfg, id).await?;
             cli::job::finish(&v, g.json)
         }
-        Cmd::Local { .. } => unreachable!("handled before loading the config"),
+        Cmd::Local { .. } | Cmd::Bench(_) => unreachable!("handled before loading the config"),
         Cmd::Admin(AdminCmd::Scheduler(c)) => match c {
             SchedCmd::Set { name, params } => cli::admin::scheduler_set(&cfg, &name, &params).await,
             SchedCmd::Show => cli::admin::scheduler_show(&cfg).await,

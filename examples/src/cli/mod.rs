@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod fs;
 pub mod job;
 pub mod local;
+pub mod schedbench;
 
 use anyhow::Context;
 use common::config::ClusterConfig;
