@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The same multi-job workload under each scheduler on a loopback cluster:
+# several WordCount jobs on different inputs submitted together, then each
+# job's locality mix and time, and the local-task rate per policy.
+#   scripts/sched-bench.sh [--schedulers fifo,delay,...] [--jobs 4] [--size 64MiB]
+#                          [--workers 6] [--dir DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+SCHEDS=fifo JOBS=4 SIZE=64MiB WORKERS=6
+DIR=$(mktemp -d /tmp/mr-sched.XXXXXX)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --schedulers) SCHEDS=$2; shift 2 ;;
+    --jobs) JOBS=$2; shift 2 ;;
+    --size) SIZE=$2; shift 2 ;;
+    --workers) WORKERS=$2; shift 2 ;;
+    --dir) DIR=$2; shift 2 ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    *) echo "sched-bench: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+cargo build --release --bins --workspace
+MR="$ROOT/target/release/mr"
+trap 'scripts/cluster.sh down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
+scripts/cluster.sh up --workers "$WORKERS" --racks 2 --dir "$DIR" --release --heartbeat 250ms \
+  --block-size 8MiB --replication 2 --cache 64MiB
+export MR_CONFIG="$DIR/cluster.toml"
+for j in $(seq 1 "$JOBS"); do
+  "$MR" gen randomtextwriter --size "$SIZE" --output "/in$j" --seed "$j" >/dev/null
+done
+OUT="$DIR/results.jsonl"; : > "$OUT"
+for s in ${SCHEDS//,/ }; do
+  "$MR" admin scheduler set "$s" >/dev/null
+  ids=()
+  for j in $(seq 1 "$JOBS"); do
+    ids+=("$("$MR" job submit wordcount --input "/in$j" --output "/out-$s-$j" --reducers 2 --output-replication 1)")
+  done
+  for id in "${ids[@]}"; do
+    "$MR" job wait "$id" --json 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps(d))' >> "$OUT"
+  done
+  "$MR" fs rm "/out-$s-1" >/dev/null 2>&1 || true
+done
+python3 - "$OUT" <<'PY'
+import json, sys, collections
+rows = [json.loads(l) for l in open(sys.argv[1])]
+by = collections.OrderedDict()
+for r in rows:
+    by.setdefault(r["scheduler"], []).append(r)
+print(f"{'scheduler':<14}{'jobs':>5}{'maps':>6}{'cache':>7}{'node':>6}{'c-rack':>8}{'rack':>6}{'off':>5}{'local %':>9}{'mean job s':>12}")
+for s, rs in by.items():
+    loc = collections.Counter()
+    for r in rs:
+        loc.update(r["locality"])
+    maps = sum(r["maps"] for r in rs)
+    local = 100 * (loc["cache_local"] + loc["node_local"]) / max(maps, 1)
+    mean = sum(r["exec_time_s"] for r in rs) / len(rs)
+    print(f"{s:<14}{len(rs):>5}{maps:>6}{loc['cache_local']:>7}{loc['node_local']:>6}{loc['cache_rack_local']:>8}{loc['rack_local']:>6}{loc['off_rack']:>5}{local:>9.0f}{mean:>12.2f}")
+PY
