@@ -5,7 +5,9 @@
 //! tests run exactly the same decisions.
 
 pub mod compose;
+pub mod delay;
 pub mod fifo;
+pub mod matchmaking;
 pub mod registry;
 pub mod synth;
 pub mod view;

@@ -1,7 +1,10 @@
 //! Policies by name, with their parameters, as the master config and
 //! `mr admin scheduler set` select them.
 
+use super::compose::{Composed, FifoOrder, HadoopDefault, JobOrder, Technique};
+use super::delay::Delay;
 use super::fifo::Fifo;
+use super::matchmaking::Matchmaking;
 use super::Scheduler;
 use std::collections::BTreeMap;
 
@@ -24,7 +27,54 @@ pub enum SchedError {
     },
 }
 
-pub const NAMES: &[&str] = &["fifo"];
+/// Every name `build` accepts with default parameters. `ORDER+TECHNIQUE`
+/// composes a job order (`fifo`) with a locality technique (`default`,
+/// `delay`, `matchmaking`); the short names are the papers' combinations.
+pub const NAMES: &[&str] = &[
+    "fifo",
+    "delay",
+    "matchmaking",
+    "fifo+delay",
+    "fifo+matchmaking",
+];
+
+const ORDERS: &[&str] = &["fifo"];
+const TECHNIQUES: &[&str] = &["default", "delay", "matchmaking"];
+
+fn order(name: &str, _params: &BTreeMap<String, String>) -> Option<Box<dyn JobOrder>> {
+    match name {
+        "fifo" => Some(Box::new(FifoOrder)),
+        _ => None,
+    }
+}
+
+fn technique(
+    name: &str,
+    params: &BTreeMap<String, String>,
+) -> Option<Result<Box<dyn Technique>, SchedError>> {
+    Some(match name {
+        "default" => Ok(Box::new(HadoopDefault) as Box<dyn Technique>),
+        "delay" => Delay::from_params(params).map(|d| Box::new(d) as Box<dyn Technique>),
+        "matchmaking" => {
+            Matchmaking::from_params(params).map(|m| Box::new(m) as Box<dyn Technique>)
+        }
+        _ => return None,
+    })
+}
+
+/// A composed name's `'static` form: names are few and live as long as the
+/// master, so each distinct one is leaked once.
+fn intern(name: &str) -> &'static str {
+    use std::sync::Mutex;
+    static NAMES_SEEN: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let mut seen = NAMES_SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = seen.iter().find(|s| **s == name) {
+        return s;
+    }
+    let s: &'static str = Box::leak(name.to_string().into_boxed_str());
+    seen.push(s);
+    s
+}
 
 /// A policy name and its parameters, as configured.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -60,13 +110,26 @@ pub fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>, SchedError> {
         }
         Ok(())
     };
-    match spec.name.as_str() {
+    let (ord, tech) = match spec.name.as_str() {
         "fifo" => {
             takes(&[])?;
-            Ok(Box::new(Fifo))
+            return Ok(Box::new(Fifo));
         }
-        other => Err(SchedError::UnknownName(other.to_string())),
-    }
+        "delay" | "matchmaking" => ("fifo", spec.name.as_str()),
+        composed => match composed.split_once('+') {
+            Some((o, t)) if ORDERS.contains(&o) && TECHNIQUES.contains(&t) => (o, t),
+            _ => return Err(SchedError::UnknownName(composed.to_string())),
+        },
+    };
+    let order =
+        order(ord, &spec.params).ok_or_else(|| SchedError::UnknownName(spec.name.clone()))?;
+    let technique = technique(tech, &spec.params)
+        .ok_or_else(|| SchedError::UnknownName(spec.name.clone()))??;
+    Ok(Box::new(Composed {
+        name: intern(&spec.name),
+        order,
+        technique,
+    }))
 }
 
 #[cfg(test)]
@@ -84,5 +147,14 @@ mod tests {
         let e = build(&s).err().unwrap();
         assert!(e.to_string().contains("no parameter"), "{e}");
         assert_eq!(build(&SchedulerSpec::new("fifo")).unwrap().name(), "fifo");
+        for n in NAMES {
+            assert_eq!(build(&SchedulerSpec::new(n)).unwrap().name(), *n);
+        }
+        let mut d = SchedulerSpec::new("fifo+delay");
+        d.params.insert("node_wait".into(), "3".into());
+        assert!(build(&d).is_ok());
+        d.params.insert("nope".into(), "3".into());
+        assert!(build(&d).is_err());
+        assert!(build(&SchedulerSpec::new("fifo+nothing")).is_err());
     }
 }

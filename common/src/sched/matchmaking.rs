@@ -1,0 +1,212 @@
+//! Matchmaking (He, Lu, Swanson: "Matchmaking: A New MapReduce Scheduling
+//! Technique", section III, Algorithms 1 and 2). Every node gets a fair
+//! chance at local maps before any node gets a non-local one:
+//! - on a heartbeat, while the node has free slots, search the jobs in order
+//!   (the strict order relaxed) for a map local to the node, and assign it,
+//!   counting local assignments in the node's locality marker;
+//! - when no job has a local map for the node and the node is not marked,
+//!   mark it (marker = 0) and give it nothing this heartbeat: one heartbeat
+//!   of patience, in which the other nodes heartbeat and take their local
+//!   maps;
+//! - when it is already marked (a second failure in a row), give it one
+//!   non-local map from the first job with unassigned maps, and no more this
+//!   heartbeat (at most one non-local map per heartbeat);
+//! - Algorithm 2: when a job arrives, every marker is cleared (null), as
+//!   the new job may hold local maps for any node.
+//!
+//! Algorithm 1 as printed tests `previousMarker == LocalityMarker[i]` before
+//! `LocalityMarker[i] == 0`, which would make its non-local branch
+//! unreachable; we follow the text of section III, which says what the
+//! branches are for: the first failure in a row marks, the second assigns.
+
+use super::compose::Technique;
+use super::registry::SchedError;
+use super::*;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+#[derive(Debug, Default)]
+pub struct Matchmaking {
+    /// Node → locality marker: absent is the paper's null, 0 means "failed
+    /// to find a local map last time", n > 0 counts local maps taken.
+    markers: HashMap<String, u32>,
+}
+
+impl Matchmaking {
+    pub fn from_params(p: &BTreeMap<String, String>) -> Result<Self, SchedError> {
+        if let Some(k) = p.keys().next() {
+            return Err(SchedError::UnknownParam {
+                name: "matchmaking".into(),
+                param: k.clone(),
+                takes: "no parameters".into(),
+            });
+        }
+        Ok(Matchmaking::default())
+    }
+
+    /// The node's marker, for tests and the UI.
+    pub fn marker(&self, node: &str) -> Option<u32> {
+        self.markers.get(node).copied()
+    }
+}
+
+impl Technique for Matchmaking {
+    fn name(&self) -> &'static str {
+        "matchmaking"
+    }
+
+    fn pick(&mut self, view: &ClusterView, node: &NodeView, order: &[u64]) -> Vec<Assignment> {
+        let others = view.nodes.len() > 1;
+        let mut out = Vec::new();
+        let mut taken: HashSet<TaskId> = HashSet::new();
+        let mut s = node.free_map_slots;
+        let usable = |t: &PendingTask, taken: &HashSet<TaskId>| {
+            t.kind == TaskKind::Map
+                && !taken.contains(&t.id)
+                && !(others && t.avoid.contains(&node.name))
+        };
+        while s > 0 {
+            let previous = self.markers.get(&node.name).copied();
+            let local = order.iter().find_map(|job| {
+                view.pending
+                    .iter()
+                    .filter(|t| t.job == *job && usable(t, &taken))
+                    .filter(|t| view.locality(t, node).is_local())
+                    .min_by_key(|t| (view.locality(t, node), t.id.index))
+            });
+            if let Some(t) = local {
+                taken.insert(t.id);
+                out.push(Assignment {
+                    task: t.id,
+                    node: node.name.clone(),
+                });
+                s -= 1;
+                *self.markers.entry(node.name.clone()).or_insert(0) += 1;
+                continue;
+            }
+            if previous == Some(0) {
+                // Second failure in a row: one non-local map from the first
+                // job that has one, then stop.
+                let non_local = order.iter().find_map(|job| {
+                    view.pending
+                        .iter()
+                        .filter(|t| t.job == *job && usable(t, &taken))
+                        .min_by_key(|t| (view.locality(t, node), t.id.index))
+                });
+                if let Some(t) = non_local {
+                    out.push(Assignment {
+                        task: t.id,
+                        node: node.name.clone(),
+                    });
+                }
+            } else {
+                self.markers.insert(node.name.clone(), 0);
+            }
+            break;
+        }
+        out
+    }
+
+    fn on_job_added(&mut self, _job: &JobView) {
+        // Algorithm 2.
+        self.markers.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, free: u32) -> NodeView {
+        NodeView {
+            name: name.into(),
+            rack: "r1".into(),
+            map_slots: free,
+            reduce_slots: 0,
+            free_map_slots: free,
+            free_reduce_slots: 0,
+            resources: Resources::default(),
+            cached_blocks: HashSet::new(),
+        }
+    }
+
+    fn map(job: u64, index: u32, replicas: &[&str]) -> PendingTask {
+        PendingTask {
+            id: TaskId {
+                job,
+                kind: TaskKind::Map,
+                index,
+            },
+            job,
+            kind: TaskKind::Map,
+            block: Some(index as u64),
+            replicas: replicas.iter().map(|s| s.to_string()).collect(),
+            cached_on: vec![],
+            input_bytes: 1,
+            avoid: vec![],
+            runnable_since: 0.0,
+        }
+    }
+
+    fn view(pending: Vec<PendingTask>) -> ClusterView {
+        ClusterView {
+            heartbeat_interval: 1.0,
+            nodes: vec![node("a", 2), node("b", 2)],
+            pending,
+            ..Default::default()
+        }
+    }
+
+    fn job(id: u64) -> JobView {
+        JobView {
+            id,
+            name: "j".into(),
+            submit_time: 0.0,
+            pool: "default".into(),
+            order: id,
+            maps_total: 1,
+            reduces_total: 0,
+            done: 0,
+            running: 0,
+            pending: 1,
+            running_maps: 0,
+            pending_maps: 1,
+            avg_task_time: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_node_without_local_maps_waits_one_heartbeat_then_gets_one_non_local() {
+        let mut m = Matchmaking::default();
+        let v = view(vec![
+            map(1, 0, &["b"]),
+            map(1, 1, &["b"]),
+            map(1, 2, &["b"]),
+        ]);
+        let a = v.node("a").unwrap();
+        assert!(m.pick(&v, a, &[1]).is_empty(), "first failure: skipped");
+        assert_eq!(m.marker("a"), Some(0));
+        let got = m.pick(&v, a, &[1]);
+        assert_eq!(
+            got.len(),
+            1,
+            "second failure: one and only one non-local map, with 2 slots free"
+        );
+    }
+
+    #[test]
+    fn local_maps_across_jobs_and_markers_cleared_on_job_arrival() {
+        let mut m = Matchmaking::default();
+        let v = view(vec![map(1, 0, &["b"]), map(2, 1, &["a"])]);
+        let a = v.node("a").unwrap();
+        // The strict order is relaxed: job 2's local map goes to a.
+        let got = m.pick(&v, a, &[1, 2]);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].task.job, 2);
+        assert_eq!(m.marker("a"), Some(0), "then no more local maps: marked");
+        m.on_job_added(&job(3));
+        assert_eq!(m.marker("a"), None, "Algorithm 2 clears every marker");
+        // After the reset the node waits one heartbeat again.
+        let v = view(vec![map(1, 0, &["b"])]);
+        assert!(m.pick(&v, v.node("a").unwrap(), &[1]).is_empty());
+    }
+}
