@@ -399,3 +399,52 @@ fn bad_job_specs_are_refused_before_anything_runs() {
         "hello world\n"
     );
 }
+
+#[test]
+fn every_scheduler_runs_a_job_to_a_correct_end_and_can_be_switched_live() {
+    let c = Cluster::start("schedulers", opts());
+    let data = text(20_000, 11);
+    let local = write_file(&c.dir, "text", &data);
+    c.mr_ok(&["fs", "put", local.to_str().unwrap(), "/in/text"]);
+    let want = wordcount_oracle(&data);
+    let out = c.mr(&["admin", "scheduler", "set", "nosuch"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scheduler"));
+    let out = c.mr(&["admin", "scheduler", "set", "delay", "bogus=1"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bogus"));
+    for name in common::sched::registry::NAMES {
+        c.mr_ok(&["admin", "scheduler", "set", name]);
+        assert!(c.mr_ok(&["admin", "scheduler", "show"]).contains(name));
+        let output = format!("/wc-{}", name.replace('+', "-"));
+        let v = run_json(
+            &c,
+            &[
+                "job",
+                "run",
+                "wordcount",
+                "--input",
+                "/in",
+                "--output",
+                &output,
+                "--reducers",
+                "2",
+            ],
+        );
+        assert_eq!(v["state"], "succeeded", "{name}: {v}");
+        assert_eq!(v["scheduler"], *name);
+        let mut got: HashMap<Vec<u8>, u64> = HashMap::new();
+        for part in parts(&c, &output) {
+            for line in part.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                let tab = line.iter().position(|b| *b == b'\t').unwrap();
+                got.insert(
+                    line[..tab].to_vec(),
+                    std::str::from_utf8(&line[tab + 1..])
+                        .unwrap()
+                        .parse()
+                        .unwrap(),
+                );
+            }
+        }
+        assert_eq!(got, want, "{name}");
+    }
+}
