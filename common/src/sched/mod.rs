@@ -4,11 +4,14 @@
 //! its own (`now` comes in the view), so the master, the simulator and unit
 //! tests run exactly the same decisions.
 
+pub mod capacity;
 pub mod compose;
 pub mod delay;
+pub mod fair;
 pub mod fifo;
 pub mod matchmaking;
 pub mod registry;
+pub mod shares;
 pub mod synth;
 pub mod view;
 

@@ -1,8 +1,10 @@
 //! Policies by name, with their parameters, as the master config and
 //! `mr admin scheduler set` select them.
 
+use super::capacity::CapacityOrder;
 use super::compose::{Composed, FifoOrder, HadoopDefault, JobOrder, Technique};
 use super::delay::Delay;
+use super::fair::FairOrder;
 use super::fifo::Fifo;
 use super::matchmaking::Matchmaking;
 use super::Scheduler;
@@ -32,20 +34,41 @@ pub enum SchedError {
 /// `delay`, `matchmaking`); the short names are the papers' combinations.
 pub const NAMES: &[&str] = &[
     "fifo",
+    "fair",
+    "capacity",
     "delay",
     "matchmaking",
     "fifo+delay",
     "fifo+matchmaking",
+    "fair+delay",
+    "fair+matchmaking",
+    "capacity+delay",
+    "capacity+matchmaking",
 ];
 
-const ORDERS: &[&str] = &["fifo"];
+const ORDERS: &[&str] = &["fifo", "fair", "capacity"];
 const TECHNIQUES: &[&str] = &["default", "delay", "matchmaking"];
 
-fn order(name: &str, _params: &BTreeMap<String, String>) -> Option<Box<dyn JobOrder>> {
-    match name {
-        "fifo" => Some(Box::new(FifoOrder)),
-        _ => None,
+/// The parameters each component takes, to route `key=value`s.
+fn keys_of(component: &str) -> &'static [&'static str] {
+    match component {
+        "fair" => &["min_shares", "weights"],
+        "capacity" => &["queues"],
+        "delay" => &["node_wait", "rack_wait"],
+        _ => &[],
     }
+}
+
+fn order(
+    name: &str,
+    params: &BTreeMap<String, String>,
+) -> Option<Result<Box<dyn JobOrder>, SchedError>> {
+    Some(match name {
+        "fifo" => Ok(Box::new(FifoOrder) as Box<dyn JobOrder>),
+        "fair" => FairOrder::from_params(params).map(|o| Box::new(o) as Box<dyn JobOrder>),
+        "capacity" => CapacityOrder::from_params(params).map(|o| Box::new(o) as Box<dyn JobOrder>),
+        _ => return None,
+    })
 }
 
 fn technique(
@@ -115,16 +138,26 @@ pub fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>, SchedError> {
             takes(&[])?;
             return Ok(Box::new(Fifo));
         }
+        "fair" | "capacity" => (spec.name.as_str(), "default"),
         "delay" | "matchmaking" => ("fifo", spec.name.as_str()),
         composed => match composed.split_once('+') {
             Some((o, t)) if ORDERS.contains(&o) && TECHNIQUES.contains(&t) => (o, t),
             _ => return Err(SchedError::UnknownName(composed.to_string())),
         },
     };
-    let order =
-        order(ord, &spec.params).ok_or_else(|| SchedError::UnknownName(spec.name.clone()))?;
-    let technique = technique(tech, &spec.params)
-        .ok_or_else(|| SchedError::UnknownName(spec.name.clone()))??;
+    let mut allowed: Vec<&str> = keys_of(ord).to_vec();
+    allowed.extend_from_slice(keys_of(tech));
+    takes(&allowed)?;
+    let pick = |keys: &[&str]| -> BTreeMap<String, String> {
+        spec.params
+            .iter()
+            .filter(|(k, _)| keys.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let unknown = || SchedError::UnknownName(spec.name.clone());
+    let order = order(ord, &pick(keys_of(ord))).ok_or_else(unknown)??;
+    let technique = technique(tech, &pick(keys_of(tech))).ok_or_else(unknown)??;
     Ok(Box::new(Composed {
         name: intern(&spec.name),
         order,

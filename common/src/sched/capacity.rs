@@ -1,0 +1,157 @@
+//! The Capacity Scheduler's job order (Yahoo's, the Naive-Bayes paper's
+//! baseline: "Number of queues in Capacity scheduler 3", "33.3%" each):
+//! queues are offered slots least-served first (running maps over the
+//! queue's capacity share of the cluster's map slots), FIFO inside a queue.
+//! Jobs name their queue with `--queue`; a queue the configuration does not
+//! list gets an equal share of what the listed ones leave (none by default:
+//! such jobs then wait for the listed queues, so name a listed queue).
+//!
+//! Parameter `queues`: `name:percent,...`, default `default:33.3,q2:33.3,q3:33.4`
+//! (three queues, as the paper's baseline, the first the CLI's default queue).
+
+use super::compose::JobOrder;
+use super::registry::SchedError;
+use super::*;
+use std::collections::{BTreeMap, HashMap};
+
+#[derive(Debug)]
+pub struct CapacityOrder {
+    queues: BTreeMap<String, f64>,
+}
+
+impl Default for CapacityOrder {
+    fn default() -> Self {
+        let queues = [("default", 33.3), ("q2", 33.3), ("q3", 33.4)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        CapacityOrder { queues }
+    }
+}
+
+impl CapacityOrder {
+    pub fn from_params(p: &BTreeMap<String, String>) -> Result<Self, SchedError> {
+        let mut c = CapacityOrder::default();
+        for (k, v) in p {
+            match k.as_str() {
+                "queues" => {
+                    c.queues = super::shares::parse("capacity", k, v)?;
+                    let total: f64 = c.queues.values().sum();
+                    if total <= 0.0 || total > 100.0 + 1e-6 {
+                        return Err(SchedError::BadValue {
+                            name: "capacity".into(),
+                            param: k.clone(),
+                            value: v.clone(),
+                            why: "capacities must add up to more than 0 and at most 100 percent"
+                                .into(),
+                        });
+                    }
+                }
+                _ => {
+                    return Err(SchedError::UnknownParam {
+                        name: "capacity".into(),
+                        param: k.clone(),
+                        takes: "queues".into(),
+                    })
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    fn capacity(&self, queue: &str) -> f64 {
+        if let Some(c) = self.queues.get(queue) {
+            return *c;
+        }
+        (100.0 - self.queues.values().sum::<f64>()).max(0.0)
+    }
+}
+
+impl JobOrder for CapacityOrder {
+    fn name(&self) -> &'static str {
+        "capacity"
+    }
+
+    fn order(&mut self, view: &ClusterView) -> Vec<u64> {
+        let slots: f64 = view
+            .nodes
+            .iter()
+            .map(|n| n.map_slots as f64)
+            .sum::<f64>()
+            .max(1.0);
+        let mut running: HashMap<&str, f64> = HashMap::new();
+        for j in &view.jobs {
+            *running.entry(j.pool.as_str()).or_default() += j.running_maps as f64;
+        }
+        // Used fraction of the queue's guaranteed capacity; a queue with no
+        // capacity is served last.
+        let used = |q: &str| -> f64 {
+            let cap = self.capacity(q) / 100.0 * slots;
+            let r = running.get(q).copied().unwrap_or(0.0);
+            if cap <= 0.0 {
+                f64::INFINITY
+            } else {
+                r / cap
+            }
+        };
+        let mut jobs: Vec<&JobView> = view.jobs.iter().collect();
+        jobs.sort_by(|a, b| {
+            used(&a.pool)
+                .total_cmp(&used(&b.pool))
+                .then(a.pool.cmp(&b.pool))
+                .then(a.order.cmp(&b.order))
+        });
+        jobs.into_iter().map(|j| j.id).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: u64, pool: &str, running: u32) -> JobView {
+        JobView {
+            id,
+            name: "j".into(),
+            submit_time: id as f64,
+            pool: pool.into(),
+            order: id,
+            maps_total: 10,
+            reduces_total: 0,
+            done: 0,
+            running,
+            pending: 5,
+            running_maps: running,
+            pending_maps: 5,
+            avg_task_time: 0.0,
+        }
+    }
+
+    #[test]
+    fn least_served_queue_first_fifo_inside() {
+        let mut c = CapacityOrder::default();
+        let v = ClusterView {
+            nodes: vec![NodeView {
+                name: "n".into(),
+                rack: "r".into(),
+                map_slots: 30,
+                reduce_slots: 1,
+                free_map_slots: 10,
+                free_reduce_slots: 1,
+                resources: Resources::default(),
+                cached_blocks: Default::default(),
+            }],
+            jobs: vec![
+                job(1, "default", 8),
+                job(2, "q2", 2),
+                job(3, "q2", 0),
+                job(4, "q3", 5),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(c.order(&v), vec![2, 3, 4, 1]);
+        let mut p = BTreeMap::new();
+        p.insert("queues".to_string(), "a:80,b:30".to_string());
+        assert!(CapacityOrder::from_params(&p).is_err());
+    }
+}
