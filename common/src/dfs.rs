@@ -32,8 +32,9 @@ const WRITE_ATTEMPTS: usize = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DfsError {
+    /// Not a `#[source]`: the status's own Display would repeat the message.
     #[error("{}", status_text(.0))]
-    Rpc(#[from] tonic::Status),
+    Rpc(tonic::Status),
     #[error("cannot reach {addr}: {msg}")]
     Connect { addr: String, msg: String },
     #[error("{0}")]
@@ -44,6 +45,12 @@ pub enum DfsError {
     Corrupt { id: u64, from: String },
     #[error("{0}")]
     Invalid(String),
+}
+
+impl From<tonic::Status> for DfsError {
+    fn from(s: tonic::Status) -> Self {
+        DfsError::Rpc(s)
+    }
 }
 
 /// A status as a person wants to read it: the message, and the code only
