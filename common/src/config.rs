@@ -48,11 +48,8 @@ pub const MAX_REPLICATION: u32 = 32;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read config {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error("cannot read config {path}: {err}")]
+    Read { path: PathBuf, err: std::io::Error },
     #[error("invalid config {path}: {msg}")]
     Parse { path: PathBuf, msg: String },
     #[error("invalid config: {0}")]
@@ -233,9 +230,9 @@ fn default_cache() -> u64 {
 
 impl ClusterConfig {
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|err| ConfigError::Read {
             path: path.to_path_buf(),
-            source,
+            err,
         })?;
         Self::parse(&text).map_err(|e| match e {
             ConfigError::Parse { msg, .. } => ConfigError::Parse {
