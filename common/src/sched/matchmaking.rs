@@ -24,14 +24,36 @@ use super::registry::SchedError;
 use super::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Matchmaking {
+    /// "matchmaking", or "localization-id" for HybSMRP's identical rule.
+    name: &'static str,
     /// Node → locality marker: absent is the paper's null, 0 means "failed
     /// to find a local map last time", n > 0 counts local maps taken.
     markers: HashMap<String, u32>,
 }
 
+impl Default for Matchmaking {
+    fn default() -> Self {
+        Matchmaking {
+            name: "matchmaking",
+            markers: HashMap::new(),
+        }
+    }
+}
+
 impl Matchmaking {
+    /// HybSMRP's localization ID (its Algorithm 2, lines 1-28): a node that
+    /// finds no local task is given none the first time and one non-local
+    /// task after the second failure, and every ID is reset to null when a
+    /// job arrives: the same rule as matchmaking's markers, under its name.
+    pub fn localization_id() -> Self {
+        Matchmaking {
+            name: "localization-id",
+            markers: HashMap::new(),
+        }
+    }
+
     pub fn from_params(p: &BTreeMap<String, String>) -> Result<Self, SchedError> {
         if let Some(k) = p.keys().next() {
             return Err(SchedError::UnknownParam {
@@ -51,7 +73,7 @@ impl Matchmaking {
 
 impl Technique for Matchmaking {
     fn name(&self) -> &'static str {
-        "matchmaking"
+        self.name
     }
 
     fn pick(&mut self, view: &ClusterView, node: &NodeView, order: &[u64]) -> Vec<Assignment> {

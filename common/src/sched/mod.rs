@@ -9,6 +9,7 @@ pub mod compose;
 pub mod delay;
 pub mod fair;
 pub mod fifo;
+pub mod hybsmrp;
 pub mod matchmaking;
 pub mod registry;
 pub mod shares;

@@ -6,6 +6,7 @@ use super::compose::{Composed, FifoOrder, HadoopDefault, JobOrder, Technique};
 use super::delay::Delay;
 use super::fair::FairOrder;
 use super::fifo::Fifo;
+use super::hybsmrp::HybsmrpOrder;
 use super::matchmaking::Matchmaking;
 use super::Scheduler;
 use std::collections::BTreeMap;
@@ -44,10 +45,15 @@ pub const NAMES: &[&str] = &[
     "fair+matchmaking",
     "capacity+delay",
     "capacity+matchmaking",
+    "hybsmrp",
+    "hybsmrp+default",
+    "hybsmrp+delay",
+    "fifo+localization-id",
+    "fair+localization-id",
 ];
 
-const ORDERS: &[&str] = &["fifo", "fair", "capacity"];
-const TECHNIQUES: &[&str] = &["default", "delay", "matchmaking"];
+const ORDERS: &[&str] = &["fifo", "fair", "capacity", "hybsmrp"];
+const TECHNIQUES: &[&str] = &["default", "delay", "matchmaking", "localization-id"];
 
 /// The parameters each component takes, to route `key=value`s.
 fn keys_of(component: &str) -> &'static [&'static str] {
@@ -55,6 +61,7 @@ fn keys_of(component: &str) -> &'static [&'static str] {
         "fair" => &["min_shares", "weights"],
         "capacity" => &["queues"],
         "delay" => &["node_wait", "rack_wait"],
+        "hybsmrp" => &["alpha", "beta", "gamma"],
         _ => &[],
     }
 }
@@ -67,6 +74,7 @@ fn order(
         "fifo" => Ok(Box::new(FifoOrder) as Box<dyn JobOrder>),
         "fair" => FairOrder::from_params(params).map(|o| Box::new(o) as Box<dyn JobOrder>),
         "capacity" => CapacityOrder::from_params(params).map(|o| Box::new(o) as Box<dyn JobOrder>),
+        "hybsmrp" => HybsmrpOrder::from_params(params).map(|o| Box::new(o) as Box<dyn JobOrder>),
         _ => return None,
     })
 }
@@ -81,6 +89,8 @@ fn technique(
         "matchmaking" => {
             Matchmaking::from_params(params).map(|m| Box::new(m) as Box<dyn Technique>)
         }
+        "localization-id" => Matchmaking::from_params(params)
+            .map(|_| Box::new(Matchmaking::localization_id()) as Box<dyn Technique>),
         _ => return None,
     })
 }
@@ -139,6 +149,7 @@ pub fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>, SchedError> {
             return Ok(Box::new(Fifo));
         }
         "fair" | "capacity" => (spec.name.as_str(), "default"),
+        "hybsmrp" => ("hybsmrp", "localization-id"),
         "delay" | "matchmaking" => ("fifo", spec.name.as_str()),
         composed => match composed.split_once('+') {
             Some((o, t)) if ORDERS.contains(&o) && TECHNIQUES.contains(&t) => (o, t),
