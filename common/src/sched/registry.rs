@@ -7,6 +7,7 @@ use super::delay::Delay;
 use super::fair::FairOrder;
 use super::fifo::Fifo;
 use super::hybsmrp::HybsmrpOrder;
+use super::lsap::Lsap;
 use super::matchmaking::Matchmaking;
 use super::Scheduler;
 use std::collections::BTreeMap;
@@ -50,6 +51,7 @@ pub const NAMES: &[&str] = &[
     "hybsmrp+delay",
     "fifo+localization-id",
     "fair+localization-id",
+    "lsap",
 ];
 
 const ORDERS: &[&str] = &["fifo", "fair", "capacity", "hybsmrp"];
@@ -148,6 +150,7 @@ pub fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>, SchedError> {
             takes(&[])?;
             return Ok(Box::new(Fifo));
         }
+        "lsap" => return Ok(Box::new(Lsap::from_params(&spec.params)?)),
         "fair" | "capacity" => (spec.name.as_str(), "default"),
         "hybsmrp" => ("hybsmrp", "localization-id"),
         "delay" | "matchmaking" => ("fifo", spec.name.as_str()),
