@@ -37,6 +37,19 @@ pub fn run(nodes: &[usize], schedulers: &[String], as_json: bool) -> anyhow::Res
                 "heartbeat_us": hb * 1e6, "batch_ms": batch * 1e3}));
         }
     }
+    // The LSAP solver alone on the LSAP paper's square sizes (it reports 7,
+    // 130, 450 and 1000 ms for them).
+    let mut solver = Vec::new();
+    for (n, paper_ms) in [(100usize, 7.0), (500, 130.0), (1700, 450.0), (2900, 1000.0)] {
+        let ms = common::sched::hungarian::bench(n, 7).as_secs_f64() * 1e3;
+        solver.push(vec![
+            n.to_string(),
+            format!("{ms:.1}"),
+            format!("{paper_ms:.0}"),
+            format!("{:.1}x", paper_ms / ms.max(1e-9)),
+        ]);
+        out.push(serde_json::json!({"solver": "lsap", "n": n, "ms": ms, "paper_ms": paper_ms}));
+    }
     if as_json {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
@@ -46,6 +59,11 @@ pub fn run(nodes: &[usize], schedulers: &[String], as_json: bool) -> anyhow::Res
                 &["SCHEDULER", "NODES", "PER HEARTBEAT us", "BATCH ms"],
                 &rows
             )
+        );
+        println!();
+        print!(
+            "{}",
+            table(&["LSAP N", "SOLVE ms", "PAPER ms", "SPEED-UP"], &solver)
         );
     }
     Ok(())
