@@ -161,7 +161,8 @@ fn sap(n: usize, m: usize, c: &[f64]) -> Vec<usize> {
 
     // Unscanned columns live in remaining[..left]; scanned ones after it.
     let mut remaining: Vec<usize> = (0..m).collect();
-    let mut steps = 0usize; let mut elems = 0usize;
+    let mut steps = 0usize;
+    let mut elems = 0usize;
     let t0 = std::time::Instant::now();
     for &cur in &free {
         for col in cols.iter_mut() {
@@ -176,7 +177,8 @@ fn sap(n: usize, m: usize, c: &[f64]) -> Vec<usize> {
             let row = &c[i * m..(i + 1) * m];
             let mut lowest = f64::INFINITY;
             let mut at = NONE;
-            steps += 1; elems += left;
+            steps += 1;
+            elems += left;
             for (k, &j) in remaining[..left].iter().enumerate() {
                 let col = &mut cols[j];
                 let r = min_val + row[j] - ui - col.v;
@@ -223,7 +225,13 @@ fn sap(n: usize, m: usize, c: &[f64]) -> Vec<usize> {
             j = prev;
         }
     }
-    if std::env::var("HDEBUG").is_ok() { eprintln!("n={n} m={m} free={} steps={steps} elems={elems} sap={:?}", free.len(), t0.elapsed()); }
+    if std::env::var("HDEBUG").is_ok() {
+        eprintln!(
+            "n={n} m={m} free={} steps={steps} elems={elems} sap={:?}",
+            free.len(),
+            t0.elapsed()
+        );
+    }
     col_of
 }
 
