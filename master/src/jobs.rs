@@ -488,7 +488,7 @@ impl Job {
         v
     }
 
-    pub fn view(&self, now: Instant, epoch: Instant) -> JobView {
+    pub fn view(&self, epoch: Instant) -> JobView {
         let count = |f: fn(&Task) -> bool| -> u32 {
             (self.maps.iter().filter(|t| f(t)).count()
                 + self.reduces.iter().filter(|t| f(t)).count()) as u32
@@ -510,7 +510,6 @@ impl Job {
             running_maps: self.maps.iter().filter(|t| t.is_running()).count() as u32,
             pending_maps: self.maps.iter().filter(|t| t.is_pending()).count() as u32,
             avg_task_time: if self.task_times_s.is_empty() {
-                let _ = now;
                 0.0
             } else {
                 self.task_times_s.iter().sum::<f64>() / self.task_times_s.len() as f64

@@ -1122,7 +1122,7 @@ impl MasterState {
         };
         let sched_name = self.jobs.spec.name.clone();
         let job = Job::new(id, id, spec, map_inputs, maps, &sched_name, now);
-        let view = job.view(now, self.jobs.started);
+        let view = job.view(self.jobs.started);
         self.jobs.scheduler.on_job_added(&view);
         tracing::info!(job = id, name = %req.job, maps, reducers, scheduler = %sched_name, "job submitted");
         self.jobs.jobs.insert(id, job);
@@ -1224,7 +1224,7 @@ impl MasterState {
         let mut pending = Vec::new();
         let mut jobs = Vec::new();
         for j in self.jobs.jobs.values().filter(|j| !j.state.is_final()) {
-            jobs.push(j.view(now, self.jobs.started));
+            jobs.push(j.view(self.jobs.started));
             for id in j.runnable() {
                 let task = j.task(id.kind, id.index).expect("runnable");
                 let block = if id.kind == TaskKind::Map {
