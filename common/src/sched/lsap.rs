@@ -1,23 +1,50 @@
-//! lsap-sched (Guo, Fox, Zhou: "Investigation of Data Locality and Fairness
-//! in MapReduce", section 3.2 and its algorithm skeleton): all idle map
-//! slots and all pending maps are considered at once. C(i, j), the cost of
-//! running task i in slot j, follows eq. (1): 0 when the slot's node holds
-//! the task's input, else the input size over the bandwidth from the
-//! replica best connected to the slot's node (same rack or across racks,
-//! from the view's bandwidth figures). The cost matrix is solved optimally
-//! ([`super::hungarian`]); the paper's zero-cost dummies only square the
-//! matrix, and the rectangular solve drops them by construction: with more
-//! tasks than slots, the tasks left without a real slot wait.
+//! lsap-sched (Guo, Fox, Zhou, "Investigation of Data Locality and Fairness
+//! in MapReduce", section 3.2 and its "Algorithm skeleton of lsap-sched"):
+//! all idle map slots and all unscheduled map tasks are considered at once,
+//! as one linear sum assignment problem, which gives optimal data locality
+//! where Hadoop's slot-at-a-time rule (the paper's dl-sched) does not: in
+//! the paper's Figure 1 (tested below) dl-sched places one local task where
+//! two are possible.
 //!
-//! Dl-sched (the heartbeat-at-a-time greedy rule) is not optimal: the
-//! paper's Figure 1 (tested below) has it place one local task where two
-//! are possible. Cached copies count as replicas here: a cached block is
-//! data the node need not fetch.
+//! The skeleton, and where each line lives:
+//!
+//! ```text
+//! TS  ← the set of unscheduled tasks          unscheduled_maps()
+//! ISS ← the set of idle map slots             idle_slots()
+//! C   ← empty |TS| x |ISS| matrix
+//! for i, j: set C[i][j] according to (1)      cost()
+//! expandToSquare(C, 0); R = lsap(C)           hungarian::solve_flat()
+//! R = filterDummy(R); return R                assign_matrix()
+//! ```
+//!
+//! Eq. (1): C(i, j) = 0 when the node of slot j stores the input of task i;
+//! otherwise DS(Ti) / max_c BW(ND(Ti, c), N(ISj)), the input size over the
+//! bandwidth from the best-connected replica. Here BW is the view's
+//! `rack_bandwidth` between nodes of one rack and `cross_rack_bandwidth`
+//! across racks, and DS is the task's `input_bytes`, so costs are seconds
+//! of transfer.
+//!
+//! Where the paper is silent, this project's choices:
+//! - A node holding the block in its cache stores it, as far as locality
+//!   goes (a cache-local task is local, `Locality::is_local`), and can
+//!   serve it as a replica does.
+//! - With no bandwidth figures in the view, or no live replica, a non-local
+//!   task costs 1, the uniform cost of the paper's reference [14].
+//! - A task that failed on a node is not placed there again while the view
+//!   has a node it did not fail on (the rule every policy here follows):
+//!   such pairs cost more than any assignment without them, and a pair that
+//!   is still chosen is dropped (the task waits for a better slot).
+//! - Ties (equal total cost) go, mostly, to the task first in queue order:
+//!   tasks are listed in job order and the solver scans them in that order.
+//! - Reduces are placed by [`assign_reduces`] on the triggering node; the
+//!   paper schedules map tasks only.
 
+use super::hungarian;
 use super::registry::SchedError;
 use super::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
+/// The `lsap` policy (no parameters).
 #[derive(Debug, Default)]
 pub struct Lsap;
 
@@ -34,80 +61,31 @@ impl Lsap {
     }
 }
 
-/// Eq. (1): the cost of running `t` on `node`.
-pub fn cost(view: &ClusterView, t: &PendingTask, node: &NodeView) -> f64 {
-    if t.block.is_none() || view.locality(t, node).is_local() {
-        return 0.0;
-    }
-    let best_bw = t
-        .replicas
-        .iter()
-        .chain(t.cached_on.iter())
-        .filter_map(|r| view.node(r))
-        .map(|src| {
-            if src.rack == node.rack {
-                view.rack_bandwidth
-            } else {
-                view.cross_rack_bandwidth
-            }
-        })
-        .fold(0.0f64, f64::max);
-    if best_bw <= 0.0 {
-        // No live replica, or no bandwidth figures: uniform cost, as [14].
-        return 1.0;
-    }
-    t.input_bytes as f64 / best_bw
-}
-
-/// The idle map slots of the view, one entry per slot, and the pending maps;
-/// solves eq. (3) over them. Shared by lsap and lsap-fair.
-pub fn solve_view(view: &ClusterView, extra: impl Fn(&PendingTask) -> f64) -> Vec<Assignment> {
-    let slots: Vec<&NodeView> = view
-        .nodes
-        .iter()
-        .flat_map(|n| std::iter::repeat_n(n, n.free_map_slots as usize))
-        .collect();
-    let tasks: Vec<&PendingTask> = view
-        .pending
-        .iter()
-        .filter(|t| t.kind == TaskKind::Map)
-        .collect();
-    if slots.is_empty() || tasks.is_empty() {
-        return vec![];
-    }
-    let others = view.nodes.len() > 1;
-    let (n, m) = (slots.len(), tasks.len());
-    let mut c = vec![0.0; n * m];
-    for (i, s) in slots.iter().enumerate() {
-        for (j, t) in tasks.iter().enumerate() {
-            // A node where the task already failed is a last resort.
-            let avoid = if others && t.avoid.contains(&s.name) {
-                1e9
-            } else {
-                0.0
-            };
-            c[i * m + j] = cost(view, t, s) + extra(t) + avoid;
-        }
-    }
-    super::hungarian::solve_flat(n, m, &c)
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, j)| {
-            j.map(|j| Assignment {
-                task: tasks[j].id,
-                node: slots[i].name.clone(),
-            })
-        })
-        .collect()
-}
-
 impl Scheduler for Lsap {
     fn name(&self) -> &'static str {
         "lsap"
     }
 
     fn assign(&mut self, view: &ClusterView, trigger: Trigger) -> Vec<Assignment> {
-        let mut out = solve_view(view, |_| 0.0);
+        let tasks = unscheduled_maps(view);
+        let slots = idle_slots(view);
+        let mut out = if tasks.is_empty() || slots.is_empty() {
+            vec![]
+        } else {
+            let costs = Costs::new(view, &tasks);
+            // C[i][j] by eq. (1), computed once per (task, idle node) and
+            // shared by the node's slots.
+            let nodes = idle_nodes(&slots);
+            let mut c = Vec::with_capacity(tasks.len() * slots.len());
+            let mut per_node = vec![0.0; view.nodes.len()];
+            for i in 0..tasks.len() {
+                for &n in &nodes {
+                    per_node[n] = costs.cost(i, n);
+                }
+                c.extend(slots.iter().map(|&n| per_node[n]));
+            }
+            assign_matrix(view, &tasks, &slots, c)
+        };
         if let Some(node) = trigger.node().and_then(|n| view.node(n)) {
             out.extend(assign_reduces(view, node, &view.jobs_fifo()));
         }
@@ -115,34 +93,244 @@ impl Scheduler for Lsap {
     }
 }
 
+/// TS: the unscheduled map tasks, in queue order (job order, then index;
+/// tasks of jobs absent from the view last).
+pub fn unscheduled_maps(view: &ClusterView) -> Vec<&PendingTask> {
+    let order: HashMap<u64, usize> = view
+        .jobs_fifo()
+        .into_iter()
+        .enumerate()
+        .map(|(k, j)| (j, k))
+        .collect();
+    let mut ts: Vec<&PendingTask> = view
+        .pending
+        .iter()
+        .filter(|t| t.kind == TaskKind::Map)
+        .collect();
+    ts.sort_by_key(|t| (order.get(&t.job).copied().unwrap_or(usize::MAX), t.id));
+    ts
+}
+
+/// ISS: one entry per idle map slot, the index of its node in `view.nodes`
+/// (a node with k free map slots appears k times).
+pub fn idle_slots(view: &ClusterView) -> Vec<usize> {
+    view.nodes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, n)| std::iter::repeat_n(i, n.free_map_slots as usize))
+        .collect()
+}
+
+/// INS: the nodes with idle slots (indices in `view.nodes`, sorted), from
+/// [`idle_slots`].
+pub fn idle_nodes(slots: &[usize]) -> Vec<usize> {
+    let mut n = slots.to_vec();
+    n.dedup();
+    n
+}
+
+/// co-locate(T, node): the node stores or caches T's input, or T reads no
+/// input (a generator is local anywhere).
+pub fn co_located(t: &PendingTask, node: &NodeView) -> bool {
+    t.block.is_none() || t.replicas.contains(&node.name) || t.cached_on.contains(&node.name)
+}
+
+/// BW(N1, N2): the view's bandwidth between two nodes.
+pub fn bandwidth(view: &ClusterView, a: &NodeView, b: &NodeView) -> f64 {
+    if a.rack == b.rack {
+        view.rack_bandwidth
+    } else {
+        view.cross_rack_bandwidth
+    }
+}
+
+/// Eq. (1): the cost of running `t` on `node`, seconds of transfer (or the
+/// uniform 1 of [14] without bandwidth figures or a live replica).
+pub fn cost(view: &ClusterView, t: &PendingTask, node: &NodeView) -> f64 {
+    if co_located(t, node) {
+        return 0.0;
+    }
+    let best = t
+        .replicas
+        .iter()
+        .chain(&t.cached_on)
+        .filter_map(|r| view.node(r))
+        .map(|src| bandwidth(view, src, node))
+        .fold(0.0f64, f64::max);
+    transfer(t.input_bytes, best)
+}
+
+/// DS / BW, or 1 when BW is unknown.
+fn transfer(bytes: u64, bw: f64) -> f64 {
+    if bw > 0.0 && bw.is_finite() {
+        bytes as f64 / bw
+    } else {
+        1.0
+    }
+}
+
+/// Eq. (1) for many (task, node) pairs: each task's replica and cache
+/// holders resolved once to node indices and racks, so that a pair costs a
+/// few integer comparisons rather than name lookups.
+pub(crate) struct Costs<'a> {
+    view: &'a ClusterView,
+    tasks: &'a [&'a PendingTask],
+    /// Rack number of each view node.
+    rack: Vec<u32>,
+    /// Per task: indices of the view nodes that store or cache its input.
+    holders: Vec<Vec<usize>>,
+}
+
+impl<'a> Costs<'a> {
+    pub(crate) fn new(view: &'a ClusterView, tasks: &'a [&'a PendingTask]) -> Self {
+        let mut racks: HashMap<&str, u32> = HashMap::new();
+        let rack = view
+            .nodes
+            .iter()
+            .map(|n| {
+                let k = racks.len() as u32;
+                *racks.entry(n.rack.as_str()).or_insert(k)
+            })
+            .collect();
+        let index: HashMap<&str, usize> = view
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
+        let holders = tasks
+            .iter()
+            .map(|t| {
+                let mut h: Vec<usize> = t
+                    .replicas
+                    .iter()
+                    .chain(&t.cached_on)
+                    .filter_map(|r| index.get(r.as_str()).copied())
+                    .collect();
+                h.sort_unstable();
+                h.dedup();
+                h
+            })
+            .collect();
+        Costs {
+            view,
+            tasks,
+            rack,
+            holders,
+        }
+    }
+
+    /// co-locate(tasks[i], nodes[n]).
+    pub(crate) fn co_located(&self, i: usize, n: usize) -> bool {
+        self.tasks[i].block.is_none() || self.holders[i].contains(&n)
+    }
+
+    /// Some holder of task i's input is among `nodes` (indices, sorted).
+    pub(crate) fn resides_on_any(&self, i: usize, nodes: &[usize]) -> bool {
+        self.tasks[i].block.is_none()
+            || self.holders[i]
+                .iter()
+                .any(|h| nodes.binary_search(h).is_ok())
+    }
+
+    /// Eq. (1) for tasks[i] on nodes[n]; equals [`cost`].
+    pub(crate) fn cost(&self, i: usize, n: usize) -> f64 {
+        if self.co_located(i, n) {
+            return 0.0;
+        }
+        let v = self.view;
+        let best = self.holders[i]
+            .iter()
+            .map(|&h| {
+                if self.rack[h] == self.rack[n] {
+                    v.rack_bandwidth
+                } else {
+                    v.cross_rack_bandwidth
+                }
+            })
+            .fold(0.0f64, f64::max);
+        transfer(self.tasks[i].input_bytes, best)
+    }
+}
+
+/// Solves the |TS| × |ISS| cost matrix `c` (row-major, task i × slot j)
+/// optimally and returns the real (task, slot) pairs: the paper's
+/// `expandToSquare(C, 0)`, `lsap(C)` and `filterDummy(R)` (the solver
+/// handles the rectangle directly, which is the same optimum). Adds the
+/// failed-node rule described in the module docs.
+pub fn assign_matrix(
+    view: &ClusterView,
+    tasks: &[&PendingTask],
+    slots: &[usize],
+    mut c: Vec<f64>,
+) -> Vec<Assignment> {
+    let (t, s) = (tasks.len(), slots.len());
+    assert_eq!(c.len(), t * s);
+    if t == 0 || s == 0 {
+        return vec![];
+    }
+    // (task, slot) pairs on a node the task failed on, while it has
+    // another node to go to.
+    let forbidden = |i: usize, j: usize| -> bool {
+        let task = tasks[i];
+        !task.avoid.is_empty()
+            && task.avoid.contains(&view.nodes[slots[j]].name)
+            && view.nodes.iter().any(|n| !task.avoid.contains(&n.name))
+    };
+    let any_forbidden = tasks.iter().any(|t| !t.avoid.is_empty());
+    if any_forbidden {
+        // More than any assignment of allowed pairs can cost, so that the
+        // optimum uses as few forbidden pairs as possible.
+        let max = c.iter().fold(0.0f64, |a, &x| a.max(x.abs()));
+        let big = (max + 1.0) * (t.min(s) as f64 + 1.0);
+        for i in 0..t {
+            for j in 0..s {
+                if forbidden(i, j) {
+                    c[i * s + j] += big;
+                }
+            }
+        }
+    }
+    hungarian::solve_flat(t, s, &c)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, j)| j.map(|j| (i, j)))
+        .filter(|&(i, j)| !(any_forbidden && forbidden(i, j)))
+        .map(|(i, j)| Assignment {
+            task: tasks[i].id,
+            node: view.nodes[slots[j]].name.clone(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::collections::HashSet;
 
-    fn node(name: &str) -> NodeView {
+    pub fn node(name: &str, rack: &str, free: u32) -> NodeView {
         NodeView {
             name: name.into(),
-            rack: "r1".into(),
-            map_slots: 1,
-            reduce_slots: 0,
-            free_map_slots: 1,
-            free_reduce_slots: 0,
+            rack: rack.into(),
+            map_slots: free.max(1),
+            reduce_slots: 1,
+            free_map_slots: free,
+            free_reduce_slots: 1,
             resources: Resources::default(),
             cached_blocks: HashSet::new(),
         }
     }
 
-    fn map(index: u32, replicas: &[&str]) -> PendingTask {
+    pub fn map(job: u64, index: u32, replicas: &[&str]) -> PendingTask {
         PendingTask {
             id: TaskId {
-                job: 1,
+                job,
                 kind: TaskKind::Map,
                 index,
             },
-            job: 1,
+            job,
             kind: TaskKind::Map,
-            block: Some(index as u64),
+            block: Some(job * 1000 + index as u64),
             replicas: replicas.iter().map(|s| s.to_string()).collect(),
             cached_on: vec![],
             input_bytes: 64 << 20,
@@ -151,55 +339,253 @@ mod tests {
         }
     }
 
-    #[test]
-    fn figure_1_lsap_gets_two_local_tasks_where_greedy_gets_one() {
-        // T1's block is on A and B, T2's only on A; one idle slot on each.
-        let v = ClusterView {
+    pub fn job(id: u64, pool: &str, running_maps: u32) -> JobView {
+        JobView {
+            id,
+            name: "j".into(),
+            submit_time: id as f64,
+            pool: pool.into(),
+            order: id,
+            maps_total: 10,
+            reduces_total: 0,
+            done: 0,
+            running: running_maps,
+            pending: 10,
+            running_maps,
+            pending_maps: 10,
+            avg_task_time: 0.0,
+        }
+    }
+
+    pub fn view(
+        nodes: Vec<NodeView>,
+        jobs: Vec<JobView>,
+        pending: Vec<PendingTask>,
+    ) -> ClusterView {
+        ClusterView {
             heartbeat_interval: 1.0,
-            nodes: vec![node("A"), node("B")],
-            pending: vec![map(1, &["A", "B"]), map(2, &["A"])],
+            nodes,
+            jobs,
+            pending,
             rack_bandwidth: 125e6,
             cross_rack_bandwidth: 37.5e6,
             ..Default::default()
-        };
-        let local = |a: &[Assignment]| {
-            a.iter()
-                .filter(|x| {
-                    let t = v.pending.iter().find(|t| t.id == x.task).unwrap();
-                    v.locality(t, v.node(&x.node).unwrap()).is_local()
-                })
-                .count()
-        };
-        // dl-sched: A heartbeats first and takes T1, B gets T2.
-        let mut greedy = Vec::new();
+        }
+        .index()
+    }
+
+    pub fn local_count(v: &ClusterView, a: &[Assignment]) -> usize {
+        a.iter()
+            .filter(|x| {
+                let t = v.pending.iter().find(|t| t.id == x.task).unwrap();
+                v.locality(t, v.node(&x.node).unwrap()).is_local()
+            })
+            .count()
+    }
+
+    /// The paper's dl-sched: idle slots one at a time, each taking the
+    /// first local task in queue order, else the first task.
+    pub fn dl_sched(v: &ClusterView) -> Vec<Assignment> {
+        let mut out = Vec::new();
         let mut left: Vec<&PendingTask> = v.pending.iter().collect();
         for n in &v.nodes {
-            let pick = left
-                .iter()
-                .position(|t| v.locality(t, n).is_local())
-                .unwrap_or(0);
-            greedy.push(Assignment {
-                task: left.remove(pick).id,
-                node: n.name.clone(),
-            });
+            for _ in 0..n.free_map_slots {
+                if left.is_empty() {
+                    return out;
+                }
+                let pick = left
+                    .iter()
+                    .position(|t| v.locality(t, n).is_local())
+                    .unwrap_or(0);
+                out.push(Assignment {
+                    task: left.remove(pick).id,
+                    node: n.name.clone(),
+                });
+            }
         }
-        assert_eq!(local(&greedy), 1);
-        let a = Lsap.assign(&v, Trigger::JobAdded(1));
-        assert_eq!(a.len(), 2);
-        assert_eq!(local(&a), 2, "{a:?}");
+        out
+    }
+
+    /// Figure 1: T1's block on A and B, T2's only on A, one idle slot on
+    /// each node; tasks queued {T1, T2}, A considered first.
+    pub fn figure_1() -> ClusterView {
+        view(
+            vec![node("A", "r1", 1), node("B", "r1", 1)],
+            vec![job(1, "default", 0)],
+            vec![map(1, 1, &["A", "B"]), map(1, 2, &["A"])],
+        )
     }
 
     #[test]
-    fn more_tasks_than_slots_fills_every_slot_once() {
-        let v = ClusterView {
-            nodes: vec![node("A"), node("B")],
-            pending: (0..5).map(|i| map(i, &["C"])).collect(),
-            rack_bandwidth: 125e6,
-            cross_rack_bandwidth: 37.5e6,
-            ..Default::default()
-        };
+    fn figure_1_dl_sched_gets_one_local_task_lsap_two() {
+        let v = figure_1();
+        let greedy = dl_sched(&v);
+        assert_eq!(greedy[0].node, "A");
+        assert_eq!(greedy[0].task.index, 1, "A takes T1");
+        assert_eq!(local_count(&v, &greedy), 1);
         let a = Lsap.assign(&v, Trigger::JobAdded(1));
         assert_eq!(a.len(), 2);
-        assert_ne!(a[0].node, a[1].node);
+        assert_eq!(local_count(&v, &a), 2, "{a:?}");
+        let on = |n: &str| a.iter().find(|x| x.node == n).unwrap().task.index;
+        assert_eq!((on("A"), on("B")), (2, 1), "Figure 1(c)");
+    }
+
+    #[test]
+    fn cost_follows_eq_1() {
+        let v = view(
+            vec![node("a", "r1", 1), node("b", "r1", 1), node("c", "r2", 1)],
+            vec![job(1, "default", 0)],
+            vec![
+                map(1, 0, &["a"]),
+                map(1, 1, &["a", "c"]),
+                map(1, 2, &["gone"]),
+            ],
+        );
+        let n = |i: usize| &v.nodes[i];
+        let ds = (64u64 << 20) as f64;
+        assert_eq!(cost(&v, &v.pending[0], n(0)), 0.0);
+        assert_eq!(cost(&v, &v.pending[0], n(1)), ds / 125e6, "same rack");
+        assert_eq!(cost(&v, &v.pending[0], n(2)), ds / 37.5e6, "across racks");
+        // The best-connected replica is the data source.
+        assert_eq!(cost(&v, &v.pending[1], n(1)), ds / 125e6);
+        assert_eq!(cost(&v, &v.pending[1], n(2)), 0.0);
+        // No live replica: the uniform cost.
+        assert_eq!(cost(&v, &v.pending[2], n(0)), 1.0);
+        // A cached copy is local.
+        let mut t = map(1, 3, &["c"]);
+        t.cached_on = vec!["b".into()];
+        assert_eq!(cost(&v, &t, n(1)), 0.0);
+        assert_eq!(cost(&v, &t, n(0)), ds / 125e6);
+        let tasks: Vec<&PendingTask> = v.pending.iter().chain([&t]).collect();
+        let c = Costs::new(&v, &tasks);
+        for (i, t) in tasks.iter().enumerate() {
+            for k in 0..3 {
+                assert_eq!(c.cost(i, k), cost(&v, t, n(k)));
+            }
+        }
+    }
+
+    #[test]
+    fn never_more_than_the_free_slots_and_each_task_once() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        for round in 0..200 {
+            let nodes: Vec<NodeView> = (0..rng.usize(1..8))
+                .map(|i| node(&format!("n{i}"), &format!("r{}", i % 2), rng.u32(0..4)))
+                .collect();
+            let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
+            let pending: Vec<PendingTask> = (0..rng.u32(0..20))
+                .map(|i| {
+                    let reps: Vec<&str> = (0..rng.usize(1..4))
+                        .map(|_| names[rng.usize(..names.len())].as_str())
+                        .collect();
+                    map(1 + (i % 3) as u64, i, &reps)
+                })
+                .collect();
+            let jobs = (1..=3).map(|j| job(j, "default", 0)).collect();
+            let v = view(nodes, jobs, pending);
+            let trigger = if round % 2 == 0 {
+                Trigger::JobAdded(1)
+            } else {
+                Trigger::Heartbeat(names[0].clone())
+            };
+            let a = Lsap.assign(&v, trigger);
+            let maps: Vec<&Assignment> =
+                a.iter().filter(|x| x.task.kind == TaskKind::Map).collect();
+            let free: u32 = v.nodes.iter().map(|n| n.free_map_slots).sum();
+            assert_eq!(maps.len(), (free as usize).min(v.pending.len()));
+            let ids: HashSet<TaskId> = a.iter().map(|x| x.task).collect();
+            assert_eq!(ids.len(), a.len(), "a task twice");
+            for n in &v.nodes {
+                let k = maps.iter().filter(|x| x.node == n.name).count();
+                assert!(k <= n.free_map_slots as usize, "{k} on {}", n.name);
+            }
+            // Optimal: no assignment of the same size costs less.
+            let tasks = unscheduled_maps(&v);
+            let total: f64 = maps
+                .iter()
+                .map(|x| {
+                    let t = tasks.iter().find(|t| t.id == x.task).unwrap();
+                    cost(&v, t, v.node(&x.node).unwrap())
+                })
+                .sum();
+            let greedy: f64 = dl_sched(&v)
+                .iter()
+                .map(|x| {
+                    let t = tasks.iter().find(|t| t.id == x.task).unwrap();
+                    cost(&v, t, v.node(&x.node).unwrap())
+                })
+                .sum();
+            assert!(total <= greedy + 1e-9, "{total} > dl-sched's {greedy}");
+        }
+    }
+
+    #[test]
+    fn rack_aware_prefers_the_cheaper_remote_read() {
+        // One slot on b (rack r1) and one on c (rack r2); x's block is on a
+        // (r1), y's on d (r2). Both are remote anyway; the optimum reads
+        // within each rack.
+        let v = view(
+            vec![
+                node("a", "r1", 0),
+                node("b", "r1", 1),
+                node("c", "r2", 1),
+                node("d", "r2", 0),
+            ],
+            vec![job(1, "default", 0)],
+            vec![map(1, 0, &["d"]), map(1, 1, &["a"])],
+        );
+        let a = Lsap.assign(&v, Trigger::JobAdded(1));
+        let on = |n: &str| a.iter().find(|x| x.node == n).unwrap().task.index;
+        assert_eq!((on("b"), on("c")), (1, 0));
+    }
+
+    #[test]
+    fn a_failed_node_is_avoided_while_another_exists() {
+        let mut v = figure_1();
+        v.pending[1].avoid = vec!["A".into()];
+        let a = Lsap.assign(&v, Trigger::JobAdded(1));
+        assert!(
+            !a.iter().any(|x| x.task.index == 2 && x.node == "A"),
+            "{a:?}"
+        );
+        // Only A has a slot: T2 waits rather than run there again.
+        v.nodes[1].free_map_slots = 0;
+        v.pending.remove(0);
+        assert!(Lsap.assign(&v, Trigger::JobAdded(1)).is_empty());
+        // A single-node cluster runs it anyway.
+        v.nodes.remove(1);
+        let v = v.index();
+        assert_eq!(Lsap.assign(&v, Trigger::JobAdded(1)).len(), 1);
+    }
+
+    #[test]
+    fn reduces_on_the_triggering_node() {
+        let mut v = figure_1();
+        v.pending.push(PendingTask {
+            id: TaskId {
+                job: 1,
+                kind: TaskKind::Reduce,
+                index: 0,
+            },
+            kind: TaskKind::Reduce,
+            block: None,
+            replicas: vec![],
+            ..map(1, 0, &[])
+        });
+        let a = Lsap.assign(&v, Trigger::Heartbeat("B".into()));
+        assert_eq!(a.len(), 3);
+        assert!(a
+            .iter()
+            .any(|x| x.task.kind == TaskKind::Reduce && x.node == "B"));
+        let a = Lsap.assign(&v, Trigger::JobAdded(1));
+        assert_eq!(a.len(), 2, "no reduce without a node");
+    }
+
+    #[test]
+    fn params() {
+        assert!(Lsap::from_params(&BTreeMap::new()).is_ok());
+        let mut p = BTreeMap::new();
+        p.insert("alpha".to_string(), "1".to_string());
+        assert!(Lsap::from_params(&p).is_err());
     }
 }

@@ -12,6 +12,7 @@ pub mod fifo;
 pub mod hungarian;
 pub mod hybsmrp;
 pub mod lsap;
+pub mod lsap_fair;
 pub mod matchmaking;
 pub mod registry;
 pub mod shares;

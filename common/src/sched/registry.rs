@@ -8,6 +8,7 @@ use super::fair::FairOrder;
 use super::fifo::Fifo;
 use super::hybsmrp::HybsmrpOrder;
 use super::lsap::Lsap;
+use super::lsap_fair::LsapFair;
 use super::matchmaking::Matchmaking;
 use super::Scheduler;
 use std::collections::BTreeMap;
@@ -52,6 +53,7 @@ pub const NAMES: &[&str] = &[
     "fifo+localization-id",
     "fair+localization-id",
     "lsap",
+    "lsap-fair",
 ];
 
 const ORDERS: &[&str] = &["fifo", "fair", "capacity", "hybsmrp"];
@@ -151,6 +153,7 @@ pub fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>, SchedError> {
             return Ok(Box::new(Fifo));
         }
         "lsap" => return Ok(Box::new(Lsap::from_params(&spec.params)?)),
+        "lsap-fair" => return Ok(Box::new(LsapFair::from_params(&spec.params)?)),
         "fair" | "capacity" => (spec.name.as_str(), "default"),
         "hybsmrp" => ("hybsmrp", "localization-id"),
         "delay" | "matchmaking" => ("fifo", spec.name.as_str()),
