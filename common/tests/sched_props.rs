@@ -52,6 +52,7 @@ fn view(s: &Spec) -> ClusterView {
             free_reduce_slots: *r,
             resources: Resources::default(),
             cached_blocks: HashSet::new(),
+            running: vec![],
         })
         .collect();
     let mut pending = Vec::new();

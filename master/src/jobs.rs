@@ -488,6 +488,30 @@ impl Job {
         v
     }
 
+    /// Each running attempt's worker, task and start, for the cluster view.
+    pub fn running_since(&self) -> Vec<(String, common::sched::TaskId, Instant)> {
+        let mut v = vec![];
+        for (kind, tasks) in [
+            (TaskKind::Map, &self.maps),
+            (TaskKind::Reduce, &self.reduces),
+        ] {
+            for (i, t) in tasks.iter().enumerate() {
+                if let TaskStatus::Running {
+                    worker, started, ..
+                } = &t.status
+                {
+                    let id = common::sched::TaskId {
+                        job: self.id,
+                        kind,
+                        index: i as u32,
+                    };
+                    v.push((worker.clone(), id, *started));
+                }
+            }
+        }
+        v
+    }
+
     pub fn view(&self, epoch: Instant) -> JobView {
         let count = |f: fn(&Task) -> bool| -> u32 {
             (self.maps.iter().filter(|t| f(t)).count()

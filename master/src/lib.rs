@@ -15,6 +15,7 @@ pub mod error;
 pub mod jobs;
 pub mod membership;
 pub mod namespace;
+pub mod schedstate;
 pub mod service;
 pub mod state;
 

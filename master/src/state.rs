@@ -78,7 +78,8 @@ impl MasterState {
             }
         }
         let safe_until = now + cfg.heartbeat.expiry();
-        let jobs = Jobs::new(cfg.scheduler.spec(), now)?;
+        let mut jobs = Jobs::new(cfg.scheduler.spec(), now)?;
+        crate::schedstate::load(&cfg.master.data_dir, jobs.scheduler.as_mut());
         Ok(MasterState {
             jobs,
             cfg,
@@ -104,6 +105,7 @@ impl MasterState {
     }
 
     pub fn sync(&mut self) -> Result<()> {
+        crate::schedstate::save(&self.cfg.master.data_dir, self.jobs.scheduler.as_ref());
         Ok(self.log.sync()?)
     }
 
@@ -905,8 +907,8 @@ fn entry(path: &str, f: &FileMeta) -> proto::ListEntry {
 
 use crate::jobs::{staging_dir, Job, JobSpec, JobState, MapInput, Outcome, TaskStatus};
 use common::sched::{
-    Assignment, ClusterView, Locality, NodeView, PendingTask, Resources, Scheduler, SchedulerSpec,
-    TaskKind, Trigger,
+    Assignment, ClusterView, Locality, NodeView, PendingTask, Resources, RunningTask, Scheduler,
+    SchedulerSpec, TaskKind, Trigger,
 };
 
 /// Default bytes of map output sorted in memory before a spill.
@@ -924,6 +926,9 @@ pub struct Jobs {
     pub spec: SchedulerSpec,
     /// The scheduler clock's zero.
     pub started: Instant,
+    /// Task reports fed to the policy, to save its state every
+    /// [`crate::schedstate::SAVE_EVERY`].
+    pub reports: u64,
 }
 
 impl Jobs {
@@ -936,6 +941,7 @@ impl Jobs {
             scheduler,
             spec,
             started: now,
+            reports: 0,
         })
     }
 }
@@ -1176,15 +1182,21 @@ impl MasterState {
     }
 
     pub fn cluster_view(&self, now: Instant) -> ClusterView {
+        let t = |i: Instant| i.saturating_duration_since(self.jobs.started).as_secs_f64();
         let mut used: HashMap<String, (u32, u32)> = HashMap::new();
+        let mut running: HashMap<String, Vec<RunningTask>> = HashMap::new();
         for j in self.jobs.jobs.values() {
-            for (w, t) in j.running_attempts() {
-                let e = used.entry(w).or_default();
-                if t.is_map {
+            for (w, id, started) in j.running_since() {
+                let e = used.entry(w.clone()).or_default();
+                if id.kind == TaskKind::Map {
                     e.0 += 1;
                 } else {
                     e.1 += 1;
                 }
+                running.entry(w).or_default().push(RunningTask {
+                    id,
+                    started: t(started),
+                });
             }
         }
         let mut cached_by_node: HashMap<&str, HashSet<u64>> = HashMap::new();
@@ -1207,6 +1219,7 @@ impl MasterState {
                     free_map_slots: w.map_slots.saturating_sub(m),
                     free_reduce_slots: w.reduce_slots.saturating_sub(r),
                     resources: Resources {
+                        cores: w.resources.cpu_per_core_pct.len() as u32,
                         cpu_pct: w.resources.cpu_pct,
                         load1: w.resources.load1,
                         mem_used_bytes: w.resources.mem_used_bytes,
@@ -1217,10 +1230,10 @@ impl MasterState {
                         net_tx_bps: w.resources.net_tx_bps,
                     },
                     cached_blocks: cached_by_node.remove(w.name.as_str()).unwrap_or_default(),
+                    running: running.remove(&w.name).unwrap_or_default(),
                 }
             })
             .collect();
-        let t = |i: Instant| i.saturating_duration_since(self.jobs.started).as_secs_f64();
         let mut pending = Vec::new();
         let mut jobs = Vec::new();
         for j in self.jobs.jobs.values().filter(|j| !j.state.is_final()) {
@@ -1422,10 +1435,38 @@ impl MasterState {
                     .as_ref()
                     .map_or(0.0, |m| m.end_ms.saturating_sub(m.start_ms) as f64 / 1e3),
                 succeeded: r.succeeded,
+                job_name: self
+                    .jobs
+                    .jobs
+                    .get(&t.job_id)
+                    .map(|j| j.spec.job.clone())
+                    .unwrap_or_default(),
+                // A reduce's input is what it fetched in the shuffle.
+                bytes_read: r.metrics.as_ref().map_or(0, |m| {
+                    m.bytes_cache
+                        + m.bytes_local
+                        + m.bytes_remote_rack
+                        + m.bytes_remote_off_rack
+                        + m.bytes_shuffle
+                }),
+                bytes_written: r.metrics.as_ref().map_or(0, |m| m.bytes_output),
+                cpu_s: r.metrics.as_ref().map_or(0.0, |m| m.cpu_s),
+                peak_mem_bytes: r.metrics.as_ref().map_or(0, |m| m.peak_mem_bytes),
             };
             if outcome != Outcome::Ignored {
                 let view = self.cluster_view(now);
                 self.jobs.scheduler.on_task_finished(&view, &report);
+                self.jobs.reports += 1;
+                if self
+                    .jobs
+                    .reports
+                    .is_multiple_of(crate::schedstate::SAVE_EVERY)
+                {
+                    crate::schedstate::save(
+                        &self.cfg.master.data_dir,
+                        self.jobs.scheduler.as_ref(),
+                    );
+                }
             }
         }
         match outcome {
@@ -1618,8 +1659,11 @@ impl MasterState {
     }
 
     pub fn set_scheduler(&mut self, spec: SchedulerSpec) -> Result<()> {
-        let s =
+        let mut s =
             common::sched::build(&spec).map_err(|e| MasterError::InvalidArgument(e.to_string()))?;
+        let dir = &self.cfg.master.data_dir;
+        crate::schedstate::save(dir, self.jobs.scheduler.as_ref());
+        crate::schedstate::load(dir, s.as_mut());
         tracing::info!(scheduler = %spec.name, params = ?spec.params, "scheduler switched");
         self.jobs.scheduler = s;
         self.jobs.spec = spec;

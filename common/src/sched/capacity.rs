@@ -140,6 +140,7 @@ mod tests {
                 free_reduce_slots: 1,
                 resources: Resources::default(),
                 cached_blocks: Default::default(),
+                running: vec![],
             }],
             jobs: vec![
                 job(1, "default", 8),

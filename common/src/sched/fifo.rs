@@ -95,6 +95,7 @@ mod tests {
             free_reduce_slots: 1,
             resources: Resources::default(),
             cached_blocks: HashSet::new(),
+            running: vec![],
         }
     }
 

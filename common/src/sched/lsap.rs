@@ -318,6 +318,7 @@ pub(crate) mod tests {
             free_reduce_slots: 1,
             resources: Resources::default(),
             cached_blocks: HashSet::new(),
+            running: vec![],
         }
     }
 

@@ -148,6 +148,7 @@ mod tests {
             free_reduce_slots: 0,
             resources: Resources::default(),
             cached_blocks: HashSet::new(),
+            running: vec![],
         }
     }
 

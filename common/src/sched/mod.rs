@@ -4,7 +4,10 @@
 //! its own (`now` comes in the view), so the master, the simulator and unit
 //! tests run exactly the same decisions.
 
+pub mod acl;
 pub mod capacity;
+pub mod clqlmrs;
+pub mod compat_nb;
 pub mod compose;
 pub mod delay;
 pub mod fair;
@@ -31,6 +34,17 @@ pub trait Scheduler: Send {
     fn on_job_added(&mut self, _job: &JobView) {}
     /// Feedback for learning schedulers (SARSA reward, Naive-Bayes training).
     fn on_task_finished(&mut self, _view: &ClusterView, _report: &TaskReport) {}
+    /// What a learning policy has learnt (the CLQLMRS Q-table, the
+    /// Naive-Bayes counts), as text the master keeps in its data directory
+    /// so that a restart does not forget it. `None`: nothing worth keeping.
+    fn save_state(&self) -> Option<String> {
+        None
+    }
+    /// Takes back what [`Scheduler::save_state`] wrote. An error leaves the
+    /// policy as it was (the master logs it and starts fresh).
+    fn load_state(&mut self, _state: &str) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Reduce placement shared by every policy that has no opinion on reduces

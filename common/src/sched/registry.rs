@@ -1,7 +1,10 @@
 //! Policies by name, with their parameters, as the master config and
 //! `mr admin scheduler set` select them.
 
+use super::acl::Acl;
 use super::capacity::CapacityOrder;
+use super::clqlmrs::Clqlmrs;
+use super::compat_nb::CompatNb;
 use super::compose::{Composed, FifoOrder, HadoopDefault, JobOrder, Technique};
 use super::delay::Delay;
 use super::fair::FairOrder;
@@ -54,6 +57,9 @@ pub const NAMES: &[&str] = &[
     "fair+localization-id",
     "lsap",
     "lsap-fair",
+    "clqlmrs",
+    "acl",
+    "compat-nb",
 ];
 
 const ORDERS: &[&str] = &["fifo", "fair", "capacity", "hybsmrp"];
@@ -154,6 +160,9 @@ pub fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>, SchedError> {
         }
         "lsap" => return Ok(Box::new(Lsap::from_params(&spec.params)?)),
         "lsap-fair" => return Ok(Box::new(LsapFair::from_params(&spec.params)?)),
+        "clqlmrs" => return Ok(Box::new(Clqlmrs::from_params(&spec.params)?)),
+        "acl" => return Ok(Box::new(Acl::from_params(&spec.params)?)),
+        "compat-nb" => return Ok(Box::new(CompatNb::from_params(&spec.params)?)),
         "fair" | "capacity" => (spec.name.as_str(), "default"),
         "hybsmrp" => ("hybsmrp", "localization-id"),
         "delay" | "matchmaking" => ("fifo", spec.name.as_str()),

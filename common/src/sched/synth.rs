@@ -34,6 +34,7 @@ pub fn view(s: Shape) -> ClusterView {
                 free_reduce_slots: 1,
                 resources: Resources::default(),
                 cached_blocks: HashSet::new(),
+                running: vec![],
             }
         })
         .collect();

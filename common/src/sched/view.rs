@@ -3,26 +3,28 @@
 use std::collections::HashSet;
 
 /// Identifies one task of one job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct TaskId {
     pub job: u64,
     pub kind: TaskKind,
     pub index: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum TaskKind {
+    #[default]
     Map,
     Reduce,
 }
 
 /// The five locality levels of the CLQLMRS paper, best first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum Locality {
     CacheLocal,
     NodeLocal,
     CacheRackLocal,
     RackLocal,
+    #[default]
     OffRack,
 }
 
@@ -57,6 +59,9 @@ impl Locality {
 
 #[derive(Debug, Clone, Default)]
 pub struct Resources {
+    /// Logical cores (the length of the per-core vector): a hardware spec
+    /// the Naive-Bayes classifier uses as a feature.
+    pub cores: u32,
     pub cpu_pct: f64,
     pub load1: f64,
     pub mem_used_bytes: u64,
@@ -67,7 +72,7 @@ pub struct Resources {
     pub net_tx_bps: u64,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct NodeView {
     pub name: String,
     pub rack: String,
@@ -77,6 +82,17 @@ pub struct NodeView {
     pub free_reduce_slots: u32,
     pub resources: Resources,
     pub cached_blocks: HashSet<u64>,
+    /// The task attempts running there now: resource-aware policies add
+    /// up their demands (the Naive-Bayes paper's T_compound).
+    pub running: Vec<RunningTask>,
+}
+
+/// A task attempt occupying a slot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunningTask {
+    pub id: TaskId,
+    /// When it started (seconds, the view's clock).
+    pub started: f64,
 }
 
 /// A task waiting for a slot.
@@ -211,11 +227,21 @@ pub struct Assignment {
 }
 
 /// A finished task attempt, for learning policies.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct TaskReport {
     pub task: TaskId,
+    /// The job's type (`wordcount`, `terasort`, ...): task demands are
+    /// learnt per type.
+    pub job_name: String,
     pub node: String,
     pub locality: Locality,
     pub runtime_s: f64,
     pub succeeded: bool,
+    /// Input bytes the task read (cache, local disk or remote).
+    pub bytes_read: u64,
+    /// Bytes it wrote (map output or job output).
+    pub bytes_written: u64,
+    /// CPU seconds it used.
+    pub cpu_s: f64,
+    pub peak_mem_bytes: u64,
 }

@@ -1,0 +1,31 @@
+//! PLACEHOLDER: being written; behaves as FIFO until then.
+
+use super::registry::SchedError;
+use super::*;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Default)]
+pub struct Clqlmrs;
+
+impl Clqlmrs {
+    pub fn from_params(p: &BTreeMap<String, String>) -> Result<Self, SchedError> {
+        if let Some(k) = p.keys().next() {
+            return Err(SchedError::UnknownParam {
+                name: "clqlmrs".into(),
+                param: k.clone(),
+                takes: "no parameters".into(),
+            });
+        }
+        Ok(Clqlmrs)
+    }
+}
+
+impl Scheduler for Clqlmrs {
+    fn name(&self) -> &'static str {
+        "clqlmrs"
+    }
+
+    fn assign(&mut self, view: &ClusterView, trigger: Trigger) -> Vec<Assignment> {
+        super::fifo::Fifo.assign(view, trigger)
+    }
+}

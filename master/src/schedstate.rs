@@ -1,0 +1,50 @@
+//! What learning policies have learnt, kept across master restarts: one
+//! file per policy name under `data_dir/sched/`, written whole to a temp
+//! file and renamed, so a crash mid-write leaves the previous copy.
+
+use common::sched::Scheduler;
+use std::path::{Path, PathBuf};
+
+/// Completed-task reports between two saves: a Q-table or a classifier
+/// learns a little from each, so losing the last few to a crash costs
+/// little, while saving on every report would write on every task.
+pub const SAVE_EVERY: u64 = 20;
+
+fn path(data_dir: &Path, name: &str) -> PathBuf {
+    data_dir.join("sched").join(format!("{name}.state"))
+}
+
+/// Loads the saved state of `sched`, if any; a bad file is logged and
+/// ignored (the policy starts from what it knows by default).
+pub fn load(data_dir: &Path, sched: &mut dyn Scheduler) {
+    let p = path(data_dir, sched.name());
+    let Ok(text) = std::fs::read_to_string(&p) else {
+        return;
+    };
+    match sched.load_state(&text) {
+        Ok(()) => {
+            tracing::info!(scheduler = sched.name(), path = %p.display(), "scheduler state restored")
+        }
+        Err(e) => {
+            tracing::warn!(scheduler = sched.name(), path = %p.display(), error = %e, "saved scheduler state ignored")
+        }
+    }
+}
+
+/// Saves the state of `sched` if it has one worth keeping.
+pub fn save(data_dir: &Path, sched: &dyn Scheduler) {
+    let Some(text) = sched.save_state() else {
+        return;
+    };
+    let p = path(data_dir, sched.name());
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(p.parent().expect("has a parent"))?;
+        let tmp = p.with_extension("state.tmp");
+        std::fs::write(&tmp, text.as_bytes())?;
+        std::fs::File::open(&tmp)?.sync_all()?;
+        std::fs::rename(&tmp, &p)
+    };
+    if let Err(e) = write() {
+        tracing::warn!(scheduler = sched.name(), path = %p.display(), error = %e, "could not save scheduler state");
+    }
+}
