@@ -5,6 +5,7 @@
 //! tests run exactly the same decisions.
 
 pub mod acl;
+pub mod atlas;
 pub mod capacity;
 pub mod clqlmrs;
 pub mod compat_nb;

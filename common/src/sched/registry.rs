@@ -2,6 +2,7 @@
 //! `mr admin scheduler set` select them.
 
 use super::acl::Acl;
+use super::atlas::Atlas;
 use super::capacity::CapacityOrder;
 use super::clqlmrs::Clqlmrs;
 use super::compat_nb::CompatNb;
@@ -60,6 +61,7 @@ pub const NAMES: &[&str] = &[
     "clqlmrs",
     "acl",
     "compat-nb",
+    "atlas",
 ];
 
 const ORDERS: &[&str] = &["fifo", "fair", "capacity", "hybsmrp"];
@@ -163,6 +165,7 @@ pub fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>, SchedError> {
         "clqlmrs" => return Ok(Box::new(Clqlmrs::from_params(&spec.params)?)),
         "acl" => return Ok(Box::new(Acl::from_params(&spec.params)?)),
         "compat-nb" => return Ok(Box::new(CompatNb::from_params(&spec.params)?)),
+        "atlas" => return Ok(Box::new(Atlas::from_params(&spec.params)?)),
         "fair" | "capacity" => (spec.name.as_str(), "default"),
         "hybsmrp" => ("hybsmrp", "localization-id"),
         "delay" | "matchmaking" => ("fifo", spec.name.as_str()),
