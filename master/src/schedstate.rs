@@ -48,3 +48,39 @@ pub fn save(data_dir: &Path, sched: &dyn Scheduler) {
         tracing::warn!(scheduler = sched.name(), path = %p.display(), error = %e, "could not save scheduler state");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use common::sched::{build, Locality, SchedulerSpec, TaskReport};
+
+    #[test]
+    fn a_policy_gets_back_what_it_learnt_and_ignores_a_bad_file() {
+        let dir = std::env::temp_dir().join(format!("mr-schedstate-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let spec = SchedulerSpec::new("atlas");
+        let mut s = build(&spec).unwrap();
+        assert!(s.save_state().is_some());
+        for _ in 0..5 {
+            let r = TaskReport {
+                locality: Locality::RackLocal,
+                runtime_s: 2.0,
+                bytes_read: 1 << 20,
+                succeeded: true,
+                ..Default::default()
+            };
+            s.on_task_finished(&Default::default(), &r);
+        }
+        save(&dir, s.as_ref());
+        let mut fresh = build(&spec).unwrap();
+        assert_ne!(fresh.save_state(), s.save_state());
+        load(&dir, fresh.as_mut());
+        assert_eq!(fresh.save_state(), s.save_state());
+        // A corrupt file: the policy keeps its defaults.
+        std::fs::write(path(&dir, "atlas"), b"{not json").unwrap();
+        let mut again = build(&spec).unwrap();
+        load(&dir, again.as_mut());
+        assert_eq!(again.save_state(), build(&spec).unwrap().save_state());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
