@@ -500,11 +500,6 @@ impl CompatNb {
             .map_or(prior, |l| l.vector)
     }
 
-    /// The posterior the classifier gives now; for tests and diagnostics.
-    fn posterior(&self, f: &Features) -> f64 {
-        self.classifier.posterior_good(f)
-    }
-
     /// Eq. 2 on `node`: its running tasks' vectors, summed.
     fn compound(&self, node: &NodeView, types: &HashMap<u64, &str>) -> TaskVector {
         node.running
@@ -590,7 +585,7 @@ impl CompatNb {
                     f[SIGMA] = *loc as usize;
                     f[TV] = tv;
                     f[COMPOUND] = comp;
-                    let p = self.posterior(&f);
+                    let p = self.classifier.posterior_good(&f);
                     if best.is_none_or(|b| p > b.0) {
                         best = Some((p, *id, f));
                     }
@@ -1324,5 +1319,11 @@ mod tests {
             CompatNb::from_params(&params(&[("bogus", "1")])),
             Err(SchedError::UnknownParam { .. })
         ));
+        // Through the registry, as the master config selects it.
+        let mut spec = SchedulerSpec::new(NAME);
+        spec.params = params(&[("min_accept", "0.6")]);
+        assert_eq!(build(&spec).unwrap().name(), NAME);
+        spec.params = params(&[("min_accept", "2")]);
+        assert!(build(&spec).is_err());
     }
 }
