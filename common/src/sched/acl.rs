@@ -1,22 +1,247 @@
-//! PLACEHOLDER: being written; behaves as FIFO until then.
+//! Adaptive Cache Local scheduling (ACL), the cache-aware baseline of the
+//! CLQLMRS paper (Ghazali, Adabi, Rezaee, Down, Movaghar, "CLQLMRS:
+//! improving cache locality in MapReduce job scheduling using Q-learning",
+//! J. Cloud Computing 11:45, 2022). Its section "Related work" describes ACL
+//! (its reference [12]): the scheduler skips a job's task up to C times to
+//! obtain cache locality, C being tied to the current percentage of the
+//! job's input that is cached; "similar to Delay [13], to prevent
+//! starvation", once the task has been skipped D times it is launched on a
+//! node holding its input. "CLQLMRS evaluation", "Impact of data block size
+//! on local tasks", fixes C = 3 for the rest of the experiments ("a
+//! reasonable trade-off between scheduling overhead and cache hit ratio"),
+//! and the same section notes that "the number of skips is set to be
+//! proportional to the percentage of cached input data for the job".
+//!
+//! How C adapts: on every offer, job j may skip `C_j = ⌈C · f_j⌉` times for
+//! cache locality, where `f_j` is the fraction of the input bytes of j's
+//! pending maps that some node holds in its cache (task counts when the
+//! sizes are all zero). A fully cached job waits the full C, a job with
+//! nothing cached does not wait for the cache at all (C_j = 0), and any
+//! cached input buys at least one skip. Only pending maps count: finished
+//! maps will not be read again, so they cannot make waiting worthwhile.
+//!
+//! Where the paper is silent, this project's choices:
+//! - The skips run in sequence, as delay scheduling's locality levels do:
+//!   a job first accepts only cache-local maps; after C_j skips it accepts
+//!   node-local ones too; after D further skips, any map (the best level the
+//!   node offers). A launch sets the job's level to the level launched, so a
+//!   job that gets a cache-local map waits for the cache again, one that
+//!   gets a node-local map waits D skips before going remote, and one that
+//!   went remote keeps launching until a better launch resets it.
+//! - A skip is one heartbeat offer of a node with free map slots to a job
+//!   whose best map on that node is not acceptable yet; a job is skipped at
+//!   most once per heartbeat (its best map on the node only gets worse as
+//!   the heartbeat's slots fill).
+//! - D defaults to 3, equal to the paper's C: the paper tunes only C.
+//! - Jobs are offered slots in FIFO order; a job with no map for the node
+//!   (or only maps that failed there, while other nodes exist) is passed over
+//!   without a skip. Generators are local anywhere (`ClusterView::locality`).
+//! - ACL's cache-affinity eviction is the workers' cache policy, not the
+//!   scheduler's, and is not modelled here. Reduces go through
+//!   [`assign_reduces`].
 
 use super::registry::SchedError;
 use super::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-#[derive(Debug, Default)]
-pub struct Acl;
+/// The paper's C (section "Impact of data block size on local tasks").
+pub const DEFAULT_C: u32 = 3;
+/// D: the paper gives none; the same as C.
+pub const DEFAULT_D: u32 = 3;
+
+/// The locality a job currently accepts, loosened by skips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Level {
+    /// Only cache-local maps.
+    #[default]
+    Cache,
+    /// Cache- or node-local maps.
+    Node,
+    /// Any map.
+    Any,
+}
+
+impl Level {
+    fn of(l: Locality) -> Level {
+        match l {
+            Locality::CacheLocal => Level::Cache,
+            Locality::NodeLocal => Level::Node,
+            _ => Level::Any,
+        }
+    }
+}
+
+/// A job's waiting state: delay scheduling's (level, skip count) pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct JobWait {
+    pub level: Level,
+    /// Skips since the job last launched a map or loosened its level.
+    pub skips: u32,
+}
+
+/// The `acl` policy.
+#[derive(Debug)]
+pub struct Acl {
+    /// Skips a fully cached job waits for a cache-local slot.
+    c: u32,
+    /// Skips a job waits for a node-local slot once it accepts one.
+    d: u32,
+    /// Per job: what it accepts now and how long it has waited. Absent:
+    /// never skipped nor launched, the same as the default.
+    waits: HashMap<u64, JobWait>,
+}
+
+impl Default for Acl {
+    fn default() -> Self {
+        Acl::new(DEFAULT_C, DEFAULT_D)
+    }
+}
 
 impl Acl {
-    pub fn from_params(p: &BTreeMap<String, String>) -> Result<Self, SchedError> {
-        if let Some(k) = p.keys().next() {
-            return Err(SchedError::UnknownParam {
-                name: "acl".into(),
-                param: k.clone(),
-                takes: "no parameters".into(),
-            });
+    pub fn new(c: u32, d: u32) -> Self {
+        Acl {
+            c,
+            d,
+            waits: HashMap::new(),
         }
-        Ok(Acl)
+    }
+
+    pub fn from_params(p: &BTreeMap<String, String>) -> Result<Self, SchedError> {
+        let mut acl = Acl::default();
+        for (k, v) in p {
+            let count = || -> Result<u32, SchedError> {
+                v.trim().parse::<u32>().map_err(|_| SchedError::BadValue {
+                    name: "acl".into(),
+                    param: k.clone(),
+                    value: v.clone(),
+                    why: "expected a whole number of skips >= 0".into(),
+                })
+            };
+            match k.as_str() {
+                "c" => acl.c = count()?,
+                "d" => acl.d = count()?,
+                _ => {
+                    return Err(SchedError::UnknownParam {
+                        name: "acl".into(),
+                        param: k.clone(),
+                        takes: "c, d".into(),
+                    })
+                }
+            }
+        }
+        Ok(acl)
+    }
+
+    /// C_j for a job whose pending input is `cached_fraction` cached.
+    pub fn cache_skips(&self, cached_fraction: f64) -> u32 {
+        let f = cached_fraction.clamp(0.0, 1.0);
+        // The epsilon keeps 3 × (1/3) from rounding up to 2.
+        (self.c as f64 * f - 1e-9).ceil().max(0.0) as u32
+    }
+
+    /// The job's waiting state, for tests and the UI.
+    pub fn wait(&self, job: u64) -> JobWait {
+        self.waits.get(&job).copied().unwrap_or_default()
+    }
+
+    /// The job's level after the skips it has had, given its C_j.
+    fn loosen(&self, w: &mut JobWait, c_j: u32) {
+        if w.level == Level::Cache && w.skips >= c_j {
+            *w = JobWait {
+                level: Level::Node,
+                skips: 0,
+            };
+        }
+        if w.level == Level::Node && w.skips >= self.d {
+            *w = JobWait {
+                level: Level::Any,
+                skips: 0,
+            };
+        }
+    }
+
+    /// Maps for `node`, jobs offered in `order`.
+    pub fn pick(&mut self, view: &ClusterView, node: &NodeView, order: &[u64]) -> Vec<Assignment> {
+        let live: HashSet<u64> = view.jobs.iter().map(|j| j.id).collect();
+        self.waits.retain(|j, _| live.contains(j));
+        if node.free_map_slots == 0 {
+            return vec![];
+        }
+        let others = view.nodes.len() > 1;
+        // Per job: its maps that may run on the node, best locality first,
+        // and (cached bytes, bytes, cached maps, maps) of all its pending
+        // maps for f_j.
+        let mut cands: HashMap<u64, Vec<(Locality, u32, TaskId)>> = HashMap::new();
+        let mut input: HashMap<u64, (u64, u64, u32, u32)> = HashMap::new();
+        for t in view.pending.iter().filter(|t| t.kind == TaskKind::Map) {
+            let cached = !t.cached_on.is_empty();
+            let e = input.entry(t.job).or_default();
+            e.1 += t.input_bytes;
+            e.3 += 1;
+            if cached {
+                e.0 += t.input_bytes;
+                e.2 += 1;
+            }
+            if !(others && t.avoid.contains(&node.name)) {
+                cands
+                    .entry(t.job)
+                    .or_default()
+                    .push((view.locality(t, node), t.id.index, t.id));
+            }
+        }
+        for c in cands.values_mut() {
+            c.sort_unstable();
+        }
+        let fraction = |job: &u64| -> f64 {
+            match input.get(job) {
+                Some(&(cb, b, _, _)) if b > 0 => cb as f64 / b as f64,
+                Some(&(_, _, cn, n)) if n > 0 => cn as f64 / n as f64,
+                _ => 0.0,
+            }
+        };
+        let mut next: HashMap<u64, usize> = HashMap::new();
+        let mut skipped: HashSet<u64> = HashSet::new();
+        let mut out = Vec::new();
+        let mut free = node.free_map_slots;
+        'slots: while free > 0 {
+            for job in order {
+                if skipped.contains(job) {
+                    continue;
+                }
+                let Some(list) = cands.get(job) else {
+                    continue;
+                };
+                let at = next.entry(*job).or_insert(0);
+                let Some(&(level, _, id)) = list.get(*at) else {
+                    continue;
+                };
+                let c_j = self.cache_skips(fraction(job));
+                let mut w = self.wait(*job);
+                self.loosen(&mut w, c_j);
+                let best = Level::of(level);
+                if best <= w.level {
+                    *at += 1;
+                    self.waits.insert(
+                        *job,
+                        JobWait {
+                            level: best,
+                            skips: 0,
+                        },
+                    );
+                    out.push(Assignment {
+                        task: id,
+                        node: node.name.clone(),
+                    });
+                    free -= 1;
+                    continue 'slots;
+                }
+                w.skips += 1;
+                self.waits.insert(*job, w);
+                skipped.insert(*job);
+            }
+            break;
+        }
+        out
     }
 }
 
@@ -26,6 +251,240 @@ impl Scheduler for Acl {
     }
 
     fn assign(&mut self, view: &ClusterView, trigger: Trigger) -> Vec<Assignment> {
-        super::fifo::Fifo.assign(view, trigger)
+        let Some(node) = trigger.node().and_then(|n| view.node(n)) else {
+            return vec![];
+        };
+        let order = view.jobs_fifo();
+        let mut out = self.pick(view, node, &order);
+        out.extend(assign_reduces(view, node, &order));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, rack: &str, free: u32) -> NodeView {
+        NodeView {
+            name: name.into(),
+            rack: rack.into(),
+            map_slots: free,
+            reduce_slots: 1,
+            free_map_slots: free,
+            free_reduce_slots: 1,
+            resources: Resources::default(),
+            cached_blocks: HashSet::new(),
+            running: vec![],
+        }
+    }
+
+    fn map(job: u64, index: u32, replicas: &[&str], cached: &[&str]) -> PendingTask {
+        PendingTask {
+            id: TaskId {
+                job,
+                kind: TaskKind::Map,
+                index,
+            },
+            job,
+            kind: TaskKind::Map,
+            block: Some(100 * job + index as u64),
+            replicas: replicas.iter().map(|s| s.to_string()).collect(),
+            cached_on: cached.iter().map(|s| s.to_string()).collect(),
+            input_bytes: 64,
+            avoid: vec![],
+            runnable_since: 0.0,
+        }
+    }
+
+    fn job(id: u64) -> JobView {
+        JobView {
+            id,
+            name: "j".into(),
+            submit_time: id as f64,
+            pool: "default".into(),
+            order: id,
+            maps_total: 3,
+            reduces_total: 0,
+            done: 0,
+            running: 0,
+            pending: 3,
+            running_maps: 0,
+            pending_maps: 3,
+            avg_task_time: 0.0,
+        }
+    }
+
+    /// a, b in rack r1; c in r2; one free map slot each.
+    fn view(pending: Vec<PendingTask>) -> ClusterView {
+        let mut jobs: Vec<u64> = pending.iter().map(|t| t.job).collect();
+        jobs.dedup();
+        ClusterView {
+            heartbeat_interval: 1.0,
+            nodes: vec![node("a", "r1", 1), node("b", "r1", 1), node("c", "r2", 1)],
+            jobs: jobs.into_iter().map(job).collect(),
+            pending,
+            ..Default::default()
+        }
+        .index()
+    }
+
+    /// Heartbeats from `n` until something is assigned; the skips before.
+    fn skips_until_launch(acl: &mut Acl, v: &ClusterView, n: &str) -> (u32, Vec<Assignment>) {
+        for skips in 0..100 {
+            let a = acl.assign(v, Trigger::Heartbeat(n.into()));
+            if !a.is_empty() {
+                return (skips, a);
+            }
+        }
+        panic!("never launched");
+    }
+
+    #[test]
+    fn cache_skips_follow_the_cached_fraction() {
+        let acl = Acl::default();
+        assert_eq!(acl.cache_skips(1.0), 3);
+        assert_eq!(acl.cache_skips(2.0 / 3.0), 2);
+        assert_eq!(acl.cache_skips(1.0 / 3.0), 1);
+        assert_eq!(acl.cache_skips(0.01), 1, "any cached input buys one skip");
+        assert_eq!(acl.cache_skips(0.0), 0);
+        assert_eq!(Acl::new(5, 3).cache_skips(0.5), 3);
+    }
+
+    #[test]
+    fn fully_cached_job_waits_c_skips_then_takes_node_local() {
+        // Job 1's map is on a's disk and in b's cache: all its input is
+        // cached, so a is refused C = 3 times, then gets it node-local.
+        let v = view(vec![map(1, 0, &["a"], &["b"])]);
+        let mut acl = Acl::default();
+        let (skips, a) = skips_until_launch(&mut acl, &v, "a");
+        assert_eq!(skips, 3);
+        assert_eq!(a[0].task.index, 0);
+        assert_eq!(acl.wait(1).level, Level::Node);
+    }
+
+    #[test]
+    fn cache_local_launches_at_once() {
+        let v = view(vec![map(1, 0, &["a"], &["b"])]);
+        let mut acl = Acl::default();
+        let a = acl.assign(&v, Trigger::Heartbeat("b".into()));
+        assert_eq!(a.len(), 1);
+        assert_eq!(acl.wait(1), JobWait::default());
+    }
+
+    #[test]
+    fn partly_cached_job_waits_less() {
+        // One of three maps cached: C_j = ⌈3 · 1/3⌉ = 1.
+        let v = view(vec![
+            map(1, 0, &["a"], &["c"]),
+            map(1, 1, &["a"], &[]),
+            map(1, 2, &["a"], &[]),
+        ]);
+        let mut acl = Acl::default();
+        let (skips, a) = skips_until_launch(&mut acl, &v, "a");
+        assert_eq!(skips, 1);
+        // The best the node offers: a node-local map, in index order.
+        assert_eq!(a[0].task.index, 0);
+    }
+
+    #[test]
+    fn uncached_job_waits_d_skips_for_data_locality() {
+        // Nothing cached: no cache wait; c holds no replica, so it is
+        // refused D = 3 times, then gets the map off-rack.
+        let v = view(vec![map(1, 0, &["a"], &[])]);
+        let mut acl = Acl::default();
+        assert_eq!(acl.assign(&v, Trigger::Heartbeat("a".into())).len(), 1);
+        let v = view(vec![map(1, 1, &["a"], &[])]);
+        let mut acl = Acl::new(3, 2);
+        let (skips, _) = skips_until_launch(&mut acl, &v, "c");
+        assert_eq!(skips, 2, "d = 2");
+        assert_eq!(acl.wait(1).level, Level::Any);
+    }
+
+    #[test]
+    fn cached_job_waits_c_then_d_before_going_remote() {
+        // Cached on b, stored on b: c (other rack) waits C + D = 6 skips.
+        let v = view(vec![map(1, 0, &["b"], &["b"])]);
+        let mut acl = Acl::default();
+        let (skips, _) = skips_until_launch(&mut acl, &v, "c");
+        assert_eq!(skips, 6);
+    }
+
+    #[test]
+    fn a_skipped_job_lets_the_next_one_run() {
+        // Job 1 waits for b's cache; job 2 has a map local to a.
+        let v = view(vec![map(1, 0, &["a"], &["b"]), map(2, 0, &["a"], &[])]);
+        let mut acl = Acl::default();
+        let a = acl.assign(&v, Trigger::Heartbeat("a".into()));
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].task.job, 2);
+        assert_eq!(acl.wait(1).skips, 1);
+    }
+
+    #[test]
+    fn one_skip_per_heartbeat_whatever_the_free_slots() {
+        let mut v = view(vec![map(1, 0, &["b"], &["b"]), map(1, 1, &["b"], &["b"])]);
+        v.nodes[0].free_map_slots = 4;
+        let mut acl = Acl::default();
+        assert!(acl.assign(&v, Trigger::Heartbeat("a".into())).is_empty());
+        assert_eq!(acl.wait(1).skips, 1);
+    }
+
+    #[test]
+    fn launching_locally_restarts_the_wait() {
+        // After C = 3 skips, a node-local launch sets the job's level to
+        // node-local: the next rack-local offer waits D more skips, not C.
+        let v = view(vec![map(1, 0, &["a"], &["c"]), map(1, 1, &["a"], &["c"])]);
+        let mut acl = Acl::new(3, 2);
+        let (skips, a) = skips_until_launch(&mut acl, &v, "a");
+        assert_eq!((skips, a.len()), (3, 1));
+        let v = view(vec![map(1, 1, &["a"], &["c"])]);
+        assert_eq!(acl.wait(1).level, Level::Node);
+        let (skips, _) = skips_until_launch(&mut acl, &v, "b");
+        assert_eq!(skips, 2);
+    }
+
+    #[test]
+    fn avoids_a_node_that_failed_the_task() {
+        let mut t = map(1, 0, &["a"], &[]);
+        t.avoid = vec!["a".into()];
+        let v = view(vec![t]);
+        let mut acl = Acl::new(0, 0);
+        assert!(acl.assign(&v, Trigger::Heartbeat("a".into())).is_empty());
+        assert_eq!(acl.assign(&v, Trigger::Heartbeat("b".into())).len(), 1);
+    }
+
+    #[test]
+    fn generators_are_local_anywhere() {
+        let mut t = map(1, 0, &[], &[]);
+        t.block = None;
+        let v = view(vec![t]);
+        let mut acl = Acl::default();
+        assert_eq!(acl.assign(&v, Trigger::Heartbeat("c".into())).len(), 1);
+    }
+
+    #[test]
+    fn params() {
+        let mut p = BTreeMap::new();
+        p.insert("c".to_string(), "5".to_string());
+        p.insert("d".to_string(), "0".to_string());
+        let acl = Acl::from_params(&p).unwrap();
+        assert_eq!((acl.c, acl.d), (5, 0));
+        p.insert("d".to_string(), "-1".to_string());
+        assert!(matches!(
+            Acl::from_params(&p),
+            Err(SchedError::BadValue { .. })
+        ));
+        p.insert("d".to_string(), "1.5".to_string());
+        assert!(matches!(
+            Acl::from_params(&p),
+            Err(SchedError::BadValue { .. })
+        ));
+        let mut p = BTreeMap::new();
+        p.insert("wait".to_string(), "1".to_string());
+        assert!(matches!(
+            Acl::from_params(&p),
+            Err(SchedError::UnknownParam { .. })
+        ));
     }
 }

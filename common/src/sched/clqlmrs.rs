@@ -1,22 +1,718 @@
-//! PLACEHOLDER: being written; behaves as FIFO until then.
+//! CLQLMRS (Ghazali, Adabi, Rezaee, Down, Movaghar, "CLQLMRS: improving
+//! cache locality in MapReduce job scheduling using Q-learning", J. Cloud
+//! Computing 11:45, 2022): a SARSA agent learns where to place map tasks so
+//! that cache and data locality are high, with no waiting.
+//!
+//! The paper's MDP ("Design of CLQLMRS", "Modeling cache-locality
+//! scheduling as an MDP"), as implemented here:
+//! - States: CL, DL, CRL, DRL, NO, the locality the last placement reached:
+//!   the five [`Locality`] levels. An episode starts in NO.
+//! - Rewards (Table 2 and the five cases of "The CLQLMRS algorithm"):
+//!   `R = w × N_level / N` with w = +1, +0.5, -0.25, -0.5, -1 for CL, DL,
+//!   CRL, DRL, NO; `N_level` the number of the episode's tasks that reached
+//!   that level so far, this one included (the Figure 2 example: the first
+//!   data-local placement of three tasks earns +0.5/3), and `N = M + R` the
+//!   episode's tasks. [`reward`].
+//! - SARSA ("Q-learning and the SARSA algorithm", Algorithm 1):
+//!   `Q(S,A) ← Q(S,A) + α[R + γQ(S',A') − Q(S,A)]`, with A' chosen
+//!   ε-greedily from S' before the update; a terminal step uses Q(S',·) = 0.
+//! - Parameters ("Implementing the proposed algorithm"): ε = 1, α = 0.1,
+//!   γ = 0.95, ε multiplied by 0.999 after every 10 episodes; a zero
+//!   Q-table; an episode ends when no task is left or no slot is free.
+//! - Environment ("Environment implementation"): Init builds it from the
+//!   block and cache hash tables, here the live replica and cache maps of
+//!   the [`ClusterView`]: a random sample of at most `env_tasks` pending
+//!   maps (the task pool) and the nodes with free map slots, as many slots
+//!   as the view reports free (Figure 4's "list of nodes with free slots":
+//!   the round the live scheduler is filling, not an idle cluster); Step
+//!   places one task and returns the next state and reward; Reset frees
+//!   those slots, unschedules every task and counts the episode, and here
+//!   also rebuilds the environment from the newest view, so training
+//!   follows the cluster.
+//!
+//! # Action encoding
+//!
+//! The paper's action is "assign task T_i to node W_j" (A: T → W) and it
+//! leaves open how the Q-table indexes that. Raw (task, node) pairs would
+//! not generalise: task ids never recur across jobs and a table over them
+//! grows with the cluster (the paper's own "Conclusion and future work"
+//! names this as its scaling problem). Here an action is **the locality
+//! class of the candidate picked for the slot on offer**: on a free slot of
+//! node W, action `a` places the first pending map (queue order) whose
+//! locality on W is `a`; it is available only when such a map exists. The
+//! Q-table is thus 5 states × 5 actions, the same for every job, task and
+//! node; it is learnt once and applies at once to new jobs and a changed
+//! cluster, and a live decision is a lookup. The slot on offer comes from
+//! the environment, as a heartbeat does in the live master (the seam lets a
+//! heartbeat policy place tasks on the heartbeating node only), so training
+//! and live decisions face the same choice.
+//!
+//! # Training and live decisions
+//!
+//! - Offline, as the paper trains its Gym agent: every call to `assign`
+//!   first runs at most `train_steps` SARSA steps in the environment
+//!   (episodes carry over from one call to the next), so a decision's work
+//!   is bounded whatever the cluster size; training stops after
+//!   `max_episodes` (0: never).
+//! - Online, from real completions: a map placed live remembers (S, A); when
+//!   it finishes, S' is the locality the worker measured (a block evicted in
+//!   between shows here), R follows the same formula over the job's maps
+//!   (`N = M + R` of the job), and A' is the action the live policy takes in
+//!   S' for the slot the task just freed. Failed attempts and reduces teach
+//!   nothing (a reduce has no input locality).
+//! - Live decisions are greedy over the available classes: exploring costs
+//!   nothing in the environment and a slow job in the cluster. The live
+//!   state is the locality of the last live placement. Ties (an untrained
+//!   table) go to the better locality, so a fresh master places sensibly.
+//!   Classes are chosen without regard to job order, as the paper's agent
+//!   picks from the whole task pool; within a class, queue order decides.
+//! - The paper's nonlinear reward makes a level's reward grow with how
+//!   often the episode reached it: an episode's return is
+//!   `Σ_level w · K(K+1) / 2N` for K placements at that level, so it pays
+//!   to concentrate on one level. Where node-local candidates are far more
+//!   common than cache-local ones, a run of DL placements outearns the odd
+//!   CL one, and the table learns to value DL above CL. That is the paper's
+//!   reward, kept as published; it is why the environment's slots are the
+//!   free ones (short episodes keep the counts small, and CL first on a busy
+//!   cluster), and it shows most on an idle cluster (every slot free) and in
+//!   the online updates of big jobs (N_level counted over the whole job).
+//! - Randomness (sampling, exploration, the environment's slot order) comes
+//!   from a seeded `fastrand::Rng`; no clock is read.
+//! - Reduces go through [`assign_reduces`]; a task is not placed on a node
+//!   in its `avoid` list while other nodes exist; generators are local
+//!   anywhere ([`ClusterView::locality`]).
 
 use super::registry::SchedError;
 use super::*;
-use std::collections::BTreeMap;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-#[derive(Debug, Default)]
-pub struct Clqlmrs;
+/// Table 2's weights, in [`Locality::ALL`] order (CL, DL, CRL, DRL, NO).
+pub const WEIGHTS: [f64; 5] = [1.0, 0.5, -0.25, -0.5, -1.0];
 
-impl Clqlmrs {
+/// Rows are states, columns actions, both in [`Locality::ALL`] order.
+pub type QTable = [[f64; 5]; 5];
+
+fn ix(l: Locality) -> usize {
+    match l {
+        Locality::CacheLocal => 0,
+        Locality::NodeLocal => 1,
+        Locality::CacheRackLocal => 2,
+        Locality::RackLocal => 3,
+        Locality::OffRack => 4,
+    }
+}
+
+/// The step reward of "The CLQLMRS algorithm", cases 1-5: the level's
+/// weight times the share of the `n` tasks that reached it (`n_level`,
+/// counting this one).
+pub fn reward(level: Locality, n_level: u32, n: u32) -> f64 {
+    WEIGHTS[ix(level)] * n_level as f64 / n.max(1) as f64
+}
+
+/// The knobs, with the paper's values as defaults.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Params {
+    /// α ∈ (0, 1): the paper's 0.1.
+    pub learning_rate: f64,
+    /// γ ∈ (0, 1): the paper's 0.95.
+    pub discount: f64,
+    /// Starting ε ∈ [0, 1]: the paper starts at 1 (all exploration).
+    pub epsilon: f64,
+    /// Factor ∈ (0, 1] applied to ε every `decay_every` episodes: 0.999.
+    pub epsilon_decay: f64,
+    /// Episodes between two decays: the paper's 10.
+    pub decay_every: u64,
+    /// The paper's "maximum number of episodes" (Init, Reset); 0: no limit,
+    /// so the table keeps following a changing cluster.
+    pub max_episodes: u64,
+    /// SARSA steps in the environment per `assign` call: bounds a
+    /// decision's work (64 steps cost tens of microseconds); 0 turns offline
+    /// training off.
+    pub train_steps: u32,
+    /// Tasks in one environment episode (the paper's Init "number of
+    /// tasks"): a sample of the pending maps, so a step costs the same on a
+    /// large queue. 64 makes episodes long enough to reach every count.
+    pub env_tasks: usize,
+    /// Seed of the policy's random numbers.
+    pub seed: u64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            learning_rate: 0.1,
+            discount: 0.95,
+            epsilon: 1.0,
+            epsilon_decay: 0.999,
+            decay_every: 10,
+            max_episodes: 0,
+            train_steps: 64,
+            env_tasks: 64,
+            seed: 0x5eed_c1a1_3a45,
+        }
+    }
+}
+
+const KEYS: &str = "learning_rate, discount, epsilon, epsilon_decay, decay_every, \
+                    max_episodes, train_steps, env_tasks, seed";
+
+impl Params {
     pub fn from_params(p: &BTreeMap<String, String>) -> Result<Self, SchedError> {
-        if let Some(k) = p.keys().next() {
-            return Err(SchedError::UnknownParam {
+        let mut out = Params::default();
+        for (k, v) in p {
+            let bad = |why: &str| SchedError::BadValue {
                 name: "clqlmrs".into(),
                 param: k.clone(),
-                takes: "no parameters".into(),
+                value: v.clone(),
+                why: why.into(),
+            };
+            let real = |ok: &dyn Fn(f64) -> bool, why: &str| {
+                v.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && ok(*x))
+                    .ok_or_else(|| bad(why))
+            };
+            let whole = |min: u64, why: &str| {
+                v.trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|x| *x >= min)
+                    .ok_or_else(|| bad(why))
+            };
+            match k.as_str() {
+                "learning_rate" => {
+                    out.learning_rate = real(&|x| x > 0.0 && x < 1.0, "expected 0 < α < 1")?
+                }
+                "discount" => out.discount = real(&|x| x > 0.0 && x < 1.0, "expected 0 < γ < 1")?,
+                "epsilon" => {
+                    out.epsilon = real(&|x| (0.0..=1.0).contains(&x), "expected 0 <= ε <= 1")?
+                }
+                "epsilon_decay" => {
+                    out.epsilon_decay =
+                        real(&|x| x > 0.0 && x <= 1.0, "expected a factor in (0, 1]")?
+                }
+                "decay_every" => out.decay_every = whole(1, "expected episodes >= 1")?,
+                "max_episodes" => {
+                    out.max_episodes = whole(0, "expected episodes >= 0 (0: no limit)")?
+                }
+                "train_steps" => {
+                    out.train_steps = u32::try_from(whole(0, "expected steps >= 0")?)
+                        .map_err(|_| bad("at most 4294967295 steps"))?
+                }
+                "env_tasks" => {
+                    out.env_tasks = usize::try_from(whole(1, "expected tasks >= 1")?)
+                        .map_err(|_| bad("too many tasks"))?
+                }
+                "seed" => out.seed = whole(0, "expected an integer >= 0")?,
+                _ => {
+                    return Err(SchedError::UnknownParam {
+                        name: "clqlmrs".into(),
+                        param: k.clone(),
+                        takes: KEYS.into(),
+                    })
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A task of the environment, its holders as environment node indices.
+#[derive(Debug, Clone)]
+struct EnvTask {
+    /// A generator reads nothing: local everywhere.
+    generator: bool,
+    cached: Vec<u32>,
+    replicas: Vec<u32>,
+    cached_racks: Vec<u32>,
+    replica_racks: Vec<u32>,
+}
+
+/// The training environment of "Environment implementation": a fixed
+/// placement of blocks and cached blocks, tasks to place and free slots to
+/// fill.
+/// Self-contained (node indices, not names), so an episode may outlive the
+/// view it was built from.
+#[derive(Debug, Clone)]
+pub struct Env {
+    tasks: Vec<EnvTask>,
+    /// Rack of each node, as an index.
+    rack: Vec<u32>,
+    /// Free map slots per node when the environment was built: all free
+    /// again at Reset.
+    cap: Vec<u32>,
+    /// Free slots per node.
+    free: Vec<u32>,
+    /// One entry per free slot (its node): the order in which slots are
+    /// offered is drawn from it, as heartbeats arrive in any order.
+    slots: Vec<u32>,
+    scheduled: Vec<bool>,
+    left: usize,
+    /// Tasks that reached each level this episode (the N_level).
+    counts: [u32; 5],
+    /// S_t: the level the last placement reached.
+    state: Locality,
+    /// A_t, chosen and not yet taken: (node, task, class).
+    next: Option<(usize, usize, Locality)>,
+}
+
+impl Env {
+    /// Init: the environment of an explicit cluster, its slots the view's
+    /// free map slots. `tasks` are indices into `view.pending` (maps), in
+    /// the order classes are searched.
+    pub fn new(view: &ClusterView, tasks: &[usize]) -> Env {
+        let mut racks: HashMap<&str, u32> = HashMap::new();
+        let rack: Vec<u32> = view
+            .nodes
+            .iter()
+            .map(|n| {
+                let next = racks.len() as u32;
+                *racks.entry(n.rack.as_str()).or_insert(next)
+            })
+            .collect();
+        let index = |name: &String| -> Option<u32> {
+            if view.node_index.is_empty() {
+                view.nodes.iter().position(|n| &n.name == name)
+            } else {
+                view.node_index.get(name).copied()
+            }
+            .map(|i| i as u32)
+        };
+        let holders = |names: &[String]| -> (Vec<u32>, Vec<u32>) {
+            let nodes: Vec<u32> = names.iter().filter_map(index).collect();
+            let mut rs: Vec<u32> = nodes.iter().map(|&i| rack[i as usize]).collect();
+            rs.sort_unstable();
+            rs.dedup();
+            (nodes, rs)
+        };
+        let tasks: Vec<EnvTask> = tasks
+            .iter()
+            .map(|&i| {
+                let t = &view.pending[i];
+                let (cached, cached_racks) = holders(&t.cached_on);
+                let (replicas, replica_racks) = holders(&t.replicas);
+                EnvTask {
+                    generator: t.block.is_none(),
+                    cached,
+                    replicas,
+                    cached_racks,
+                    replica_racks,
+                }
+            })
+            .collect();
+        let cap: Vec<u32> = view.nodes.iter().map(|n| n.free_map_slots).collect();
+        let mut env = Env {
+            free: cap.clone(),
+            cap,
+            scheduled: vec![false; tasks.len()],
+            left: tasks.len(),
+            tasks,
+            rack,
+            slots: Vec::new(),
+            counts: [0; 5],
+            state: Locality::OffRack,
+            next: None,
+        };
+        env.reset();
+        env
+    }
+
+    /// Init from a live view: at most `max_tasks` of its pending maps,
+    /// sampled, in queue order. `None` when there is nothing to train on.
+    fn sample(view: &ClusterView, max_tasks: usize, rng: &mut fastrand::Rng) -> Option<Env> {
+        let mut maps: Vec<usize> = (0..view.pending.len())
+            .filter(|&i| view.pending[i].kind == TaskKind::Map)
+            .collect();
+        if maps.len() > max_tasks {
+            // A partial Fisher-Yates shuffle: the first max_tasks are a
+            // uniform sample.
+            for i in 0..max_tasks {
+                let j = rng.usize(i..maps.len());
+                maps.swap(i, j);
+            }
+            maps.truncate(max_tasks);
+        }
+        let rank: HashMap<u64, u64> = view.jobs.iter().map(|j| (j.id, j.order)).collect();
+        maps.sort_by_key(|&i| {
+            let t = &view.pending[i];
+            (
+                rank.get(&t.job).copied().unwrap_or(u64::MAX),
+                t.job,
+                t.id.index,
+            )
+        });
+        let env = Env::new(view, &maps);
+        (!env.done()).then_some(env)
+    }
+
+    /// Reset: every task unscheduled, every slot free, back to NO.
+    pub fn reset(&mut self) {
+        self.free.clone_from(&self.cap);
+        self.scheduled.iter_mut().for_each(|s| *s = false);
+        self.left = self.tasks.len();
+        self.slots.clear();
+        for (i, f) in self.free.iter().enumerate() {
+            self.slots
+                .extend(std::iter::repeat_n(i as u32, *f as usize));
+        }
+        self.counts = [0; 5];
+        self.state = Locality::OffRack;
+        self.next = None;
+    }
+
+    /// The episode is over: no task left or no slot free.
+    pub fn done(&self) -> bool {
+        self.left == 0 || self.slots.is_empty()
+    }
+
+    /// N: the episode's tasks.
+    pub fn n(&self) -> u32 {
+        self.tasks.len() as u32
+    }
+
+    /// Locality of task `t` on node `w`, by the rule of
+    /// [`ClusterView::locality`].
+    pub fn level(&self, t: usize, w: usize) -> Locality {
+        let task = &self.tasks[t];
+        let w32 = w as u32;
+        let r = self.rack[w];
+        if task.cached.contains(&w32) {
+            Locality::CacheLocal
+        } else if task.replicas.contains(&w32) {
+            Locality::NodeLocal
+        } else if task.cached_racks.contains(&r) {
+            Locality::CacheRackLocal
+        } else if task.replica_racks.contains(&r) {
+            Locality::RackLocal
+        } else if task.generator {
+            Locality::NodeLocal
+        } else {
+            Locality::OffRack
+        }
+    }
+
+    /// Per class, the first unscheduled task of that locality on `w`.
+    fn candidates(&self, w: usize) -> [Option<usize>; 5] {
+        let mut c = [None; 5];
+        let mut found = 0;
+        for t in (0..self.tasks.len()).filter(|&t| !self.scheduled[t]) {
+            let slot = &mut c[ix(self.level(t, w))];
+            if slot.is_none() {
+                *slot = Some(t);
+                found += 1;
+                if found == 5 {
+                    break;
+                }
+            }
+        }
+        c
+    }
+
+    /// Offers a random free slot: its node.
+    fn draw_slot(&mut self, rng: &mut fastrand::Rng) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let w = self.slots.swap_remove(rng.usize(..self.slots.len())) as usize;
+        self.free[w] -= 1;
+        Some(w)
+    }
+
+    /// Places task `t` on `w`, whose slot is already taken: the next state
+    /// and the step reward.
+    fn place(&mut self, t: usize, w: usize) -> (Locality, f64) {
+        debug_assert!(!self.scheduled[t]);
+        let level = self.level(t, w);
+        self.scheduled[t] = true;
+        self.left -= 1;
+        self.counts[ix(level)] += 1;
+        self.state = level;
+        (level, reward(level, self.counts[ix(level)], self.n()))
+    }
+
+    /// Step for the paper's explicit action T_t → W_w: the next state and
+    /// the reward, or `None` when the task is placed or the node full.
+    pub fn step(&mut self, t: usize, w: usize) -> Option<(Locality, f64)> {
+        if self.scheduled.get(t) != Some(&false) || self.free.get(w).copied().unwrap_or(0) == 0 {
+            return None;
+        }
+        let at = self.slots.iter().position(|&s| s as usize == w)?;
+        self.slots.swap_remove(at);
+        self.free[w] -= 1;
+        Some(self.place(t, w))
+    }
+}
+
+/// What [`Scheduler::save_state`] writes.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Saved {
+    policy: String,
+    version: u32,
+    epsilon: f64,
+    episodes: u64,
+    /// state → action → Q, by [`Locality::as_str`] names.
+    q: BTreeMap<String, BTreeMap<String, f64>>,
+}
+
+const STATE_VERSION: u32 = 1;
+
+/// The `clqlmrs` policy.
+#[derive(Debug)]
+pub struct Clqlmrs {
+    params: Params,
+    /// Q(state, action), what is learnt and saved.
+    q: QTable,
+    /// The current exploration rate, decayed as episodes complete.
+    epsilon: f64,
+    /// Episodes completed, for the decay schedule and `max_episodes`.
+    episodes: u64,
+    rng: fastrand::Rng,
+    /// The episode in progress, carried from one decision to the next.
+    env: Option<Env>,
+    /// The live S_t: what the last live placement reached.
+    live_state: Locality,
+    /// Maps placed live and not finished: their (S, A) for the online
+    /// update when they report.
+    placed: HashMap<TaskId, (Locality, Locality)>,
+    /// Per job, its maps finished at each level: the online N_level.
+    job_levels: HashMap<u64, [u32; 5]>,
+}
+
+impl Default for Clqlmrs {
+    fn default() -> Self {
+        Clqlmrs::new(Params::default())
+    }
+}
+
+impl Clqlmrs {
+    pub fn new(params: Params) -> Self {
+        Clqlmrs {
+            q: [[0.0; 5]; 5],
+            epsilon: params.epsilon,
+            episodes: 0,
+            rng: fastrand::Rng::with_seed(params.seed),
+            env: None,
+            live_state: Locality::OffRack,
+            placed: HashMap::new(),
+            job_levels: HashMap::new(),
+            params,
+        }
+    }
+
+    pub fn from_params(p: &BTreeMap<String, String>) -> Result<Self, SchedError> {
+        Ok(Clqlmrs::new(Params::from_params(p)?))
+    }
+
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    pub fn q(&self, state: Locality, action: Locality) -> f64 {
+        self.q[ix(state)][ix(action)]
+    }
+
+    pub fn set_q(&mut self, state: Locality, action: Locality, v: f64) {
+        self.q[ix(state)][ix(action)] = v;
+    }
+
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    pub fn episodes(&self) -> u64 {
+        self.episodes
+    }
+
+    /// The SARSA update of Algorithm 1; `next` is (S', A'), `None` at the
+    /// end of an episode (Q of a terminal state is 0).
+    pub fn sarsa_update(
+        &mut self,
+        s: Locality,
+        a: Locality,
+        r: f64,
+        next: Option<(Locality, Locality)>,
+    ) {
+        let ahead = next.map_or(0.0, |(s2, a2)| self.q(s2, a2));
+        let q = &mut self.q[ix(s)][ix(a)];
+        *q += self.params.learning_rate * (r + self.params.discount * ahead - *q);
+    }
+
+    /// Greedy over the available classes; ties to the better locality.
+    fn greedy(&self, s: Locality, avail: &[Option<usize>; 5]) -> Option<Locality> {
+        let row = &self.q[ix(s)];
+        let mut best: Option<usize> = None;
+        for a in (0..5).filter(|&a| avail[a].is_some()) {
+            if best.is_none_or(|b| row[a] > row[b]) {
+                best = Some(a);
+            }
+        }
+        best.map(|a| Locality::ALL[a])
+    }
+
+    /// ε-greedy: a uniformly random available class with probability ε.
+    fn explore(&mut self, s: Locality, avail: &[Option<usize>; 5]) -> Option<Locality> {
+        if self.rng.f64() < self.epsilon {
+            let open: Vec<usize> = (0..5).filter(|&a| avail[a].is_some()).collect();
+            if open.is_empty() {
+                return None;
+            }
+            return Some(Locality::ALL[open[self.rng.usize(..open.len())]]);
+        }
+        self.greedy(s, avail)
+    }
+
+    /// Draws the next slot and chooses A for it.
+    fn choose_in(&mut self, env: &mut Env) -> Option<(usize, usize, Locality)> {
+        let w = env.draw_slot(&mut self.rng)?;
+        let avail = env.candidates(w);
+        let a = self.explore(env.state, &avail)?;
+        Some((w, avail[ix(a)].expect("available"), a))
+    }
+
+    fn end_episode(&mut self) {
+        self.episodes += 1;
+        if self.episodes.is_multiple_of(self.params.decay_every) {
+            self.epsilon *= self.params.epsilon_decay;
+        }
+    }
+
+    fn training_over(&self) -> bool {
+        self.params.max_episodes != 0 && self.episodes >= self.params.max_episodes
+    }
+
+    /// One SARSA step in the environment, starting an episode (Reset and
+    /// the first A) when none is in progress. False when there is nothing
+    /// to train on.
+    fn train_step(&mut self, view: &ClusterView) -> bool {
+        let mut env = match self.env.take() {
+            Some(env) => env,
+            None => {
+                let Some(mut env) = Env::sample(view, self.params.env_tasks, &mut self.rng) else {
+                    return false;
+                };
+                env.next = self.choose_in(&mut env);
+                if env.next.is_none() {
+                    return false;
+                }
+                env
+            }
+        };
+        let Some((w, t, a)) = env.next.take() else {
+            return false;
+        };
+        let s = env.state;
+        let (s2, r) = env.place(t, w);
+        if env.done() {
+            self.sarsa_update(s, a, r, None);
+            self.end_episode();
+            return true;
+        }
+        match self.choose_in(&mut env) {
+            Some((w2, t2, a2)) => {
+                self.sarsa_update(s, a, r, Some((s2, a2)));
+                env.next = Some((w2, t2, a2));
+                self.env = Some(env);
+            }
+            None => {
+                self.sarsa_update(s, a, r, None);
+                self.end_episode();
+            }
+        }
+        true
+    }
+
+    /// Offline training on the view's environment, at most `steps` steps.
+    pub fn train(&mut self, view: &ClusterView, steps: u32) {
+        for _ in 0..steps {
+            if self.training_over() || !self.train_step(view) {
+                return;
+            }
+        }
+    }
+
+    /// Trains until `episodes` more episodes have completed (or training
+    /// stops): for tests and warm-up runs.
+    pub fn train_episodes(&mut self, view: &ClusterView, episodes: u64) {
+        let target = self.episodes + episodes;
+        while self.episodes < target {
+            if self.training_over() || !self.train_step(view) {
+                return;
+            }
+        }
+    }
+
+    /// Per class, the first map in queue order that may run on `node`.
+    fn live_classes<'v>(
+        view: &'v ClusterView,
+        node: &NodeView,
+        rank: &HashMap<u64, u64>,
+    ) -> [Vec<(u64, u64, u32, &'v PendingTask)>; 5] {
+        let others = view.nodes.len() > 1;
+        let mut classes: [Vec<(u64, u64, u32, &PendingTask)>; 5] = Default::default();
+        for t in view.pending.iter().filter(|t| t.kind == TaskKind::Map) {
+            if others && t.avoid.contains(&node.name) {
+                continue;
+            }
+            let r = rank.get(&t.job).copied().unwrap_or(u64::MAX);
+            classes[ix(view.locality(t, node))].push((r, t.job, t.id.index, t));
+        }
+        classes
+    }
+
+    fn ranks(view: &ClusterView) -> HashMap<u64, u64> {
+        view.jobs.iter().map(|j| (j.id, j.order)).collect()
+    }
+
+    /// The live placement of maps on `node`: one greedy class per slot.
+    fn place_maps(&mut self, view: &ClusterView, node: &NodeView) -> Vec<Assignment> {
+        if node.free_map_slots == 0 {
+            return vec![];
+        }
+        let rank = Self::ranks(view);
+        let mut classes = Self::live_classes(view, node, &rank);
+        for c in classes.iter_mut() {
+            c.sort_unstable_by_key(|&(r, j, i, _)| (r, j, i));
+        }
+        let mut at = [0usize; 5];
+        let mut out = Vec::new();
+        for _ in 0..node.free_map_slots {
+            let mut avail = [None; 5];
+            for a in 0..5 {
+                avail[a] = (at[a] < classes[a].len()).then_some(at[a]);
+            }
+            let Some(a) = self.greedy(self.live_state, &avail) else {
+                break;
+            };
+            let t = classes[ix(a)][at[ix(a)]].3;
+            at[ix(a)] += 1;
+            self.placed.insert(t.id, (self.live_state, a));
+            self.live_state = a;
+            out.push(Assignment {
+                task: t.id,
+                node: node.name.clone(),
             });
         }
-        Ok(Clqlmrs)
+        out
+    }
+
+    /// Forgets placements whose attempt will never report (its node died,
+    /// the job was killed): only when they outnumber the slots, so the scan
+    /// is rare.
+    fn prune(&mut self, view: &ClusterView) {
+        let slots: usize = view.nodes.iter().map(|n| n.map_slots as usize).sum();
+        if self.placed.len() <= 2 * slots + 64 {
+            return;
+        }
+        let alive: HashSet<TaskId> = view
+            .nodes
+            .iter()
+            .flat_map(|n| n.running.iter().map(|r| r.id))
+            .chain(view.pending.iter().map(|t| t.id))
+            .collect();
+        self.placed.retain(|id, _| alive.contains(id));
     }
 }
 
@@ -26,6 +722,560 @@ impl Scheduler for Clqlmrs {
     }
 
     fn assign(&mut self, view: &ClusterView, trigger: Trigger) -> Vec<Assignment> {
-        super::fifo::Fifo.assign(view, trigger)
+        self.train(view, self.params.train_steps);
+        let Some(node) = trigger.node().and_then(|n| view.node(n)) else {
+            return vec![];
+        };
+        self.prune(view);
+        let mut out = self.place_maps(view, node);
+        out.extend(assign_reduces(view, node, &view.jobs_fifo()));
+        out
+    }
+
+    fn on_task_finished(&mut self, view: &ClusterView, report: &TaskReport) {
+        if report.task.kind != TaskKind::Map {
+            return;
+        }
+        let Some((s, a)) = self.placed.remove(&report.task) else {
+            return;
+        };
+        if !report.succeeded {
+            return;
+        }
+        let job = report.task.job;
+        let live: HashSet<u64> = view.jobs.iter().map(|j| j.id).collect();
+        self.job_levels.retain(|j, _| *j == job || live.contains(j));
+        let s2 = report.locality;
+        let counts = self.job_levels.entry(job).or_default();
+        counts[ix(s2)] += 1;
+        let seen: u32 = counts.iter().sum();
+        let n = view
+            .jobs
+            .iter()
+            .find(|j| j.id == job)
+            .map_or(0, |j| j.maps_total + j.reduces_total)
+            .max(seen);
+        let r = reward(s2, counts[ix(s2)], n);
+        // A': what the live policy does in S' with the slot just freed.
+        let next = view.node(&report.node).and_then(|node| {
+            let classes = Self::live_classes(view, node, &Self::ranks(view));
+            let avail: [Option<usize>; 5] =
+                std::array::from_fn(|a| (!classes[a].is_empty()).then_some(0));
+            self.greedy(s2, &avail).map(|a2| (s2, a2))
+        });
+        self.sarsa_update(s, a, r, next);
+    }
+
+    fn save_state(&self) -> Option<String> {
+        let q = Locality::ALL
+            .iter()
+            .map(|&s| {
+                let row = Locality::ALL
+                    .iter()
+                    .map(|&a| (a.as_str().to_string(), self.q(s, a)))
+                    .collect();
+                (s.as_str().to_string(), row)
+            })
+            .collect();
+        let saved = Saved {
+            policy: "clqlmrs".into(),
+            version: STATE_VERSION,
+            epsilon: self.epsilon,
+            episodes: self.episodes,
+            q,
+        };
+        serde_json::to_string_pretty(&saved).ok()
+    }
+
+    fn load_state(&mut self, state: &str) -> Result<(), String> {
+        let saved: Saved =
+            serde_json::from_str(state).map_err(|e| format!("not a CLQLMRS state: {e}"))?;
+        if saved.policy != "clqlmrs" {
+            return Err(format!("state of policy {:?}, not clqlmrs", saved.policy));
+        }
+        if saved.version != STATE_VERSION {
+            return Err(format!(
+                "state version {} (this build reads {STATE_VERSION})",
+                saved.version
+            ));
+        }
+        if !(saved.epsilon.is_finite() && (0.0..=1.0).contains(&saved.epsilon)) {
+            return Err(format!("epsilon {} is not in [0, 1]", saved.epsilon));
+        }
+        let mut q: QTable = [[0.0; 5]; 5];
+        if saved.q.len() != 5 {
+            return Err(format!("q has {} states, not the 5 levels", saved.q.len()));
+        }
+        for (s, row) in &saved.q {
+            let si = Locality::parse(s).ok_or_else(|| format!("unknown state {s:?}"))?;
+            if row.len() != 5 {
+                return Err(format!("state {s} has {} actions, not 5", row.len()));
+            }
+            for (a, v) in row {
+                let ai = Locality::parse(a).ok_or_else(|| format!("unknown action {a:?}"))?;
+                if !v.is_finite() {
+                    return Err(format!("Q({s}, {a}) = {v} is not finite"));
+                }
+                q[ix(si)][ix(ai)] = *v;
+            }
+        }
+        self.q = q;
+        self.epsilon = saved.epsilon;
+        self.episodes = saved.episodes;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CL: Locality = Locality::CacheLocal;
+    const DL: Locality = Locality::NodeLocal;
+    const CRL: Locality = Locality::CacheRackLocal;
+    const DRL: Locality = Locality::RackLocal;
+    const NO: Locality = Locality::OffRack;
+
+    fn node(name: &str, rack: &str, slots: u32) -> NodeView {
+        NodeView {
+            name: name.into(),
+            rack: rack.into(),
+            map_slots: slots,
+            reduce_slots: 1,
+            free_map_slots: slots,
+            free_reduce_slots: 1,
+            resources: Resources::default(),
+            cached_blocks: HashSet::new(),
+            running: vec![],
+        }
+    }
+
+    fn map(job: u64, index: u32, block: u64, replicas: &[&str], cached: &[&str]) -> PendingTask {
+        PendingTask {
+            id: TaskId {
+                job,
+                kind: TaskKind::Map,
+                index,
+            },
+            job,
+            kind: TaskKind::Map,
+            block: Some(block),
+            replicas: replicas.iter().map(|s| s.to_string()).collect(),
+            cached_on: cached.iter().map(|s| s.to_string()).collect(),
+            input_bytes: 64,
+            avoid: vec![],
+            runnable_since: 0.0,
+        }
+    }
+
+    fn job(id: u64, maps: u32) -> JobView {
+        JobView {
+            id,
+            name: "j".into(),
+            submit_time: id as f64,
+            pool: "default".into(),
+            order: id,
+            maps_total: maps,
+            reduces_total: 0,
+            done: 0,
+            running: 0,
+            pending: maps,
+            running_maps: 0,
+            pending_maps: maps,
+            avg_task_time: 0.0,
+        }
+    }
+
+    /// Figure 2: DN1..DN4 in two racks (odd nodes in rack 1, as in
+    /// Figure 3), DB1 and DB2 stored on DN1, DB3 cached on DN4; T_i reads
+    /// DB_i. (HDFS caches a block where a replica is stored, so DB3 is on
+    /// DN4's disk too; cache locality is checked first either way.)
+    fn figure2() -> ClusterView {
+        ClusterView {
+            heartbeat_interval: 1.0,
+            nodes: vec![
+                node("DN1", "rack1", 1),
+                node("DN2", "rack2", 1),
+                node("DN3", "rack1", 1),
+                node("DN4", "rack2", 1),
+            ],
+            jobs: vec![job(1, 3)],
+            pending: vec![
+                map(1, 0, 1, &["DN1"], &[]),
+                map(1, 1, 2, &["DN1"], &[]),
+                map(1, 2, 3, &["DN4"], &["DN4"]),
+            ],
+            ..Default::default()
+        }
+        .index()
+    }
+
+    #[test]
+    fn figure2_episode_rewards() {
+        let v = figure2();
+        let mut env = Env::new(&v, &[0, 1, 2]);
+        assert_eq!(env.n(), 3);
+        // A1 = T1 → DN1: data locality, +0.5/3.
+        assert_eq!(env.step(0, 0), Some((DL, 0.5 / 3.0)));
+        assert!(!env.done());
+        // A2 = T2 → DN3: DN3 shares rack 1 with DN1, data rack locality.
+        assert_eq!(env.step(1, 2), Some((DRL, -0.5 / 3.0)));
+        // A3 = T3 → DN4: DB3 is cached there, cache locality, +1/3.
+        assert_eq!(env.step(2, 3), Some((CL, 1.0 / 3.0)));
+        // No task left: the episode is over.
+        assert!(env.done());
+        // A node's one slot cannot be used twice.
+        env.reset();
+        assert!(env.step(0, 0).is_some());
+        assert_eq!(env.step(1, 0), None);
+    }
+
+    #[test]
+    fn environment_levels_match_the_view() {
+        let mut v = figure2();
+        v.pending.push(map(1, 3, 4, &["DN2"], &["DN3"]));
+        let mut g = map(1, 4, 0, &[], &[]);
+        g.block = None;
+        v.pending.push(g);
+        let env = Env::new(&v, &[0, 1, 2, 3, 4]);
+        for (t, task) in v.pending.iter().enumerate() {
+            for (w, n) in v.nodes.iter().enumerate() {
+                assert_eq!(env.level(t, w), v.locality(task, n), "{t} on {}", n.name);
+            }
+        }
+        assert_eq!(env.level(3, 0), CRL);
+    }
+
+    #[test]
+    fn sarsa_updates_along_figure2() {
+        // The Figure 2 episode with a zero table, then one step by hand.
+        let mut c = Clqlmrs::default();
+        c.sarsa_update(NO, DL, 0.5 / 3.0, Some((DL, DRL)));
+        c.sarsa_update(DL, DRL, -0.5 / 3.0, Some((DRL, CL)));
+        c.sarsa_update(DRL, CL, 1.0 / 3.0, None);
+        assert!((c.q(NO, DL) - 0.1 * 0.5 / 3.0).abs() < 1e-15);
+        assert!((c.q(DL, DRL) + 0.1 * 0.5 / 3.0).abs() < 1e-15);
+        assert!((c.q(DRL, CL) - 0.1 / 3.0).abs() < 1e-15);
+        // Q(NO,DL) = 1/60; R = 1/3, Q(DL,DRL) = -1/60:
+        // 1/60 + 0.1 × (1/3 + 0.95 × (-1/60) - 1/60) = 0.04675.
+        c.sarsa_update(NO, DL, 1.0 / 3.0, Some((DL, DRL)));
+        assert!((c.q(NO, DL) - 0.04675).abs() < 1e-15);
+    }
+
+    #[test]
+    fn epsilon_decays_every_ten_episodes() {
+        let mut c = Clqlmrs::default();
+        let v = figure2();
+        assert_eq!(c.epsilon(), 1.0);
+        c.train_episodes(&v, 9);
+        assert_eq!((c.episodes(), c.epsilon()), (9, 1.0));
+        c.train_episodes(&v, 1);
+        assert_eq!(c.epsilon(), 0.999);
+        c.train_episodes(&v, 15);
+        assert_eq!(c.epsilon(), 0.999 * 0.999);
+        c.train_episodes(&v, 5);
+        assert_eq!(c.episodes(), 30);
+        assert!((c.epsilon() - 0.999f64.powi(3)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn max_episodes_stops_training() {
+        let mut p = BTreeMap::new();
+        p.insert("max_episodes".to_string(), "4".to_string());
+        let mut c = Clqlmrs::from_params(&p).unwrap();
+        c.train_episodes(&figure2(), 10);
+        assert_eq!(c.episodes(), 4);
+    }
+
+    #[test]
+    fn training_is_bounded_per_decision() {
+        // One episode of Figure 2 is three steps: 64 steps per decision
+        // make 21 episodes and a third of the next.
+        let mut c = Clqlmrs::default();
+        let v = figure2();
+        c.assign(&v, Trigger::JobAdded(1));
+        assert_eq!(c.episodes(), 21);
+    }
+
+    /// A small view with all five classes on node a (rack r1): cached on a,
+    /// stored on a, cached on b (r1), stored on b, stored on c (r2).
+    fn five_classes() -> ClusterView {
+        ClusterView {
+            heartbeat_interval: 1.0,
+            nodes: vec![node("a", "r1", 1), node("b", "r1", 1), node("c", "r2", 1)],
+            jobs: vec![job(1, 5)],
+            pending: vec![
+                map(1, 0, 10, &["c"], &[]),
+                map(1, 1, 11, &["b"], &[]),
+                map(1, 2, 12, &["c"], &["b"]),
+                map(1, 3, 13, &["a"], &[]),
+                map(1, 4, 14, &["c"], &["a"]),
+            ],
+            ..Default::default()
+        }
+        .index()
+    }
+
+    /// A training cluster: 8 nodes in 2 racks, one slot each (as in the
+    /// paper's Figure 3), half of them busy; 40 maps with 3 replicas, a
+    /// third of them cached.
+    fn training_view() -> ClusterView {
+        let nodes: Vec<NodeView> = (0..8)
+            .map(|i| node(&format!("n{i}"), &format!("r{}", i % 2), 1))
+            .collect();
+        let mut rng = fastrand::Rng::with_seed(7);
+        let pending = (0..40)
+            .map(|i| {
+                let mut reps: Vec<String> = Vec::new();
+                while reps.len() < 3 {
+                    let n = format!("n{}", rng.usize(..8));
+                    if !reps.contains(&n) {
+                        reps.push(n);
+                    }
+                }
+                let cached = if i % 3 == 0 {
+                    vec![reps[0].clone()]
+                } else {
+                    vec![]
+                };
+                let mut t = map(1, i, i as u64, &[], &[]);
+                t.replicas = reps;
+                t.cached_on = cached;
+                t
+            })
+            .collect();
+        let mut nodes = nodes;
+        for n in nodes.iter_mut().skip(4) {
+            n.free_map_slots = 0;
+        }
+        ClusterView {
+            heartbeat_interval: 1.0,
+            nodes,
+            jobs: vec![job(1, 40)],
+            pending,
+            ..Default::default()
+        }
+        .index()
+    }
+
+    #[test]
+    fn trained_table_prefers_cache_then_node_then_remote() {
+        let mut c = Clqlmrs::default();
+        c.train_episodes(&training_view(), 3000);
+        assert!(c.epsilon() < 0.75);
+        // The rows a fresh live run uses: from NO (the start) CL beats every
+        // other class; from CL, DL beats every remote class.
+        for a in [DL, CRL, DRL, NO] {
+            assert!(c.q(NO, CL) > c.q(NO, a), "Q(NO, CL) over Q(NO, {a:?})");
+        }
+        for a in [CRL, DRL, NO] {
+            assert!(c.q(CL, DL) > c.q(CL, a), "Q(CL, DL) over Q(CL, {a:?})");
+        }
+        // Live, the table alone deciding: node a, one slot at a time.
+        let mut p = BTreeMap::new();
+        p.insert("train_steps".to_string(), "0".to_string());
+        let mut live = Clqlmrs::from_params(&p).unwrap();
+        live.load_state(&c.save_state().unwrap()).unwrap();
+        let mut v = five_classes();
+        let mut got = Vec::new();
+        for _ in 0..5 {
+            let a = live.assign(&v, Trigger::Heartbeat("a".into()));
+            assert_eq!(a.len(), 1);
+            let t = v.pending.iter().position(|t| t.id == a[0].task).unwrap();
+            got.push(v.locality(&v.pending[t], &v.nodes[0]));
+            v.pending.remove(t);
+        }
+        assert_eq!(&got[..2], &[CL, DL]);
+    }
+
+    #[test]
+    fn untrained_table_places_best_locality_first() {
+        let mut p = BTreeMap::new();
+        p.insert("train_steps".to_string(), "0".to_string());
+        let mut c = Clqlmrs::from_params(&p).unwrap();
+        let mut v = five_classes();
+        v.nodes[0].free_map_slots = 5;
+        let a = c.assign(&v, Trigger::Heartbeat("a".into()));
+        let idx: Vec<u32> = a.iter().map(|x| x.task.index).collect();
+        assert_eq!(idx, vec![4, 3, 2, 1, 0]);
+    }
+
+    #[test]
+    fn online_update_from_a_finished_map() {
+        let mut p = BTreeMap::new();
+        p.insert("train_steps".to_string(), "0".to_string());
+        let mut c = Clqlmrs::from_params(&p).unwrap();
+        let mut v = five_classes();
+        let a = c.assign(&v, Trigger::Heartbeat("a".into()));
+        assert_eq!(a[0].task.index, 4);
+        v.pending.retain(|t| t.id != a[0].task);
+        // The block was evicted before the read: the worker measured
+        // node-local, not cache-local. S = NO, A = CL, S' = DL; the job has
+        // N = 5 tasks, 1 of them DL: R = 0.5 × 1/5. A' on a from DL: CL is
+        // gone, the zero table's tie goes to DL (task 3).
+        c.on_task_finished(
+            &v,
+            &TaskReport {
+                task: a[0].task,
+                node: "a".into(),
+                locality: DL,
+                succeeded: true,
+                ..Default::default()
+            },
+        );
+        assert!((c.q(NO, CL) - 0.1 * 0.5 / 5.0).abs() < 1e-15);
+        // A report for a task it did not place teaches nothing.
+        c.on_task_finished(
+            &v,
+            &TaskReport {
+                task: v.pending[0].id,
+                node: "a".into(),
+                locality: NO,
+                succeeded: true,
+                ..Default::default()
+            },
+        );
+        assert!((c.q(NO, NO)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn save_load_round_trip() {
+        let mut c = Clqlmrs::default();
+        c.train_episodes(&training_view(), 50);
+        let text = c.save_state().unwrap();
+        let mut d = Clqlmrs::default();
+        d.load_state(&text).unwrap();
+        // serde_json's default float parser may be one ulp off.
+        let close = |x: f64, y: f64| (x - y).abs() <= 1e-15 * x.abs().max(1.0);
+        for s in Locality::ALL {
+            for a in Locality::ALL {
+                assert!(close(c.q(s, a), d.q(s, a)), "Q({s:?}, {a:?})");
+            }
+        }
+        assert!(close(d.epsilon(), c.epsilon()));
+        assert_eq!(d.episodes(), c.episodes());
+        assert!(c.q(NO, CL) != 0.0, "something was learnt");
+    }
+
+    #[test]
+    fn refuses_a_corrupt_state() {
+        use serde_json::{json, Value};
+        let mut c = Clqlmrs::default();
+        c.set_q(CL, CL, 0.5);
+        let good = c.save_state().unwrap();
+        let edit = |f: &dyn Fn(&mut Value)| {
+            let mut v: Value = serde_json::from_str(&good).unwrap();
+            f(&mut v);
+            v.to_string()
+        };
+        let bad = [
+            String::new(),
+            "not json".into(),
+            "{}".into(),
+            good[..good.len() / 2].to_string(),
+            edit(&|v| v["policy"] = json!("acl")),
+            edit(&|v| v["version"] = json!(2)),
+            edit(&|v| v["epsilon"] = json!(1.5)),
+            edit(&|v| v["episodes"] = json!(-1)),
+            edit(&|v| v["extra"] = json!(1)),
+            edit(&|v| v["q"]["node_local"]["x"] = json!(1)),
+            edit(&|v| v["q"]["cache_local"]["cache_local"] = json!("0.5")),
+            edit(&|v| v["q"]["cache_local"]["cache_local"] = Value::Null),
+            edit(&|v| {
+                v["q"]["node_local"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("off_rack");
+            }),
+            edit(&|v| {
+                v["q"].as_object_mut().unwrap().remove("rack_local");
+            }),
+            edit(&|v| {
+                let q = v["q"].as_object_mut().unwrap();
+                let row = q.remove("rack_local").unwrap();
+                q.insert("rack_lokal".into(), row);
+            }),
+            good.replace("0.5", "1e999"),
+        ];
+        for b in &bad {
+            let mut d = Clqlmrs::default();
+            assert!(d.load_state(b).is_err(), "accepted: {b}");
+            assert_eq!(d.q(CL, CL), 0.0, "a refused state leaves the table");
+        }
+        let mut d = Clqlmrs::default();
+        d.load_state(&good).unwrap();
+        assert_eq!(d.q(CL, CL), 0.5);
+    }
+
+    #[test]
+    fn avoids_a_node_that_failed_the_task() {
+        let mut c = Clqlmrs::default();
+        let mut v = five_classes();
+        v.pending.retain(|t| t.id.index == 4);
+        v.pending[0].avoid = vec!["a".into()];
+        assert!(c.assign(&v, Trigger::Heartbeat("a".into())).is_empty());
+        assert_eq!(c.assign(&v, Trigger::Heartbeat("b".into())).len(), 1);
+    }
+
+    #[test]
+    fn deterministic_for_a_seed() {
+        let run = || {
+            let mut c = Clqlmrs::default();
+            c.train_episodes(&training_view(), 200);
+            c.save_state().unwrap()
+        };
+        assert_eq!(run(), run());
+    }
+
+    #[test]
+    fn params() {
+        let mut p = BTreeMap::new();
+        for (k, v) in [
+            ("learning_rate", "0.2"),
+            ("discount", "0.9"),
+            ("epsilon", "0.5"),
+            ("epsilon_decay", "0.99"),
+            ("decay_every", "5"),
+            ("max_episodes", "100"),
+            ("train_steps", "8"),
+            ("env_tasks", "16"),
+            ("seed", "42"),
+        ] {
+            p.insert(k.to_string(), v.to_string());
+        }
+        let c = Clqlmrs::from_params(&p).unwrap();
+        assert_eq!(c.params().learning_rate, 0.2);
+        assert_eq!(c.params().env_tasks, 16);
+        assert_eq!(c.epsilon(), 0.5);
+        assert_eq!(Params::default().learning_rate, 0.1);
+        assert_eq!(Params::default().discount, 0.95);
+        assert_eq!(Params::default().epsilon, 1.0);
+        assert_eq!(Params::default().epsilon_decay, 0.999);
+        assert_eq!(Params::default().decay_every, 10);
+        for (k, v) in [
+            ("learning_rate", "0"),
+            ("learning_rate", "1"),
+            ("discount", "1.0"),
+            ("discount", "NaN"),
+            ("epsilon", "-0.1"),
+            ("epsilon_decay", "0"),
+            ("decay_every", "0"),
+            ("max_episodes", "-1"),
+            ("env_tasks", "0"),
+            ("seed", "x"),
+        ] {
+            let mut p = BTreeMap::new();
+            p.insert(k.to_string(), v.to_string());
+            assert!(
+                matches!(Clqlmrs::from_params(&p), Err(SchedError::BadValue { .. })),
+                "{k}={v}"
+            );
+        }
+        let mut p = BTreeMap::new();
+        p.insert("alpha".to_string(), "0.1".to_string());
+        assert!(matches!(
+            Clqlmrs::from_params(&p),
+            Err(SchedError::UnknownParam { .. })
+        ));
     }
 }
