@@ -74,6 +74,7 @@ impl Level {
 /// A job's waiting state: delay scheduling's (level, skip count) pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct JobWait {
+    /// The worst locality the job takes now.
     pub level: Level,
     /// Skips since the job last launched a map or loosened its level.
     pub skips: u32,
