@@ -1285,7 +1285,9 @@ impl MasterState {
             return;
         }
         let view = self.cluster_view(now);
-        if view.pending.is_empty() || view.nodes.is_empty() {
+        // Asked even with nothing pending while jobs run: learning policies
+        // (compat-nb) watch the nodes' load on every heartbeat.
+        if view.nodes.is_empty() {
             return;
         }
         let t0 = Instant::now();

@@ -1189,14 +1189,13 @@ mod tests {
         let text = c.save_state().unwrap();
         let mut d = Clqlmrs::default();
         d.load_state(&text).unwrap();
-        // serde_json's default float parser may be one ulp off.
-        let close = |x: f64, y: f64| (x - y).abs() <= 1e-15 * x.abs().max(1.0);
+        // Exact: serde_json parses floats with `float_roundtrip`.
         for s in Locality::ALL {
             for a in Locality::ALL {
-                assert!(close(c.q(s, a), d.q(s, a)), "Q({s:?}, {a:?})");
+                assert_eq!(c.q(s, a), d.q(s, a), "Q({s:?}, {a:?})");
             }
         }
-        assert!(close(d.epsilon(), c.epsilon()));
+        assert_eq!(d.epsilon(), c.epsilon());
         assert_eq!(d.episodes(), c.episodes());
         assert!(c.q(NO, CL) != 0.0, "something was learnt");
     }
