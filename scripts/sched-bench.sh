@@ -2,36 +2,51 @@
 # The same multi-job workload under each scheduler on a loopback cluster:
 # several WordCount jobs on different inputs submitted together, then each
 # job's locality mix and time, and the local-task rate per policy.
-#   scripts/sched-bench.sh [--schedulers fifo,delay,...] [--jobs 4] [--size 64MiB]
+#   scripts/sched-bench.sh [--schedulers fifo,delay,...|all] [--jobs 4]
+#                          [--size 64MiB[,256MiB,...]] [--cache warm|cold]
 #                          [--workers 6] [--dir DIR]
+# --size sizes are cycled over the jobs (a mix of small and large jobs);
+# --cache warm (the default) pins every input in one worker's cache before
+# each scheduler's run, cold drops them, so every policy starts alike.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SCHEDS=fifo JOBS=4 SIZE=64MiB WORKERS=6
+SCHEDS=fifo JOBS=4 SIZE=64MiB WORKERS=6 CACHE=warm
 DIR=$(mktemp -d /tmp/mr-sched.XXXXXX)
 while [ $# -gt 0 ]; do
   case "$1" in
     --schedulers) SCHEDS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --size) SIZE=$2; shift 2 ;;
+    --cache) CACHE=$2; shift 2 ;;
     --workers) WORKERS=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "sched-bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
+case "$CACHE" in warm|cold) ;; *) echo "sched-bench: --cache is warm or cold" >&2; exit 2 ;; esac
 cargo build --release --bins --workspace
 MR="$ROOT/target/release/mr"
+if [ "$SCHEDS" = all ]; then
+  SCHEDS=$("$MR" admin scheduler list 2>/dev/null | paste -sd, - || true)
+  [ -n "$SCHEDS" ] || { echo "sched-bench: could not list the schedulers" >&2; exit 1; }
+fi
+IFS=, read -r -a SIZES <<<"$SIZE"
 trap 'scripts/cluster.sh down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
 scripts/cluster.sh up --workers "$WORKERS" --racks 2 --dir "$DIR" --release --heartbeat 250ms \
   --block-size 8MiB --replication 2 --cache 64MiB
 export MR_CONFIG="$DIR/cluster.toml"
 for j in $(seq 1 "$JOBS"); do
-  "$MR" gen randomtextwriter --size "$SIZE" --output "/in$j" --seed "$j" >/dev/null
+  "$MR" gen randomtextwriter --size "${SIZES[$(( (j - 1) % ${#SIZES[@]} ))]}" --output "/in$j" --seed "$j" >/dev/null
 done
 OUT="$DIR/results.jsonl"; : > "$OUT"
 for s in ${SCHEDS//,/ }; do
   "$MR" admin scheduler set "$s" >/dev/null
+  for j in $(seq 1 "$JOBS"); do
+    "$MR" cache rm "/in$j" >/dev/null
+    [ "$CACHE" = cold ] || "$MR" cache add "/in$j" >/dev/null
+  done
   ids=()
   for j in $(seq 1 "$JOBS"); do
     ids+=("$("$MR" job submit wordcount --input "/in$j" --output "/out-$s-$j" --reducers 2 --output-replication 1)")

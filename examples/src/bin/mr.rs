@@ -192,6 +192,9 @@ enum SchedCmd {
     },
     /// The active policy and its parameters.
     Show,
+    /// Every policy name `set` accepts with default parameters (no cluster
+    /// needed); `ORDER+TECHNIQUE` composes the others.
+    List,
 }
 
 fn job_submit(a: &JobArgs) -> anyhow::Result<cli::job::Submit> {
@@ -333,6 +336,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     {
         return cli::schedbench::run(nodes, scheduler, *json);
     }
+    if let Cmd::Admin(AdminCmd::Scheduler(SchedCmd::List)) = &cli.cmd {
+        for name in common::sched::registry::NAMES {
+            println!("{name}");
+        }
+        return Ok(());
+    }
     let cfg = cli::load_config(&cli.config)?;
     match cli.cmd {
         Cmd::Fs(c) => match c {
@@ -407,6 +416,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Admin(AdminCmd::Scheduler(c)) => match c {
             SchedCmd::Set { name, params } => cli::admin::scheduler_set(&cfg, &name, &params).await,
             SchedCmd::Show => cli::admin::scheduler_show(&cfg).await,
+            SchedCmd::List => unreachable!("handled before loading the config"),
         },
     }
 }
