@@ -265,69 +265,23 @@ impl Scheduler for Acl {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::testkit::{self, job, node};
 
-    fn node(name: &str, rack: &str, free: u32) -> NodeView {
-        NodeView {
-            name: name.into(),
-            rack: rack.into(),
-            map_slots: free,
-            reduce_slots: 1,
-            free_map_slots: free,
-            free_reduce_slots: 1,
-            resources: Resources::default(),
-            cached_blocks: HashSet::new(),
-            running: vec![],
-        }
-    }
-
+    /// Map `index` of `job`, reading block `100 * job + index`.
     fn map(job: u64, index: u32, replicas: &[&str], cached: &[&str]) -> PendingTask {
-        PendingTask {
-            id: TaskId {
-                job,
-                kind: TaskKind::Map,
-                index,
-            },
-            job,
-            kind: TaskKind::Map,
-            block: Some(100 * job + index as u64),
-            replicas: replicas.iter().map(|s| s.to_string()).collect(),
-            cached_on: cached.iter().map(|s| s.to_string()).collect(),
-            input_bytes: 64,
-            avoid: vec![],
-            runnable_since: 0.0,
-        }
+        testkit::map(job, index, 100 * job + index as u64, replicas, cached)
     }
 
-    fn job(id: u64) -> JobView {
-        JobView {
-            id,
-            name: "j".into(),
-            submit_time: id as f64,
-            pool: "default".into(),
-            order: id,
-            maps_total: 3,
-            reduces_total: 0,
-            done: 0,
-            running: 0,
-            pending: 3,
-            running_maps: 0,
-            pending_maps: 3,
-            avg_task_time: 0.0,
-        }
-    }
-
-    /// a, b in rack r1; c in r2; one free map slot each.
+    /// a, b in rack r1; c in r2; one free map slot each; a job of three
+    /// maps for each job in `pending`.
     fn view(pending: Vec<PendingTask>) -> ClusterView {
         let mut jobs: Vec<u64> = pending.iter().map(|t| t.job).collect();
         jobs.dedup();
-        ClusterView {
-            heartbeat_interval: 1.0,
-            nodes: vec![node("a", "r1", 1), node("b", "r1", 1), node("c", "r2", 1)],
-            jobs: jobs.into_iter().map(job).collect(),
+        testkit::view(
+            vec![node("a", "r1", 1), node("b", "r1", 1), node("c", "r2", 1)],
+            jobs.into_iter().map(|j| job(j, 3)).collect(),
             pending,
-            ..Default::default()
-        }
-        .index()
+        )
     }
 
     /// Heartbeats from `n` until something is assigned; the skips before.

@@ -491,17 +491,9 @@ fn time_to_free_slot(view: &ClusterView, h: usize, taken: Option<u32>, local_run
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::lsap::tests::{figure_1, node};
+    use crate::sched::lsap::tests::figure_1;
     use crate::sched::lsap::Lsap;
-
-    fn local_count(view: &ClusterView, a: &[Assignment]) -> usize {
-        a.iter()
-            .filter(|a| {
-                let t = view.pending.iter().find(|t| t.id == a.task).unwrap();
-                view.locality(t, view.node(&a.node).unwrap()).is_local()
-            })
-            .count()
-    }
+    use crate::sched::testkit::{job, local_count, map, node, view};
 
     #[test]
     fn matches_lsap_on_figure_1() {
@@ -510,56 +502,6 @@ mod tests {
         let l = Lsap.assign(&v, Trigger::JobAdded(1));
         assert_eq!(local_count(&v, &a), local_count(&v, &l));
         assert_eq!(local_count(&v, &a), 2);
-    }
-
-    fn map(job: u64, index: u32, block: u64, replicas: &[&str], cached: &[&str]) -> PendingTask {
-        PendingTask {
-            id: TaskId {
-                job,
-                kind: TaskKind::Map,
-                index,
-            },
-            job,
-            kind: TaskKind::Map,
-            block: Some(block),
-            replicas: replicas.iter().map(|s| s.to_string()).collect(),
-            cached_on: cached.iter().map(|s| s.to_string()).collect(),
-            input_bytes: 64 << 20,
-            avoid: vec![],
-            runnable_since: 0.0,
-        }
-    }
-
-    fn job(id: u64, maps: u32) -> JobView {
-        JobView {
-            id,
-            name: "wordcount".into(),
-            submit_time: 0.0,
-            pool: "default".into(),
-            order: id,
-            maps_total: maps,
-            reduces_total: 0,
-            done: 0,
-            running: 0,
-            pending: maps,
-            running_maps: 0,
-            pending_maps: maps,
-            avg_task_time: 0.0,
-        }
-    }
-
-    fn view(nodes: Vec<NodeView>, jobs: Vec<JobView>, pending: Vec<PendingTask>) -> ClusterView {
-        ClusterView {
-            now: 0.0,
-            heartbeat_interval: 1.0,
-            nodes,
-            jobs,
-            pending,
-            rack_bandwidth: 125e6,
-            cross_rack_bandwidth: 37.5e6,
-            node_index: Default::default(),
-        }
-        .index()
     }
 
     #[test]

@@ -108,45 +108,21 @@ impl JobOrder for CapacityOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn job(id: u64, pool: &str, running: u32) -> JobView {
-        JobView {
-            id,
-            name: "j".into(),
-            submit_time: id as f64,
-            pool: pool.into(),
-            order: id,
-            maps_total: 10,
-            reduces_total: 0,
-            done: 0,
-            running,
-            pending: 5,
-            running_maps: running,
-            pending_maps: 5,
-            avg_task_time: 0.0,
-        }
-    }
+    use crate::sched::testkit::{node, pooled_job};
 
     #[test]
     fn least_served_queue_first_fifo_inside() {
         let mut c = CapacityOrder::default();
         let v = ClusterView {
             nodes: vec![NodeView {
-                name: "n".into(),
-                rack: "r".into(),
                 map_slots: 30,
-                reduce_slots: 1,
-                free_map_slots: 10,
-                free_reduce_slots: 1,
-                resources: Resources::default(),
-                cached_blocks: Default::default(),
-                running: vec![],
+                ..node("n", "r", 10)
             }],
             jobs: vec![
-                job(1, "default", 8),
-                job(2, "q2", 2),
-                job(3, "q2", 0),
-                job(4, "q3", 5),
+                pooled_job(1, "default", 8),
+                pooled_job(2, "q2", 2),
+                pooled_job(3, "q2", 0),
+                pooled_job(4, "q3", 5),
             ],
             ..Default::default()
         };

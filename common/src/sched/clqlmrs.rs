@@ -843,6 +843,7 @@ impl Scheduler for Clqlmrs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::testkit::{job, map, node, view};
 
     const CL: Locality = Locality::CacheLocal;
     const DL: Locality = Locality::NodeLocal;
@@ -850,78 +851,25 @@ mod tests {
     const DRL: Locality = Locality::RackLocal;
     const NO: Locality = Locality::OffRack;
 
-    fn node(name: &str, rack: &str, slots: u32) -> NodeView {
-        NodeView {
-            name: name.into(),
-            rack: rack.into(),
-            map_slots: slots,
-            reduce_slots: 1,
-            free_map_slots: slots,
-            free_reduce_slots: 1,
-            resources: Resources::default(),
-            cached_blocks: HashSet::new(),
-            running: vec![],
-        }
-    }
-
-    fn map(job: u64, index: u32, block: u64, replicas: &[&str], cached: &[&str]) -> PendingTask {
-        PendingTask {
-            id: TaskId {
-                job,
-                kind: TaskKind::Map,
-                index,
-            },
-            job,
-            kind: TaskKind::Map,
-            block: Some(block),
-            replicas: replicas.iter().map(|s| s.to_string()).collect(),
-            cached_on: cached.iter().map(|s| s.to_string()).collect(),
-            input_bytes: 64,
-            avoid: vec![],
-            runnable_since: 0.0,
-        }
-    }
-
-    fn job(id: u64, maps: u32) -> JobView {
-        JobView {
-            id,
-            name: "j".into(),
-            submit_time: id as f64,
-            pool: "default".into(),
-            order: id,
-            maps_total: maps,
-            reduces_total: 0,
-            done: 0,
-            running: 0,
-            pending: maps,
-            running_maps: 0,
-            pending_maps: maps,
-            avg_task_time: 0.0,
-        }
-    }
-
     /// Figure 2: DN1..DN4 in two racks (odd nodes in rack 1, as in
     /// Figure 3), DB1 and DB2 stored on DN1, DB3 cached on DN4; T_i reads
     /// DB_i. (HDFS caches a block where a replica is stored, so DB3 is on
     /// DN4's disk too; cache locality is checked first either way.)
     fn figure2() -> ClusterView {
-        ClusterView {
-            heartbeat_interval: 1.0,
-            nodes: vec![
+        view(
+            vec![
                 node("DN1", "rack1", 1),
                 node("DN2", "rack2", 1),
                 node("DN3", "rack1", 1),
                 node("DN4", "rack2", 1),
             ],
-            jobs: vec![job(1, 3)],
-            pending: vec![
+            vec![job(1, 3)],
+            vec![
                 map(1, 0, 1, &["DN1"], &[]),
                 map(1, 1, 2, &["DN1"], &[]),
                 map(1, 2, 3, &["DN4"], &["DN4"]),
             ],
-            ..Default::default()
-        }
-        .index()
+        )
     }
 
     #[test]
@@ -1044,20 +992,17 @@ mod tests {
     /// A small view with all five classes on node a (rack r1): cached on a,
     /// stored on a, cached on b (r1), stored on b, stored on c (r2).
     fn five_classes() -> ClusterView {
-        ClusterView {
-            heartbeat_interval: 1.0,
-            nodes: vec![node("a", "r1", 1), node("b", "r1", 1), node("c", "r2", 1)],
-            jobs: vec![job(1, 5)],
-            pending: vec![
+        view(
+            vec![node("a", "r1", 1), node("b", "r1", 1), node("c", "r2", 1)],
+            vec![job(1, 5)],
+            vec![
                 map(1, 0, 10, &["c"], &[]),
                 map(1, 1, 11, &["b"], &[]),
                 map(1, 2, 12, &["c"], &["b"]),
                 map(1, 3, 13, &["a"], &[]),
                 map(1, 4, 14, &["c"], &["a"]),
             ],
-            ..Default::default()
-        }
-        .index()
+        )
     }
 
     /// A training cluster: 8 nodes in 2 racks, one slot each (as in the
@@ -1092,14 +1037,7 @@ mod tests {
         for n in nodes.iter_mut().skip(4) {
             n.free_map_slots = 0;
         }
-        ClusterView {
-            heartbeat_interval: 1.0,
-            nodes,
-            jobs: vec![job(1, 40)],
-            pending,
-            ..Default::default()
-        }
-        .index()
+        view(nodes, vec![job(1, 40)], pending)
     }
 
     #[test]

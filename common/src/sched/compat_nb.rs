@@ -784,17 +784,14 @@ impl Scheduler for CompatNb {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::testkit::{self, view};
 
     const GB: u64 = 1 << 30;
 
+    /// A lightly loaded four-core node with four map slots, in rack r1.
     fn node(name: &str, free: u32) -> NodeView {
         NodeView {
-            name: name.into(),
-            rack: "r1".into(),
             map_slots: 4,
-            reduce_slots: 1,
-            free_map_slots: free,
-            free_reduce_slots: 1,
             resources: Resources {
                 cores: 4,
                 cpu_pct: 10.0,
@@ -802,8 +799,7 @@ mod tests {
                 mem_total_bytes: 8 * GB,
                 ..Default::default()
             },
-            cached_blocks: HashSet::new(),
-            running: vec![],
+            ..testkit::node(name, "r1", free)
         }
     }
 
@@ -811,35 +807,17 @@ mod tests {
         TaskId { job, kind, index }
     }
 
+    /// Map `index` of `job`, reading block `job * 1000 + index`, uncached.
     fn map(job: u64, index: u32, replicas: &[&str]) -> PendingTask {
-        PendingTask {
-            id: tid(job, TaskKind::Map, index),
-            job,
-            kind: TaskKind::Map,
-            block: Some(job * 1000 + index as u64),
-            replicas: replicas.iter().map(|s| s.to_string()).collect(),
-            cached_on: vec![],
-            input_bytes: 64 << 20,
-            avoid: vec![],
-            runnable_since: 0.0,
-        }
+        testkit::map(job, index, job * 1000 + index as u64, replicas, &[])
     }
 
+    /// A job of type `name`: eight maps and a reduce.
     fn job(id: u64, name: &str) -> JobView {
         JobView {
-            id,
             name: name.into(),
-            submit_time: id as f64,
-            pool: "default".into(),
-            order: id,
-            maps_total: 8,
             reduces_total: 1,
-            done: 0,
-            running: 0,
-            pending: 8,
-            running_maps: 0,
-            pending_maps: 8,
-            avg_task_time: 0.0,
+            ..testkit::job(id, 8)
         }
     }
 
@@ -848,20 +826,6 @@ mod tests {
             id: tid(job, TaskKind::Map, index),
             started: 0.0,
         }
-    }
-
-    fn view(nodes: Vec<NodeView>, jobs: Vec<JobView>, pending: Vec<PendingTask>) -> ClusterView {
-        ClusterView {
-            now: 0.0,
-            heartbeat_interval: 1.0,
-            nodes,
-            jobs,
-            pending,
-            rack_bandwidth: 125e6,
-            cross_rack_bandwidth: 37.5e6,
-            node_index: Default::default(),
-        }
-        .index()
     }
 
     fn report(task: TaskId, job_name: &str, node: &str) -> TaskReport {

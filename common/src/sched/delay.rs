@@ -121,46 +121,21 @@ impl Technique for Delay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::testkit::{self, node};
 
-    fn node(name: &str, rack: &str, free: u32) -> NodeView {
-        NodeView {
-            name: name.into(),
-            rack: rack.into(),
-            map_slots: free,
-            reduce_slots: 0,
-            free_map_slots: free,
-            free_reduce_slots: 0,
-            resources: Resources::default(),
-            cached_blocks: HashSet::new(),
-            running: vec![],
-        }
-    }
-
+    /// Map `index` of `job`, reading block `100 * job + index`.
     fn map(job: u64, index: u32, replicas: &[&str]) -> PendingTask {
-        PendingTask {
-            id: TaskId {
-                job,
-                kind: TaskKind::Map,
-                index,
-            },
-            job,
-            kind: TaskKind::Map,
-            block: Some(index as u64 + 100 * job),
-            replicas: replicas.iter().map(|s| s.to_string()).collect(),
-            cached_on: vec![],
-            input_bytes: 1,
-            avoid: vec![],
-            runnable_since: 0.0,
-        }
+        testkit::map(job, index, index as u64 + 100 * job, replicas, &[])
     }
 
     fn view(now: f64, pending: Vec<PendingTask>) -> ClusterView {
         ClusterView {
             now,
-            heartbeat_interval: 1.0,
-            nodes: vec![node("a", "r1", 1), node("b", "r1", 1), node("c", "r2", 1)],
-            pending,
-            ..Default::default()
+            ..testkit::view(
+                vec![node("a", "r1", 1), node("b", "r1", 1), node("c", "r2", 1)],
+                vec![],
+                pending,
+            )
         }
     }
 

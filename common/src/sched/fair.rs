@@ -77,24 +77,7 @@ impl JobOrder for FairOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn job(id: u64, pool: &str, running: u32) -> JobView {
-        JobView {
-            id,
-            name: "j".into(),
-            submit_time: id as f64,
-            pool: pool.into(),
-            order: id,
-            maps_total: 10,
-            reduces_total: 0,
-            done: 0,
-            running,
-            pending: 5,
-            running_maps: running,
-            pending_maps: 5,
-            avg_task_time: 0.0,
-        }
-    }
+    use crate::sched::testkit::pooled_job;
 
     #[test]
     fn starved_pool_first_then_fewest_running() {
@@ -102,7 +85,11 @@ mod tests {
         p.insert("min_shares".to_string(), "b:4".to_string());
         let mut f = FairOrder::from_params(&p).unwrap();
         let v = ClusterView {
-            jobs: vec![job(1, "a", 1), job(2, "b", 3), job(3, "a", 0)],
+            jobs: vec![
+                pooled_job(1, "a", 1),
+                pooled_job(2, "b", 3),
+                pooled_job(3, "a", 0),
+            ],
             ..Default::default()
         };
         // b is below its minimum share of 4: first, although it runs more.

@@ -84,69 +84,24 @@ pub fn assign_maps_fifo(view: &ClusterView, node: &NodeView, order: &[u64]) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::testkit::{self, job, node};
 
-    pub fn node(name: &str, rack: &str, free: u32) -> NodeView {
-        NodeView {
-            name: name.into(),
-            rack: rack.into(),
-            map_slots: free,
-            reduce_slots: 1,
-            free_map_slots: free,
-            free_reduce_slots: 1,
-            resources: Resources::default(),
-            cached_blocks: HashSet::new(),
-            running: vec![],
-        }
-    }
-
-    pub fn map(job: u64, index: u32, replicas: &[&str]) -> PendingTask {
-        PendingTask {
-            id: TaskId {
-                job,
-                kind: TaskKind::Map,
-                index,
-            },
-            job,
-            kind: TaskKind::Map,
-            block: Some(index as u64),
-            replicas: replicas.iter().map(|s| s.to_string()).collect(),
-            cached_on: vec![],
-            input_bytes: 1,
-            avoid: vec![],
-            runnable_since: 0.0,
-        }
-    }
-
-    fn job(id: u64) -> JobView {
-        JobView {
-            id,
-            name: "j".into(),
-            submit_time: id as f64,
-            pool: "default".into(),
-            order: id,
-            maps_total: 3,
-            reduces_total: 0,
-            done: 0,
-            running: 0,
-            pending: 3,
-            running_maps: 0,
-            pending_maps: 3,
-            avg_task_time: 0.0,
-        }
+    /// Map `index` of `job`, reading block `index`.
+    fn map(job: u64, index: u32, replicas: &[&str]) -> PendingTask {
+        testkit::map(job, index, index as u64, replicas, &[])
     }
 
     fn view() -> ClusterView {
-        ClusterView {
-            nodes: vec![node("a", "r1", 3), node("b", "r1", 3), node("c", "r2", 3)],
-            jobs: vec![job(1), job(2)],
-            pending: vec![
+        testkit::view(
+            vec![node("a", "r1", 3), node("b", "r1", 3), node("c", "r2", 3)],
+            vec![job(1, 3), job(2, 3)],
+            vec![
                 map(1, 0, &["a"]),
                 map(1, 1, &["b"]),
                 map(1, 2, &["b"]),
                 map(2, 0, &["c"]),
             ],
-            ..Default::default()
-        }
+        )
     }
 
     #[test]

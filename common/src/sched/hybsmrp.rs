@@ -114,22 +114,15 @@ impl JobOrder for HybsmrpOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::testkit;
 
+    /// A job of `remaining` pending maps, submitted at `submit`, whose
+    /// tasks took `avg_task` seconds on average.
     fn job(id: u64, submit: f64, avg_task: f64, remaining: u32) -> JobView {
         JobView {
-            id,
-            name: "j".into(),
             submit_time: submit,
-            pool: "default".into(),
-            order: id,
-            maps_total: remaining,
-            reduces_total: 0,
-            done: 0,
-            running: 0,
-            pending: remaining,
-            running_maps: 0,
-            pending_maps: remaining,
             avg_task_time: avg_task,
+            ..testkit::job(id, remaining)
         }
     }
 

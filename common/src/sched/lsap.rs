@@ -306,82 +306,13 @@ pub fn assign_matrix(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::sched::testkit::{self, job, local_count, node, view};
     use std::collections::HashSet;
 
-    pub fn node(name: &str, rack: &str, free: u32) -> NodeView {
-        NodeView {
-            name: name.into(),
-            rack: rack.into(),
-            map_slots: free.max(1),
-            reduce_slots: 1,
-            free_map_slots: free,
-            free_reduce_slots: 1,
-            resources: Resources::default(),
-            cached_blocks: HashSet::new(),
-            running: vec![],
-        }
-    }
-
+    /// Map `index` of `job`, reading block `job * 1000 + index` (64 MiB,
+    /// the size the costs below are computed from), uncached.
     pub fn map(job: u64, index: u32, replicas: &[&str]) -> PendingTask {
-        PendingTask {
-            id: TaskId {
-                job,
-                kind: TaskKind::Map,
-                index,
-            },
-            job,
-            kind: TaskKind::Map,
-            block: Some(job * 1000 + index as u64),
-            replicas: replicas.iter().map(|s| s.to_string()).collect(),
-            cached_on: vec![],
-            input_bytes: 64 << 20,
-            avoid: vec![],
-            runnable_since: 0.0,
-        }
-    }
-
-    pub fn job(id: u64, pool: &str, running_maps: u32) -> JobView {
-        JobView {
-            id,
-            name: "j".into(),
-            submit_time: id as f64,
-            pool: pool.into(),
-            order: id,
-            maps_total: 10,
-            reduces_total: 0,
-            done: 0,
-            running: running_maps,
-            pending: 10,
-            running_maps,
-            pending_maps: 10,
-            avg_task_time: 0.0,
-        }
-    }
-
-    pub fn view(
-        nodes: Vec<NodeView>,
-        jobs: Vec<JobView>,
-        pending: Vec<PendingTask>,
-    ) -> ClusterView {
-        ClusterView {
-            heartbeat_interval: 1.0,
-            nodes,
-            jobs,
-            pending,
-            rack_bandwidth: 125e6,
-            cross_rack_bandwidth: 37.5e6,
-            ..Default::default()
-        }
-        .index()
-    }
-
-    pub fn local_count(v: &ClusterView, a: &[Assignment]) -> usize {
-        a.iter()
-            .filter(|x| {
-                let t = v.pending.iter().find(|t| t.id == x.task).unwrap();
-                v.locality(t, v.node(&x.node).unwrap()).is_local()
-            })
-            .count()
+        testkit::map(job, index, job * 1000 + index as u64, replicas, &[])
     }
 
     /// The paper's dl-sched: idle slots one at a time, each taking the
@@ -407,12 +338,31 @@ pub(crate) mod tests {
         out
     }
 
+    /// A random cluster for the property tests: one to seven nodes in two
+    /// racks, zero to three free slots each, and up to 19 maps of jobs 1 to
+    /// 3, each stored on one to three of the nodes.
+    pub fn random_cluster(rng: &mut fastrand::Rng) -> (Vec<NodeView>, Vec<PendingTask>) {
+        let nodes: Vec<NodeView> = (0..rng.usize(1..8))
+            .map(|i| node(&format!("n{i}"), &format!("r{}", i % 2), rng.u32(0..4)))
+            .collect();
+        let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
+        let pending: Vec<PendingTask> = (0..rng.u32(0..20))
+            .map(|i| {
+                let reps: Vec<&str> = (0..rng.usize(1..4))
+                    .map(|_| names[rng.usize(..names.len())].as_str())
+                    .collect();
+                map(1 + (i % 3) as u64, i, &reps)
+            })
+            .collect();
+        (nodes, pending)
+    }
+
     /// Figure 1: T1's block on A and B, T2's only on A, one idle slot on
     /// each node; tasks queued {T1, T2}, A considered first.
     pub fn figure_1() -> ClusterView {
         view(
             vec![node("A", "r1", 1), node("B", "r1", 1)],
-            vec![job(1, "default", 0)],
+            vec![job(1, 10)],
             vec![map(1, 1, &["A", "B"]), map(1, 2, &["A"])],
         )
     }
@@ -435,7 +385,7 @@ pub(crate) mod tests {
     fn cost_follows_eq_1() {
         let v = view(
             vec![node("a", "r1", 1), node("b", "r1", 1), node("c", "r2", 1)],
-            vec![job(1, "default", 0)],
+            vec![job(1, 10)],
             vec![
                 map(1, 0, &["a"]),
                 map(1, 1, &["a", "c"]),
@@ -470,19 +420,9 @@ pub(crate) mod tests {
     fn never_more_than_the_free_slots_and_each_task_once() {
         let mut rng = fastrand::Rng::with_seed(5);
         for round in 0..200 {
-            let nodes: Vec<NodeView> = (0..rng.usize(1..8))
-                .map(|i| node(&format!("n{i}"), &format!("r{}", i % 2), rng.u32(0..4)))
-                .collect();
+            let (nodes, pending) = random_cluster(&mut rng);
             let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
-            let pending: Vec<PendingTask> = (0..rng.u32(0..20))
-                .map(|i| {
-                    let reps: Vec<&str> = (0..rng.usize(1..4))
-                        .map(|_| names[rng.usize(..names.len())].as_str())
-                        .collect();
-                    map(1 + (i % 3) as u64, i, &reps)
-                })
-                .collect();
-            let jobs = (1..=3).map(|j| job(j, "default", 0)).collect();
+            let jobs = (1..=3).map(|j| job(j, 10)).collect();
             let v = view(nodes, jobs, pending);
             let trigger = if round % 2 == 0 {
                 Trigger::JobAdded(1)
@@ -532,7 +472,7 @@ pub(crate) mod tests {
                 node("c", "r2", 1),
                 node("d", "r2", 0),
             ],
-            vec![job(1, "default", 0)],
+            vec![job(1, 10)],
             vec![map(1, 0, &["d"]), map(1, 1, &["a"])],
         );
         let a = Lsap.assign(&v, Trigger::JobAdded(1));

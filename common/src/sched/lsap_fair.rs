@@ -330,9 +330,10 @@ pub fn fairness_distance(groups: &[(f64, f64)]) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::lsap::tests::{figure_1, job, local_count, map, node, view};
+    use super::super::lsap::tests::{figure_1, map, random_cluster};
     use super::super::lsap::Lsap;
     use super::*;
+    use crate::sched::testkit::{local_count, node, pooled_job, view};
     use std::collections::HashSet;
 
     fn params(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -360,7 +361,11 @@ mod tests {
             pending.push(map(1, i, &[&format!("n{}", i % 4)]));
             pending.push(map(2, i, &[&format!("n{}", 4 + i % 4)]));
         }
-        view(nodes, vec![job(1, "a", 2), job(2, "b", 2)], pending)
+        view(
+            nodes,
+            vec![pooled_job(1, "a", 2), pooled_job(2, "b", 2)],
+            pending,
+        )
     }
 
     #[test]
@@ -455,20 +460,10 @@ mod tests {
     fn never_more_than_the_free_slots_and_each_task_once() {
         let mut rng = fastrand::Rng::with_seed(8);
         for _ in 0..200 {
-            let nodes: Vec<NodeView> = (0..rng.usize(1..8))
-                .map(|i| node(&format!("n{i}"), &format!("r{}", i % 2), rng.u32(0..4)))
-                .collect();
+            let (nodes, pending) = random_cluster(&mut rng);
             let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
-            let pending: Vec<PendingTask> = (0..rng.u32(0..20))
-                .map(|i| {
-                    let reps: Vec<&str> = (0..rng.usize(1..4))
-                        .map(|_| names[rng.usize(..names.len())].as_str())
-                        .collect();
-                    map(1 + (i % 3) as u64, i, &reps)
-                })
-                .collect();
             let jobs = (1..=3)
-                .map(|j| job(j, ["a", "b"][j as usize % 2], rng.u32(0..3)))
+                .map(|j| pooled_job(j, ["a", "b"][j as usize % 2], rng.u32(0..3)))
                 .collect();
             let v = view(nodes, jobs, pending);
             let mut s =

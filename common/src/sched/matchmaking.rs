@@ -137,64 +137,20 @@ impl Technique for Matchmaking {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::testkit::{self, job, node};
 
-    fn node(name: &str, free: u32) -> NodeView {
-        NodeView {
-            name: name.into(),
-            rack: "r1".into(),
-            map_slots: free,
-            reduce_slots: 0,
-            free_map_slots: free,
-            free_reduce_slots: 0,
-            resources: Resources::default(),
-            cached_blocks: HashSet::new(),
-            running: vec![],
-        }
-    }
-
+    /// Map `index` of `job`, reading block `index`.
     fn map(job: u64, index: u32, replicas: &[&str]) -> PendingTask {
-        PendingTask {
-            id: TaskId {
-                job,
-                kind: TaskKind::Map,
-                index,
-            },
-            job,
-            kind: TaskKind::Map,
-            block: Some(index as u64),
-            replicas: replicas.iter().map(|s| s.to_string()).collect(),
-            cached_on: vec![],
-            input_bytes: 1,
-            avoid: vec![],
-            runnable_since: 0.0,
-        }
+        testkit::map(job, index, index as u64, replicas, &[])
     }
 
+    /// Nodes a and b, one rack, two free slots each.
     fn view(pending: Vec<PendingTask>) -> ClusterView {
-        ClusterView {
-            heartbeat_interval: 1.0,
-            nodes: vec![node("a", 2), node("b", 2)],
+        testkit::view(
+            vec![node("a", "r1", 2), node("b", "r1", 2)],
+            vec![],
             pending,
-            ..Default::default()
-        }
-    }
-
-    fn job(id: u64) -> JobView {
-        JobView {
-            id,
-            name: "j".into(),
-            submit_time: 0.0,
-            pool: "default".into(),
-            order: id,
-            maps_total: 1,
-            reduces_total: 0,
-            done: 0,
-            running: 0,
-            pending: 1,
-            running_maps: 0,
-            pending_maps: 1,
-            avg_task_time: 0.0,
-        }
+        )
     }
 
     #[test]
@@ -226,7 +182,7 @@ mod tests {
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].task.job, 2);
         assert_eq!(m.marker("a"), Some(0), "then no more local maps: marked");
-        m.on_job_added(&job(3));
+        m.on_job_added(&job(3, 1));
         assert_eq!(m.marker("a"), None, "Algorithm 2 clears every marker");
         // After the reset the node waits one heartbeat again.
         let v = view(vec![map(1, 0, &["b"])]);

@@ -21,6 +21,8 @@ pub mod matchmaking;
 pub mod registry;
 pub mod shares;
 pub mod synth;
+#[cfg(test)]
+pub(crate) mod testkit;
 pub mod view;
 
 pub use registry::{build, SchedError, SchedulerSpec};
