@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 SCHEDS=fifo JOBS=4 SIZE=64MiB WORKERS=6 CACHE=warm REPS=1
-DIR=$(mktemp -d /tmp/mr-sched.XXXXXX)
+DIR=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --schedulers) SCHEDS=$2; shift 2 ;;
@@ -28,6 +28,7 @@ while [ $# -gt 0 ]; do
     *) echo "sched-bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
+[ -n "$DIR" ] || DIR=$(mktemp -d /tmp/mr-sched.XXXXXX)
 case "$CACHE" in warm|cold) ;; *) echo "sched-bench: --cache is warm or cold" >&2; exit 2 ;; esac
 cargo build --release --bins --workspace
 MR="$ROOT/target/release/mr"
