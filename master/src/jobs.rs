@@ -105,6 +105,15 @@ impl Task {
     }
 }
 
+/// A task attempt occupying a worker's slot.
+#[derive(Debug, Clone)]
+pub struct RunningAttempt {
+    pub worker: String,
+    pub id: TaskId,
+    pub attempt: u32,
+    pub started: Instant,
+}
+
 /// What the client asked for.
 #[derive(Debug, Clone)]
 pub struct JobSpec {
@@ -464,32 +473,25 @@ impl Job {
         self.exec_time_s = Some(self.submitted.elapsed().as_secs_f64());
     }
 
-    /// Workers running an attempt of this job, with the attempt.
+    /// Workers running an attempt of this job, with the attempt, as the
+    /// wire names it (to kill it).
     pub fn running_attempts(&self) -> Vec<(String, proto::TaskRef)> {
-        let mut v = vec![];
-        for (kind, tasks) in [(true, &self.maps), (false, &self.reduces)] {
-            for (i, t) in tasks.iter().enumerate() {
-                if let TaskStatus::Running {
-                    attempt, worker, ..
-                } = &t.status
-                {
-                    v.push((
-                        worker.clone(),
-                        proto::TaskRef {
-                            job_id: self.id,
-                            is_map: kind,
-                            index: i as u32,
-                            attempt: *attempt,
-                        },
-                    ));
-                }
-            }
-        }
-        v
+        self.running()
+            .into_iter()
+            .map(|r| {
+                let t = proto::TaskRef {
+                    job_id: self.id,
+                    is_map: r.id.kind == TaskKind::Map,
+                    index: r.id.index,
+                    attempt: r.attempt,
+                };
+                (r.worker, t)
+            })
+            .collect()
     }
 
-    /// Each running attempt's worker, task and start, for the cluster view.
-    pub fn running_since(&self) -> Vec<(String, common::sched::TaskId, Instant)> {
+    /// Every running attempt of this job.
+    pub fn running(&self) -> Vec<RunningAttempt> {
         let mut v = vec![];
         for (kind, tasks) in [
             (TaskKind::Map, &self.maps),
@@ -497,15 +499,22 @@ impl Job {
         ] {
             for (i, t) in tasks.iter().enumerate() {
                 if let TaskStatus::Running {
-                    worker, started, ..
+                    attempt,
+                    worker,
+                    started,
+                    ..
                 } = &t.status
                 {
-                    let id = common::sched::TaskId {
-                        job: self.id,
-                        kind,
-                        index: i as u32,
-                    };
-                    v.push((worker.clone(), id, *started));
+                    v.push(RunningAttempt {
+                        worker: worker.clone(),
+                        id: TaskId {
+                            job: self.id,
+                            kind,
+                            index: i as u32,
+                        },
+                        attempt: *attempt,
+                        started: *started,
+                    });
                 }
             }
         }

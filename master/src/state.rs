@@ -1168,9 +1168,9 @@ impl MasterState {
         let mut m = 0;
         let mut r = 0;
         for j in self.jobs.jobs.values() {
-            for (w, t) in j.running_attempts() {
-                if w == worker {
-                    if t.is_map {
+            for a in j.running() {
+                if a.worker == worker {
+                    if a.id.kind == TaskKind::Map {
                         m += 1;
                     } else {
                         r += 1;
@@ -1186,16 +1186,16 @@ impl MasterState {
         let mut used: HashMap<String, (u32, u32)> = HashMap::new();
         let mut running: HashMap<String, Vec<RunningTask>> = HashMap::new();
         for j in self.jobs.jobs.values() {
-            for (w, id, started) in j.running_since() {
-                let e = used.entry(w.clone()).or_default();
-                if id.kind == TaskKind::Map {
+            for r in j.running() {
+                let e = used.entry(r.worker.clone()).or_default();
+                if r.id.kind == TaskKind::Map {
                     e.0 += 1;
                 } else {
                     e.1 += 1;
                 }
-                running.entry(w).or_default().push(RunningTask {
-                    id,
-                    started: t(started),
+                running.entry(r.worker).or_default().push(RunningTask {
+                    id: r.id,
+                    started: t(r.started),
                 });
             }
         }
@@ -1416,46 +1416,9 @@ impl MasterState {
             None => Outcome::Ignored,
         };
         if let Some(t) = r.task {
-            let report = common::sched::TaskReport {
-                task: common::sched::TaskId {
-                    job: t.job_id,
-                    kind: if t.is_map {
-                        TaskKind::Map
-                    } else {
-                        TaskKind::Reduce
-                    },
-                    index: t.index,
-                },
-                node: r.worker.clone(),
-                locality: r
-                    .metrics
-                    .as_ref()
-                    .and_then(|m| Locality::parse(&m.locality))
-                    .unwrap_or(Locality::OffRack),
-                runtime_s: r
-                    .metrics
-                    .as_ref()
-                    .map_or(0.0, |m| m.end_ms.saturating_sub(m.start_ms) as f64 / 1e3),
-                succeeded: r.succeeded,
-                job_name: self
-                    .jobs
-                    .jobs
-                    .get(&t.job_id)
-                    .map(|j| j.spec.job.clone())
-                    .unwrap_or_default(),
-                // A reduce's input is what it fetched in the shuffle.
-                bytes_read: r.metrics.as_ref().map_or(0, |m| {
-                    m.bytes_cache
-                        + m.bytes_local
-                        + m.bytes_remote_rack
-                        + m.bytes_remote_off_rack
-                        + m.bytes_shuffle
-                }),
-                bytes_written: r.metrics.as_ref().map_or(0, |m| m.bytes_output),
-                cpu_s: r.metrics.as_ref().map_or(0.0, |m| m.cpu_s),
-                peak_mem_bytes: r.metrics.as_ref().map_or(0, |m| m.peak_mem_bytes),
-            };
             if outcome != Outcome::Ignored {
+                let job_name = self.jobs.jobs.get(&t.job_id).map(|j| j.spec.job.clone());
+                let report = task_report(&r, &t, job_name.unwrap_or_default());
                 let view = self.cluster_view(now);
                 self.jobs.scheduler.on_task_finished(&view, &report);
                 self.jobs.reports += 1;
@@ -1674,6 +1637,40 @@ impl MasterState {
 
     pub fn scheduler_spec(&self) -> &SchedulerSpec {
         &self.jobs.spec
+    }
+}
+
+/// What a learning policy is told of a finished attempt.
+fn task_report(
+    r: &proto::TaskUpdateRequest,
+    t: &proto::TaskRef,
+    job_name: String,
+) -> common::sched::TaskReport {
+    let m = r.metrics.clone().unwrap_or_default();
+    common::sched::TaskReport {
+        task: common::sched::TaskId {
+            job: t.job_id,
+            kind: if t.is_map {
+                TaskKind::Map
+            } else {
+                TaskKind::Reduce
+            },
+            index: t.index,
+        },
+        job_name,
+        node: r.worker.clone(),
+        locality: Locality::parse(&m.locality).unwrap_or(Locality::OffRack),
+        runtime_s: m.end_ms.saturating_sub(m.start_ms) as f64 / 1e3,
+        succeeded: r.succeeded,
+        // A reduce's input is what it fetched in the shuffle.
+        bytes_read: m.bytes_cache
+            + m.bytes_local
+            + m.bytes_remote_rack
+            + m.bytes_remote_off_rack
+            + m.bytes_shuffle,
+        bytes_written: m.bytes_output,
+        cpu_s: m.cpu_s,
+        peak_mem_bytes: m.peak_mem_bytes,
     }
 }
 

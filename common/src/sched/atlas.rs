@@ -152,15 +152,7 @@ struct Topology {
 
 impl Topology {
     fn new(view: &ClusterView) -> Self {
-        let mut racks: HashMap<&str, u32> = HashMap::new();
-        let rack = view
-            .nodes
-            .iter()
-            .map(|n| {
-                let k = racks.len() as u32;
-                *racks.entry(n.rack.as_str()).or_insert(k)
-            })
-            .collect();
+        let rack = view.rack_numbers();
         let slowdown = view
             .nodes
             .iter()
@@ -356,18 +348,9 @@ impl Atlas {
         if slots.is_empty() {
             return vec![];
         }
-        let index: HashMap<&str, usize> = view
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name.as_str(), i))
-            .collect();
         let idle: std::collections::HashSet<usize> = slots.iter().copied().collect();
         let resolve = |names: &[String]| -> Vec<usize> {
-            names
-                .iter()
-                .filter_map(|r| index.get(r.as_str()).copied())
-                .collect()
+            names.iter().filter_map(|r| view.position(r)).collect()
         };
         let rank: HashMap<u64, usize> = order.iter().enumerate().map(|(k, j)| (*j, k)).collect();
         // Candidates, best placeable first: cached on an idle node, stored on
@@ -435,15 +418,16 @@ impl Atlas {
         let chosen = assign_matrix(view, &tasks, &slots, cost);
         // Waits that pay for themselves (see the module docs).
         let by_id: HashMap<TaskId, &Candidate> = rows.iter().map(|(c, _)| (c.task.id, c)).collect();
+        let pos = |name: &str| view.position(name).expect("assigned to a view node");
         let mut taken: HashMap<usize, u32> = HashMap::new();
         for a in &chosen {
-            *taken.entry(index[a.node.as_str()]).or_default() += 1;
+            *taken.entry(pos(&a.node)).or_default() += 1;
         }
         chosen
             .into_iter()
             .filter(|a| {
                 let c = by_id[&a.task];
-                let n = index[a.node.as_str()];
+                let n = pos(&a.node);
                 let best = c.best_level();
                 if c.level(&topo, n) <= best {
                     return true;

@@ -275,23 +275,8 @@ impl Env {
     /// free map slots. `tasks` are indices into `view.pending` (maps), in
     /// the order classes are searched.
     pub fn new(view: &ClusterView, tasks: &[usize]) -> Env {
-        let mut racks: HashMap<&str, u32> = HashMap::new();
-        let rack: Vec<u32> = view
-            .nodes
-            .iter()
-            .map(|n| {
-                let next = racks.len() as u32;
-                *racks.entry(n.rack.as_str()).or_insert(next)
-            })
-            .collect();
-        let index = |name: &String| -> Option<u32> {
-            if view.node_index.is_empty() {
-                view.nodes.iter().position(|n| &n.name == name)
-            } else {
-                view.node_index.get(name).copied()
-            }
-            .map(|i| i as u32)
-        };
+        let rack = view.rack_numbers();
+        let index = |name: &String| view.position(name).map(|i| i as u32);
         let holders = |names: &[String]| -> (Vec<u32>, Vec<u32>) {
             let nodes: Vec<u32> = names.iter().filter_map(index).collect();
             let mut rs: Vec<u32> = nodes.iter().map(|&i| rack[i as usize]).collect();

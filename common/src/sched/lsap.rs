@@ -183,21 +183,7 @@ pub(crate) struct Costs<'a> {
 
 impl<'a> Costs<'a> {
     pub(crate) fn new(view: &'a ClusterView, tasks: &'a [&'a PendingTask]) -> Self {
-        let mut racks: HashMap<&str, u32> = HashMap::new();
-        let rack = view
-            .nodes
-            .iter()
-            .map(|n| {
-                let k = racks.len() as u32;
-                *racks.entry(n.rack.as_str()).or_insert(k)
-            })
-            .collect();
-        let index: HashMap<&str, usize> = view
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name.as_str(), i))
-            .collect();
+        let rack = view.rack_numbers();
         let holders = tasks
             .iter()
             .map(|t| {
@@ -205,7 +191,7 @@ impl<'a> Costs<'a> {
                     .replicas
                     .iter()
                     .chain(&t.cached_on)
-                    .filter_map(|r| index.get(r.as_str()).copied())
+                    .filter_map(|r| view.position(r))
                     .collect();
                 h.sort_unstable();
                 h.dedup();

@@ -166,10 +166,29 @@ impl ClusterView {
     }
 
     pub fn node(&self, name: &str) -> Option<&NodeView> {
+        self.position(name).map(|i| &self.nodes[i])
+    }
+
+    /// Where node `name` stands in `nodes`.
+    pub fn position(&self, name: &str) -> Option<usize> {
         if self.node_index.is_empty() {
-            return self.nodes.iter().find(|n| n.name == name);
+            return self.nodes.iter().position(|n| n.name == name);
         }
-        self.node_index.get(name).map(|&i| &self.nodes[i])
+        self.node_index.get(name).copied()
+    }
+
+    /// Each node's rack as a small number, in `nodes` order: policies that
+    /// compare racks for every (task, node) pair compare integers, not
+    /// names.
+    pub fn rack_numbers(&self) -> Vec<u32> {
+        let mut racks: std::collections::HashMap<&str, u32> = Default::default();
+        self.nodes
+            .iter()
+            .map(|n| {
+                let k = racks.len() as u32;
+                *racks.entry(n.rack.as_str()).or_insert(k)
+            })
+            .collect()
     }
 
     /// The locality a map task would have on `node`.
