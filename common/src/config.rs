@@ -19,6 +19,11 @@
 //! [scheduler]
 //! name = "fifo"                  # see `mr admin scheduler show`
 //!
+//! [network]                      # what the launcher built; informational
+//! kind = "emulated-lan"          # loopback, emulated-lan, containers, lan
+//! host_rate = "200mbit"          # each host port, both directions
+//! uplink_rate = "50mbit"         # each rack uplink, both directions
+//!
 //! [[workers]]
 //! name = "w1"
 //! addr = "127.0.0.1:7101"
@@ -69,7 +74,23 @@ pub struct ClusterConfig {
     #[serde(default)]
     pub scheduler: SchedulerConfig,
     #[serde(default)]
+    pub network: NetworkConfig,
+    #[serde(default)]
     pub workers: Vec<WorkerConfig>,
+}
+
+/// `[network]`: what the launcher built between the hosts. Nothing in the
+/// runtime acts on it; benchmarks record it beside their figures, because a
+/// locality rate means little without the bandwidths it was measured on.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkConfig {
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub host_rate: String,
+    #[serde(default)]
+    pub uplink_rate: String,
 }
 
 /// `[scheduler]`: the policy placing tasks, by name, with its parameters

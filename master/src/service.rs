@@ -94,6 +94,16 @@ impl Master for MasterService {
         Ok(Response::new(CacheFileResponse { blocks }))
     }
 
+    #[tracing::instrument(skip_all, fields(bytes = req.get_ref().bytes, worker = %req.get_ref().worker))]
+    async fn set_cache_capacity(
+        &self,
+        req: Request<CacheCapacityRequest>,
+    ) -> Rpc<CacheCapacityResponse> {
+        let r = req.into_inner();
+        let workers = self.lock().set_cache_capacity(r.bytes, &r.worker)?;
+        Ok(Response::new(CacheCapacityResponse { workers }))
+    }
+
     #[tracing::instrument(skip_all, fields(job = %req.get_ref().job))]
     async fn submit_job(&self, req: Request<SubmitJobRequest>) -> Rpc<SubmitJobResponse> {
         let job_id = self.lock().submit_job(req.into_inner(), Instant::now())?;

@@ -827,6 +827,30 @@ impl MasterState {
         Ok(n)
     }
 
+    /// Resizes the block cache of one worker, or of every live one. The
+    /// master's copy of the capacity changes at once, so the views the
+    /// scheduler sees and `cluster status` agree with what was asked; the
+    /// evictions arrive with the workers' next cache reports. Not kept
+    /// across a worker restart: its config's `cache` applies again.
+    pub fn set_cache_capacity(&mut self, bytes: u64, worker: &str) -> Result<Vec<String>> {
+        if !worker.is_empty() && !self.workers.contains_key(worker) {
+            return Err(Self::bad(format!("no worker named {worker:?}")));
+        }
+        let mut told = Vec::new();
+        for w in self.workers.values_mut() {
+            if !w.alive || !(worker.is_empty() || w.name == worker) {
+                continue;
+            }
+            w.cache_capacity_bytes = bytes;
+            w.commands.push(Command {
+                kind: Some(Kind::SetCacheCapacity(bytes)),
+            });
+            told.push(w.name.clone());
+        }
+        told.sort();
+        Ok(told)
+    }
+
     pub fn cluster_status(&self) -> proto::ClusterStatusResponse {
         let mut workers: Vec<proto::WorkerStatus> = self
             .workers

@@ -6,6 +6,7 @@
 use bytes::Bytes;
 use lru::LruCache;
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 struct Inner {
@@ -32,7 +33,9 @@ impl Inner {
 }
 
 pub struct BlockCache {
-    capacity: u64,
+    /// Atomic: the master may resize a running cache (`mr cache resize`,
+    /// the cache-size sweep of `mr bench`).
+    capacity: AtomicU64,
     /// A std `Mutex`: held only for map operations, never across an await.
     inner: Mutex<Inner>,
 }
@@ -40,7 +43,7 @@ pub struct BlockCache {
 impl BlockCache {
     pub fn new(capacity: u64) -> Self {
         BlockCache {
-            capacity,
+            capacity: AtomicU64::new(capacity),
             inner: Mutex::new(Inner {
                 lru: LruCache::unbounded(),
                 used: 0,
@@ -53,7 +56,24 @@ impl BlockCache {
     }
 
     pub fn capacity(&self) -> u64 {
-        self.capacity
+        self.capacity.load(Ordering::Relaxed)
+    }
+
+    /// Sets a new bound, evicting least recently used blocks until the
+    /// cache fits in it. Returns how many blocks were evicted.
+    pub fn set_capacity(&self, capacity: u64) -> usize {
+        let mut g = self.inner.lock().unwrap();
+        self.capacity.store(capacity, Ordering::Relaxed);
+        let mut evicted = 0;
+        while g.used > capacity {
+            let Some((old, bytes)) = g.lru.pop_lru() else {
+                break;
+            };
+            g.used -= bytes.len() as u64;
+            g.note_removed(old);
+            evicted += 1;
+        }
+        evicted
     }
 
     pub fn used(&self) -> u64 {
@@ -81,15 +101,16 @@ impl BlockCache {
     /// so that the cache owns memory, not a view of a mapped file.
     pub fn insert(&self, id: u64, data: &[u8]) -> bool {
         let size = data.len() as u64;
-        if size > self.capacity {
+        let mut g = self.inner.lock().unwrap();
+        let capacity = self.capacity();
+        if size > capacity {
             return false;
         }
-        let mut g = self.inner.lock().unwrap();
         if g.lru.contains(&id) {
             g.lru.promote(&id);
             return true;
         }
-        while g.used + size > self.capacity {
+        while g.used + size > capacity {
             let Some((old, bytes)) = g.lru.pop_lru() else {
                 break;
             };

@@ -129,6 +129,10 @@ async fn execute(node: Arc<Node>, kind: Kind) {
         Kind::UncacheBlock(id) => {
             node.cache.remove(id);
         }
+        Kind::SetCacheCapacity(bytes) => {
+            let evicted = node.cache.set_capacity(bytes);
+            tracing::info!(bytes, evicted, "cache resized");
+        }
         Kind::Launch(_) | Kind::KillTask(_) | Kind::CleanupJob(_) => {}
         Kind::Replicate(r) => {
             let Some(info) = r.block else { return };

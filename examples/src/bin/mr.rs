@@ -48,9 +48,9 @@ enum Cmd {
     /// Cluster administration.
     #[command(subcommand)]
     Admin(AdminCmd),
-    /// Benchmarks that need no cluster.
-    #[command(subcommand)]
-    Bench(BenchCmd),
+    /// Benchmarks: a matrix of workloads × schedulers on the cluster, the
+    /// CLQLMRS sweeps, and scheduler decision latency (no cluster needed).
+    Bench(BenchArgs),
     /// Run a job's map and reduce code in this process, with no cluster:
     /// the single-process baseline for benchmarks.
     Local {
@@ -159,6 +159,69 @@ enum JobCmd {
     History { id: u64 },
 }
 
+/// With no subcommand: runs every workload under every scheduler, `--reps`
+/// times, against the cluster the config names; validates each job against
+/// an oracle; writes results.csv, hibench.report, summary.md and PNG plots
+/// into `--out`. Inputs are generated once under /bench/input and reused.
+///
+/// Example, on the emulated LAN:
+///   scripts/lan.sh up --dir /tmp/lan --workers 6 --racks 2 --host-rate 200mbit --uplink-rate 50mbit
+///   mr -c /tmp/lan/cluster.toml bench --schedulers fifo,delay,lsap --out /tmp/bench
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct BenchArgs {
+    #[command(subcommand)]
+    cmd: Option<BenchCmd>,
+    /// wordcount, sort, terasort and/or mixed (the seeds' multi-job
+    /// schedule), comma-separated.
+    #[arg(long, default_value = "wordcount,sort,terasort,mixed")]
+    workloads: String,
+    /// Drop (cold) or pre-load (warm) the input's cache blocks before each run.
+    #[arg(long, default_value = "cold")]
+    cache: String,
+    /// Mixed: jobs per run.
+    #[arg(long, default_value_t = 20)]
+    jobs: u32,
+    /// Mixed: mean of the exponential inter-arrival times (the paper's 14s,
+    /// scaled to a small cluster).
+    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    mean_interarrival: std::time::Duration,
+    /// Mixed: factor on Table 4's map counts (default: pool blocks / 200).
+    #[arg(long)]
+    map_scale: Option<f64>,
+    #[command(flatten)]
+    common: BenchCommon,
+}
+
+/// What every cluster benchmark takes.
+#[derive(clap::Args, Clone)]
+struct BenchCommon {
+    /// Policies to compare, comma-separated (`mr admin scheduler list`).
+    #[arg(long, default_value = "fifo,delay,lsap", value_delimiter = ',')]
+    schedulers: Vec<String>,
+    /// Input per workload (the mixed workload's block pool).
+    #[arg(long, default_value = "256MiB", value_parser = parse_size)]
+    size: u64,
+    /// Block size of the generated inputs.
+    #[arg(long, default_value = "16MiB", value_parser = parse_size)]
+    block_size: u64,
+    /// Runs per cell; figures are medians over them.
+    #[arg(long, default_value_t = 3)]
+    reps: u32,
+    /// Reducers per job.
+    #[arg(long, short = 'r', default_value_t = 4)]
+    reducers: u32,
+    /// Seeds the generated inputs and the mixed schedule.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Where results go (created if missing).
+    #[arg(long, default_value = "bench-results")]
+    out: PathBuf,
+    /// No progress display (for scripts).
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
 #[derive(Subcommand)]
 enum BenchCmd {
     /// Decision latency of each policy, per heartbeat and per batch, on
@@ -173,6 +236,46 @@ enum BenchCmd {
         #[arg(long)]
         json: bool,
     },
+    /// The CLQLMRS paper's sweeps on the cluster: cache-size (cache
+    /// locality vs cache size, Fig. 5), block-size (local-task rate vs block
+    /// size, Fig. 6) or maps (vs number of map tasks, Fig. 7). Writes
+    /// sweep-KIND.csv, .md and .png into --out.
+    Sweep {
+        /// cache-size, block-size or maps.
+        kind: String,
+        /// The swept values, comma-separated: sizes (cache-size,
+        /// block-size) or map counts (default per kind: cache-size
+        /// 16MiB..256MiB, block-size 4MiB..64MiB, maps 6,12,24,48).
+        #[arg(long)]
+        values: Option<String>,
+        /// wordcount, sort or terasort.
+        #[arg(long, default_value = "wordcount")]
+        workload: String,
+        #[command(flatten)]
+        common: BenchCommon,
+    },
+}
+
+fn bench_opts(
+    c: &BenchCommon,
+    workloads: &str,
+    cache: &str,
+) -> anyhow::Result<examples::bench::Opts> {
+    Ok(examples::bench::Opts {
+        workloads: examples::bench::parse_workloads(workloads)?,
+        schedulers: c.schedulers.clone(),
+        size: c.size,
+        block_size: c.block_size,
+        reps: c.reps,
+        cache: examples::bench::CacheMode::parse(cache)?,
+        out: c.out.clone(),
+        reducers: c.reducers,
+        jobs: 0,
+        mean_interarrival: std::time::Duration::ZERO,
+        map_scale: None,
+        seed: c.seed,
+        quiet: c.quiet,
+    })
 }
 
 #[derive(Subcommand)]
@@ -277,6 +380,15 @@ enum CacheCmd {
     Add { path: String },
     /// Drop every block of PATH from every cache.
     Rm { path: String },
+    /// Bound the workers' caches at SIZE (e.g. 128MiB), evicting least
+    /// recently used blocks; lasts until the worker restarts.
+    Resize {
+        #[arg(value_parser = parse_size)]
+        size: u64,
+        /// Only this worker (default: every live one).
+        #[arg(long)]
+        worker: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -290,6 +402,10 @@ enum ClusterCmd {
 
 fn parse_size(s: &str) -> Result<u64, String> {
     common::units::parse_size(s).map_err(|e| e.to_string())
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    common::units::parse_duration(s).map_err(|e| e.to_string())
 }
 
 #[tokio::main]
@@ -328,10 +444,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             )
         });
     }
-    if let Cmd::Bench(BenchCmd::Sched {
-        nodes,
-        scheduler,
-        json,
+    if let Cmd::Bench(BenchArgs {
+        cmd:
+            Some(BenchCmd::Sched {
+                nodes,
+                scheduler,
+                json,
+            }),
+        ..
     }) = &cli.cmd
     {
         return cli::schedbench::run(nodes, scheduler, *json);
@@ -361,6 +481,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Cache(c) => match c {
             CacheCmd::Add { path } => cli::cache::set(&cfg, &path, true).await,
             CacheCmd::Rm { path } => cli::cache::set(&cfg, &path, false).await,
+            CacheCmd::Resize { size, worker } => {
+                let told = cli::cache::resize(&cfg, size, worker.as_deref()).await?;
+                println!(
+                    "cache bound {} on {}",
+                    common::units::format_size(size),
+                    told.join(", ")
+                );
+                Ok(())
+            }
         },
         Cmd::Cluster(ClusterCmd::Status { json }) => cli::cluster::status(&cfg, json).await,
         Cmd::Job(c) => match c {
@@ -412,7 +541,31 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let v = cli::job::wait(&cfg, id).await?;
             cli::job::finish(&v, g.json)
         }
-        Cmd::Local { .. } | Cmd::Bench(_) => unreachable!("handled before loading the config"),
+        Cmd::Bench(b) => {
+            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            match b.cmd {
+                None => {
+                    let mut o = bench_opts(&b.common, &b.workloads, &b.cache)?;
+                    o.jobs = b.jobs;
+                    o.mean_interarrival = b.mean_interarrival;
+                    o.map_scale = b.map_scale;
+                    examples::bench::matrix::run(cfg, &o, command).await
+                }
+                Some(BenchCmd::Sweep {
+                    kind,
+                    values,
+                    workload,
+                    common,
+                }) => {
+                    let kind = examples::bench::sweep::Kind::parse(&kind)?;
+                    let values = kind.values(values.as_deref().unwrap_or(kind.default_values()))?;
+                    let o = bench_opts(&common, &workload, "cold")?;
+                    examples::bench::sweep::run(cfg, kind, &values, &o).await
+                }
+                Some(BenchCmd::Sched { .. }) => unreachable!("handled before loading the config"),
+            }
+        }
+        Cmd::Local { .. } => unreachable!("handled before loading the config"),
         Cmd::Admin(AdminCmd::Scheduler(c)) => match c {
             SchedCmd::Set { name, params } => cli::admin::scheduler_set(&cfg, &name, &params).await,
             SchedCmd::Show => cli::admin::scheduler_show(&cfg).await,

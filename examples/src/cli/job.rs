@@ -144,7 +144,8 @@ async fn sample_splits(
     Ok(crate::jobs::formats::choose_splits(keys, reducers))
 }
 
-async fn get(dfs: &Dfs, id: u64) -> anyhow::Result<Value> {
+/// A job's summary object, as the master builds it.
+pub async fn get(dfs: &Dfs, id: u64) -> anyhow::Result<Value> {
     let r = dfs
         .master()
         .get_job(proto::JobRequest { job_id: id })
