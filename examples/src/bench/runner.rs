@@ -56,10 +56,15 @@ pub struct Cell {
 impl Cell {
     pub fn label(&self, reps: u32) -> String {
         format!(
-            "{} × {}, rep {}/{reps}",
+            "{} × {}, rep {}/{reps}{}",
             self.workload.name(),
             self.scheduler,
-            self.rep
+            self.rep,
+            if self.cache == CacheMode::AsLeft {
+                ", measured pass"
+            } else {
+                ""
+            }
         )
     }
 }
@@ -382,7 +387,7 @@ fn describe(cfg: &common::config::ClusterConfig, alive: usize) -> String {
     let w0 = cfg.workers.first();
     let net = &cfg.network;
     let mut s = format!(
-        "workers={alive}; racks={}; map_slots={}; reduce_slots={}; cache={}; replication={}; block_size={}; heartbeat={}ms",
+        "workers={alive}; racks={}; map_slots={}; reduce_slots={}; cache={}; replication={}; dfs_block_size={}; heartbeat={}ms",
         racks.len(),
         w0.map_or(0, |w| w.map_slots),
         w0.map_or(0, |w| w.reduce_slots),
