@@ -204,4 +204,23 @@ mod tests {
         assert_eq!(c.used(), 0);
         assert_eq!(c.take_delta(), (vec![], vec![]));
     }
+
+    #[test]
+    fn shrinking_evicts_lru_first_and_bounds_later_inserts() {
+        let c = BlockCache::new(100);
+        for id in 1..=4 {
+            assert!(c.insert(id, &[0; 25]));
+        }
+        c.take_delta();
+        assert!(c.get(1).is_some()); // 2 is now the least recently used
+        assert_eq!(c.set_capacity(50), 2);
+        assert_eq!(c.capacity(), 50);
+        assert!(c.contains(1) && c.contains(4) && !c.contains(2) && !c.contains(3));
+        let (_, mut removed) = c.take_delta();
+        removed.sort();
+        assert_eq!(removed, vec![2, 3]);
+        assert!(!c.insert(9, &[0; 60]));
+        assert_eq!(c.set_capacity(0), 2);
+        assert_eq!(c.used(), 0);
+    }
 }

@@ -1,0 +1,247 @@
+//! `mr bench` end to end on a real loopback cluster: a small matrix over
+//! every workload, its CSV with every column, the reports and plots, a
+//! sweep, the cache resize it relies on, and bad options refused.
+
+mod support;
+
+use std::collections::HashMap;
+use support::{Cluster, Opts};
+
+fn cluster(name: &str) -> Cluster {
+    Cluster::start(
+        name,
+        Opts {
+            workers: 4,
+            racks: 2,
+            block_size: "256KiB",
+            replication: 2,
+            ..Opts::default()
+        },
+    )
+}
+
+/// The columns the issue names, each of which a row must carry.
+const COLUMNS: &[&str] = &[
+    "workload",
+    "scheduler",
+    "rep",
+    "input_bytes",
+    "maps",
+    "reduces",
+    "exec_time_s",
+    "cache_local",
+    "node_local",
+    "cache_rack_local",
+    "rack_local",
+    "off_rack",
+    "bytes_cache",
+    "bytes_local",
+    "bytes_remote",
+    "bytes_remote_rack",
+    "bytes_remote_off_rack",
+    "bytes_shuffle",
+    "map_response_mean_s",
+    "map_response_p95_s",
+    "workers",
+    "config",
+];
+
+fn read_csv(path: &std::path::Path) -> Vec<HashMap<String, String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines
+        .map(|l| {
+            // The config column is last and may be quoted; nothing else is.
+            let mut f: Vec<String> = l
+                .splitn(header.len(), ',')
+                .map(|s| s.trim_matches('"').to_string())
+                .collect();
+            f.resize(header.len(), String::new());
+            header.iter().cloned().zip(f).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_small_matrix_validates_every_run_and_writes_every_output() {
+    let c = cluster("bench-matrix");
+    let out = c.dir.join("results");
+    let o = out.to_str().unwrap();
+    let r = c.mr(&[
+        "bench",
+        "--workloads",
+        "wordcount,sort,terasort,mixed",
+        "--schedulers",
+        "fifo,lsap",
+        "--size",
+        "2MiB",
+        "--block-size",
+        "256KiB",
+        "--reps",
+        "1",
+        "--reducers",
+        "2",
+        "--jobs",
+        "3",
+        "--mean-interarrival",
+        "200ms",
+        "--out",
+        o,
+        "--quiet",
+    ]);
+    assert!(
+        r.status.success(),
+        "mr bench failed: {}\n{}",
+        String::from_utf8_lossy(&r.stderr),
+        c.logs_tail()
+    );
+    let rows = read_csv(&out.join("results.csv"));
+    // 3 single-job workloads × 2 schedulers, and 3 mixed jobs × 2.
+    assert_eq!(rows.len(), 12, "{rows:?}");
+    for row in &rows {
+        for col in COLUMNS {
+            assert!(
+                row.get(*col).is_some_and(|v| !v.is_empty()),
+                "column {col} missing or empty in {row:?}"
+            );
+        }
+        let n = |k: &str| row[k].parse::<u64>().unwrap();
+        let levels: u64 = [
+            "cache_local",
+            "node_local",
+            "cache_rack_local",
+            "rack_local",
+            "off_rack",
+        ]
+        .iter()
+        .map(|k| n(k))
+        .sum();
+        assert_eq!(levels, n("maps"), "every map has one level: {row:?}");
+        assert_eq!(
+            n("bytes_remote"),
+            n("bytes_remote_rack") + n("bytes_remote_off_rack")
+        );
+        assert_eq!(n("workers"), 4);
+        assert!(row["exec_time_s"].parse::<f64>().unwrap() > 0.0);
+        assert!(row["config"].contains("policy="), "{}", row["config"]);
+    }
+    let count = |w: &str, s: &str| {
+        rows.iter()
+            .filter(|r| r["workload"] == w && r["scheduler"] == s)
+            .count()
+    };
+    for w in ["wordcount", "sort", "terasort"] {
+        assert_eq!(count(w, "fifo"), 1);
+        assert_eq!(count(w, "lsap"), 1);
+    }
+    assert_eq!(count("mixed", "fifo"), 3);
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    for w in [
+        "## wordcount",
+        "## sort",
+        "## terasort",
+        "## mixed",
+        "| lsap |",
+        "cores",
+    ] {
+        assert!(summary.contains(w), "summary lacks {w}:\n{summary}");
+    }
+    assert!(!summary.contains("Failed runs"), "{summary}");
+    let hibench = std::fs::read_to_string(out.join("hibench.report")).unwrap();
+    assert!(hibench.starts_with("Type"));
+    assert_eq!(hibench.lines().count(), 13);
+    for png in ["job-time.png", "locality.png"] {
+        let b = std::fs::read(out.join(png)).unwrap();
+        assert!(b.starts_with(b"\x89PNG"), "{png} is not a PNG");
+    }
+    // The benchmark puts back the policy it found.
+    let s = c.mr_ok(&["admin", "scheduler", "show"]);
+    assert!(s.starts_with("scheduler: fifo"), "{s}");
+    // Outputs are cleaned up; inputs stay for the next run.
+    let ls = c.mr_ok(&["fs", "ls", "/bench"]);
+    assert!(
+        ls.contains("/bench/input") && !ls.contains("/bench/out/"),
+        "{ls}"
+    );
+}
+
+#[test]
+fn a_maps_sweep_and_cache_resize() {
+    let c = cluster("bench-sweep");
+    let out = c.dir.join("sweep");
+    let r = c.mr(&[
+        "bench",
+        "sweep",
+        "maps",
+        "--values",
+        "2,4",
+        "--schedulers",
+        "fifo",
+        "--block-size",
+        "256KiB",
+        "--reps",
+        "1",
+        "--reducers",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let rows = read_csv(&out.join("sweep-maps.csv"));
+    let maps: Vec<&str> = rows.iter().map(|r| r["maps"].as_str()).collect();
+    assert_eq!(maps, ["2", "4"]);
+    assert!(rows.iter().all(|r| r["sweep"] == "maps"));
+    let md = std::fs::read_to_string(out.join("sweep-maps.md")).unwrap();
+    assert!(md.contains("| fifo |"), "{md}");
+    assert!(std::fs::read(out.join("sweep-maps.png"))
+        .unwrap()
+        .starts_with(b"\x89PNG"));
+
+    // mr cache resize: the master's view changes at once, for one worker.
+    let told = c.mr_ok(&["cache", "resize", "1MiB", "--worker", "w2"]);
+    assert!(told.contains("w2"), "{told}");
+    let st = c.status();
+    let cap: HashMap<String, u64> = st["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap().to_string(),
+                w["cache_capacity_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(cap["w2"], 1 << 20);
+    assert_eq!(cap["w1"], 8 << 20);
+    assert!(!c
+        .mr(&["cache", "resize", "1MiB", "--worker", "nobody"])
+        .status
+        .success());
+}
+
+#[test]
+fn bad_options_are_refused_before_anything_runs() {
+    let c = cluster("bench-bad");
+    for (args, want) in [
+        (&["bench", "--workloads", "grep"][..], "unknown workload"),
+        (&["bench", "--schedulers", "nope"][..], "nope"),
+        (&["bench", "--reps", "0"][..], "--reps"),
+        (&["bench", "--cache", "hot"][..], "cold or warm"),
+        (&["bench", "sweep", "racks"][..], "unknown sweep"),
+        (
+            &["bench", "sweep", "maps", "--values", "0"][..],
+            "map count",
+        ),
+    ] {
+        let r = c.mr(args);
+        assert!(!r.status.success(), "{args:?} succeeded");
+        let e = String::from_utf8_lossy(&r.stderr);
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+    // Nothing was generated.
+    let ls = c.mr_ok(&["fs", "ls", "/"]);
+    assert!(!ls.contains("/bench"), "{ls}");
+}
