@@ -10,6 +10,8 @@
 #     succeeds with the output of `mr local wordcount` on the same input;
 #     the master sees w2 dead, and alive again after restore.
 #   scripts/lan-test.sh [--keep]     (--keep: leave the temp dir)
+
+# shellcheck disable=SC2015 # `test && test || fail` is meant
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -17,8 +19,8 @@ LAN="$ROOT/scripts/lan.sh"
 KEEP=0
 [ "${1:-}" = --keep ] && KEEP=1
 
-if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1 || ! command -v tc >/dev/null \
-   || ! command -v nft >/dev/null; then
+if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1 || ! unshare --net true 2>/dev/null \
+   || ! command -v tc >/dev/null || ! command -v nft >/dev/null; then
   echo "lan-test: skipped: needs root and ip netns (and tc, nft)"
   exit 0
 fi
@@ -67,8 +69,7 @@ snapshot() { # what the LAN may create outside its namespaces
   ps -eo stat=,comm=,args= | awk -v d="$TMP" '$1 !~ /^Z/ && ($2 == "mr-master" || $2 == "mr-worker") && index($0, d) {print $2}'
 }
 same_as_before() { # label
-  local i
-  for i in $(seq 1 20); do # the kernel frees namespaces asynchronously
+  for _ in $(seq 1 20); do # the kernel frees namespaces asynchronously
     snapshot > "$TMP/after"
     diff -q "$TMP/before" "$TMP/after" >/dev/null && { ok "$1: nothing left behind"; return 0; }
     sleep 0.25
@@ -92,8 +93,8 @@ while got < n:
     got += len(b)
 c.sendall(b"k"); c.close()
 PY
-  local srv=$! i
-  for i in $(seq 1 50); do grep -q ready "$TMP/xfer.srv" 2>/dev/null && break; sleep 0.05; done
+  local srv=$!
+  for _ in $(seq 1 50); do grep -q ready "$TMP/xfer.srv" 2>/dev/null && break; sleep 0.05; done
   ip netns exec "$1" timeout 30 python3 - "$3" "$4" <<'PY'
 import socket, sys, time
 n, buf = int(sys.argv[2]), b"x" * (1 << 20)

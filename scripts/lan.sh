@@ -33,10 +33,12 @@
 # D keeps cluster.toml, pids/NAME.pid, logs/NAME.log and the data dirs
 # master, wN (kept by down unless --purge). Needs root; one LAN per machine.
 # Binaries: $MR_BIN_DIR, else target/release with --release, else target/debug.
+
+# shellcheck disable=SC2015 # `test && test || die` is meant: die when any test fails
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
-usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "lan.sh: $*" >&2; exit 1; }
 
 cmd=${1:-}
@@ -85,6 +87,9 @@ need_root() {
   [ "$(id -u)" = 0 ] || die "needs root (network namespaces, veth, tc, nft); run it as root"
   command -v ip >/dev/null || die "needs iproute2 (ip)"
   ip netns list >/dev/null 2>&1 || die "ip netns does not work here"
+  if command -v unshare >/dev/null && ! unshare --net true 2>/dev/null; then
+    die "cannot make network namespaces here (no CAP_SYS_ADMIN/CAP_NET_ADMIN?)"
+  fi
   command -v tc >/dev/null || die "needs tc (iproute2)"
 }
 need_nft() {
@@ -133,12 +138,14 @@ port_of() {
 }
 
 rack_arg() { # "2" or "r2" -> 2
+  [ -n "$(our_namespaces)" ] || die "no LAN is up (no mrlan-* namespace)"
   local r=${1#r}
   [[ "$r" =~ ^[0-9]+$ ]] || die "bad rack $1 (want a number like 2 or r2)"
   ip -n "$SW" link show "up-r$r" >/dev/null 2>&1 || die "no rack r$r in the LAN (no uplink up-r$r)"
   echo "$r"
 }
 host_arg() {
+  [ -n "$(our_namespaces)" ] || die "no LAN is up (no mrlan-* namespace)"
   [ "$1" != sw ] && ns_exists "$(ns_of "$1")" || die "no host $1 in the LAN (hosts: $(host_namespaces | sed 's/^mrlan-//' | tr '\n' ' '))"
 }
 
@@ -189,12 +196,14 @@ lan_up() {
   fi
   ensure_bins
   dir_abs
+  # shellcheck disable=SC2154 # rc is set inside the trap
   trap 'rc=$?; [ "$rc" = 0 ] || echo "lan.sh: up failed; remove what it made with: scripts/lan.sh down --dir $DIR" >&2' EXIT
 
   echo "lan: switches (namespace $SW): core + rack1..rack$RACKS, uplinks at $UPLINK_RATE"
   ip netns add "$SW"
   ip -n "$SW" link set lo up
   # bridged frames must not go through iptables (br_netfilter), and no IPv6 chatter
+  # shellcheck disable=SC2016 # expanded by that sh
   ip netns exec "$SW" sh -c 'for f in /proc/sys/net/bridge/bridge-nf-call-*; do [ -e "$f" ] && echo 0 > "$f"; done; sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1' 2>/dev/null || true
   ip -n "$SW" link add core type bridge
   ip -n "$SW" link set core up

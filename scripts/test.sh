@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: builds the daemons the integration tests start as real
-# processes, then runs every test of the workspace.
+# processes, runs every test of the workspace, then the emulated-LAN test
+# (scripts/lan-test.sh: about 30 s; it skips itself without root and ip netns).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --workspace --bins
@@ -11,3 +12,4 @@ if command -v cargo-nextest >/dev/null 2>&1 || cargo nextest --version >/dev/nul
 else
   cargo test --workspace "$@"
 fi
+scripts/lan-test.sh
