@@ -100,7 +100,7 @@ need_args() { # count usage
 }
 ns_of() { echo "mrlan-$1"; }
 ns_exists() { ip netns list 2>/dev/null | awk '{print $1}' | grep -qx "$1"; }
-our_namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep '^mrlan-' || true; }
+our_namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep '^mrlan-' | sort -V || true; }
 host_namespaces() { # master first, then w1, w2, ... in order
   our_namespaces | grep -vx "$SW" | sort -V | awk '$0=="mrlan-master"{print; next} {rest=rest $0 "\n"} END{printf "%s", rest}' || true
 }
@@ -338,11 +338,20 @@ lan_status() {
   printf '  %-8s %s\n' client "$(ip -o -4 addr show dev "$CLI" 2>/dev/null | awk '{print $4}')"
   echo
   echo "== faults (nft tables)"
-  local any=0 t
+  local any=0 fam t pct
   for ns in $(our_namespaces); do
-    t=$(ip netns exec "$ns" nft list tables 2>/dev/null | grep mrlan_ || true)
-    [ -n "$t" ] || continue
-    any=1; echo "  ${ns#mrlan-}: $(echo "$t" | awk '{print $3}' | tr '\n' ' ')"
+    while read -r _ fam t; do
+      case "$t" in mrlan_*) ;; *) continue ;; esac
+      any=1
+      pct=$(ip netns exec "$ns" nft list table "$fam" "$t" < /dev/null | grep -o 'mod 100 < [0-9]*' | head -1 | awk '{print $NF}' || true)
+      case "$t" in
+        mrlan_cut) echo "  ${ns#mrlan-} cut off (nft table $fam $t in $ns)" ;;
+        mrlan_loss) echo "  ${ns#mrlan-} loses $pct% each way (nft table $fam $t in $ns)" ;;
+        mrlan_cut_r*) echo "  rack ${t#mrlan_cut_} partitioned: uplink-${t#mrlan_cut_} drops all (nft table $fam $t in $ns)" ;;
+        mrlan_loss_r*) echo "  uplink-${t#mrlan_loss_} loses $pct% each way (nft table $fam $t in $ns)" ;;
+        *) echo "  $ns: nft table $fam $t" ;;
+      esac
+    done < <(ip netns exec "$ns" nft list tables 2>/dev/null || true)
   done
   [ "$any" = 1 ] || echo "  none"
   echo
