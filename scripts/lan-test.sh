@@ -9,6 +9,9 @@
 #  2. a WordCount whose worker w2 is cut off while its maps run still
 #     succeeds with the output of `mr local wordcount` on the same input;
 #     the master sees w2 dead, and alive again after restore.
+#  3. a small `mr bench` matrix (every workload, fifo and lsap) on that LAN
+#     validates every run and writes a results.csv with every column, the
+#     LAN's rates recorded in each row's config.
 #   scripts/lan-test.sh [--keep]     (--keep: leave the temp dir)
 
 # shellcheck disable=SC2015 # `test && test || fail` is meant
@@ -52,7 +55,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "lan-test: FAIL: timed out" >&2; exit 1' TERM
 # the whole test is bounded: the watchdog ends it (cleanly, through the trap)
-( sleep 240; kill -TERM $$ 2>/dev/null ) >/dev/null 2>&1 &
+( sleep 360; kill -TERM $$ 2>/dev/null ) >/dev/null 2>&1 &
 WATCHDOG=$!
 
 PASS=0
@@ -250,6 +253,25 @@ for p in $(timeout 10 "$MR" fs ls /out | awk '$NF ~ /\/part-/ {print $NF}'); do 
 [ -s "$TMP/out.txt" ] || fail "job output is empty"
 cmp -s "$TMP/out.txt" "$TMP/oracle.txt" || { diff "$TMP/oracle.txt" "$TMP/out.txt" | head >&2; fail "job output differs from mr local wordcount"; }
 ok "output ($(wc -l < "$TMP/out.txt") words) equals mr local wordcount"
+
+step "mr bench: every workload under fifo and lsap; results.csv has every column"
+timeout 150 "$MR" bench --workloads wordcount,sort,terasort,mixed --schedulers fifo,lsap --size 4MiB \
+  --block-size 1MiB --reps 1 --reducers 2 --jobs 2 --mean-interarrival 300ms --out "$TMP/bench" --quiet \
+  || fail "mr bench failed: $(tail -n 5 "$TMP/bench/summary.md" 2>/dev/null)"
+python3 - "$TMP/bench/results.csv" <<'PY' || fail "results.csv is incomplete"
+import csv, sys
+want = """workload scheduler rep input_bytes maps reduces exec_time_s cache_local node_local
+cache_rack_local rack_local off_rack bytes_cache bytes_local bytes_remote bytes_remote_rack
+bytes_remote_off_rack bytes_shuffle map_response_mean_s map_response_p95_s workers config""".split()
+rows = list(csv.DictReader(open(sys.argv[1])))
+missing = [c for c in want if c not in rows[0]] if rows else want
+assert not missing, f"missing columns {missing}"
+assert len(rows) == 3 * 2 + 2 * 2, f"{len(rows)} rows"
+for r in rows:
+    assert all(r[c] != "" for c in want), r
+    assert "network=emulated-lan" in r["config"] and "host_rate=1gbit" in r["config"], r["config"]
+PY
+ok "mr bench: $(( $(wc -l < "$TMP/bench/results.csv") - 1 )) validated rows with every column, plots $(cd "$TMP/bench" && ls ./*.png | wc -l)"
 
 step "lan.sh down"
 "$LAN" down --dir "$D" >/dev/null

@@ -263,6 +263,12 @@ lan_up() {
     echo "[heartbeat]"
     echo "interval = \"$HB\""
     echo "dead_after = $DEAD"
+    echo
+    echo "# what lan.sh built (as launched; \`lan.sh rate\` changes it later)"
+    echo "[network]"
+    echo "kind = \"emulated-lan\""
+    echo "host_rate = \"$HOST_RATE\""
+    echo "uplink_rate = \"$UPLINK_RATE\""
     for i in $(seq 1 "$WORKERS"); do
       rack=$(( (i - 1) % RACKS + 1 ))
       echo
