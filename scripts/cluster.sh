@@ -119,6 +119,9 @@ PY
     echo "[heartbeat]"
     echo "interval = \"$HB\""
     echo "dead_after = $DEAD"
+    echo
+    echo "[network]"
+    echo "kind = \"loopback\""
     shift
     for i in $(seq 1 "$n"); do
       echo
