@@ -51,6 +51,9 @@ enum Cmd {
     /// Benchmarks: a matrix of workloads × schedulers on the cluster, the
     /// CLQLMRS sweeps, and scheduler decision latency (no cluster needed).
     Bench(BenchArgs),
+    /// Simulate a cluster of up to thousands of nodes running the real
+    /// placement policies (discrete events, seeded: no cluster needed).
+    Sim(SimArgs),
     /// Run a job's map and reduce code in this process, with no cluster:
     /// the single-process baseline for benchmarks.
     Local {
@@ -72,6 +75,55 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// The simulated cluster and workload. Defaults follow the LSAP paper's
+/// section 4.2: 4 slots per node, replication 3, half the slots idle,
+/// 20 nodes per rack, as many tasks as idle slots.
+///
+/// Example: mr sim --nodes 300 --scheduler fifo,lsap --seed 1 --json
+#[derive(clap::Args, Clone)]
+struct SimArgs {
+    #[arg(long, default_value_t = 100)]
+    nodes: usize,
+    /// Racks (default: one per 20 nodes).
+    #[arg(long)]
+    racks: Option<usize>,
+    /// Map slots per node.
+    #[arg(long, default_value_t = 4)]
+    slots: u32,
+    #[arg(long, default_value_t = 3)]
+    replication: usize,
+    /// Fraction of slots free at the start (the rest run other work).
+    #[arg(long, default_value_t = 0.5)]
+    idle_ratio: f64,
+    /// Map tasks (default: the idle slots at the start).
+    #[arg(long)]
+    tasks: Option<usize>,
+    /// Jobs the tasks are split over.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Seconds between job arrivals (0: all at once).
+    #[arg(long, default_value_t = 0.0)]
+    interarrival: f64,
+    /// Block cache per node (0: none).
+    #[arg(long, default_value = "0", value_parser = parse_size)]
+    cache_size: u64,
+    #[arg(long, default_value = "64MiB", value_parser = parse_size)]
+    block_size: u64,
+    /// Distinct blocks read in turn (default: one per task).
+    #[arg(long)]
+    blocks: Option<usize>,
+    /// Heartbeat interval, seconds.
+    #[arg(long, default_value_t = 3.0)]
+    heartbeat: f64,
+    /// Policies, comma-separated; each runs on the same cluster and seed.
+    #[arg(long, value_delimiter = ',', default_value = "fifo,delay,lsap")]
+    scheduler: Vec<String>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Clone)]
@@ -456,6 +508,25 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     {
         return cli::schedbench::run(nodes, scheduler, *json);
     }
+    if let Cmd::Sim(a) = &cli.cmd {
+        let cfg = sim::SimConfig {
+            nodes: a.nodes,
+            racks: a.racks.unwrap_or(sim::SimConfig::default_racks(a.nodes)),
+            slots: a.slots,
+            replication: a.replication,
+            idle_ratio: a.idle_ratio,
+            tasks: a.tasks,
+            jobs: a.jobs,
+            interarrival_s: a.interarrival,
+            cache_size: a.cache_size,
+            block_size: a.block_size,
+            blocks: a.blocks,
+            heartbeat_s: a.heartbeat,
+            seed: a.seed,
+            model: Default::default(),
+        };
+        return cli::sim::run(&cfg, &a.scheduler, a.json);
+    }
     if let Cmd::Admin(AdminCmd::Scheduler(SchedCmd::List)) = &cli.cmd {
         for name in common::sched::registry::NAMES {
             println!("{name}");
@@ -565,7 +636,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 Some(BenchCmd::Sched { .. }) => unreachable!("handled before loading the config"),
             }
         }
-        Cmd::Local { .. } => unreachable!("handled before loading the config"),
+        Cmd::Local { .. } | Cmd::Sim(_) => unreachable!("handled before loading the config"),
         Cmd::Admin(AdminCmd::Scheduler(c)) => match c {
             SchedCmd::Set { name, params } => cli::admin::scheduler_set(&cfg, &name, &params).await,
             SchedCmd::Show => cli::admin::scheduler_show(&cfg).await,

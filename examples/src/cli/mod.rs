@@ -8,6 +8,7 @@ pub mod fs;
 pub mod job;
 pub mod local;
 pub mod schedbench;
+pub mod sim;
 
 use anyhow::Context;
 use common::config::ClusterConfig;

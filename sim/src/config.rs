@@ -1,0 +1,134 @@
+//! What a simulation run is asked to model: the cluster's shape, the
+//! workload and the task-duration model, all checked before anything runs.
+
+use crate::model::TaskModel;
+
+#[derive(Debug, thiserror::Error)]
+#[error("invalid simulation: {0}")]
+pub struct ConfigError(pub String);
+
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    pub nodes: usize,
+    pub racks: usize,
+    /// Map slots per node.
+    pub slots: u32,
+    pub replication: usize,
+    /// Fraction of map slots free at time 0; the others run background
+    /// tasks (other users' work, as the LSAP paper mimics multi-user load)
+    /// that end at uniformly spread times within one mean task duration.
+    pub idle_ratio: f64,
+    /// Map tasks in all; default: as many as the idle slots at time 0 (the
+    /// LSAP paper's "enough tasks to utilize all idle slots").
+    pub tasks: Option<usize>,
+    /// Jobs the tasks are split over (in equal shares, the first ones one
+    /// more when it does not divide).
+    pub jobs: usize,
+    /// Seconds between two job arrivals (0: all at time 0).
+    pub interarrival_s: f64,
+    /// Block cache per node, bytes (0: no cache).
+    pub cache_size: u64,
+    pub block_size: u64,
+    /// Distinct blocks in the store; tasks read them in turn (default: one
+    /// per task, so no two tasks share a block).
+    pub blocks: Option<usize>,
+    pub heartbeat_s: f64,
+    pub seed: u64,
+    pub model: TaskModel,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            nodes: 100,
+            racks: 5,
+            slots: 4,
+            replication: 3,
+            idle_ratio: 0.5,
+            tasks: None,
+            jobs: 1,
+            interarrival_s: 0.0,
+            cache_size: 0,
+            block_size: 64 << 20,
+            blocks: None,
+            heartbeat_s: 3.0,
+            seed: 1,
+            model: TaskModel::default(),
+        }
+    }
+}
+
+impl SimConfig {
+    /// Racks as the LSAP paper lays them out: 20 nodes each.
+    pub fn default_racks(nodes: usize) -> usize {
+        nodes.div_ceil(20).max(1)
+    }
+
+    pub fn idle_slots(&self) -> usize {
+        (self.nodes as f64 * self.slots as f64 * self.idle_ratio).round() as usize
+    }
+
+    pub fn task_count(&self) -> usize {
+        self.tasks.unwrap_or_else(|| self.idle_slots().max(1))
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |m: String| Err(ConfigError(m));
+        if self.nodes == 0 || self.nodes > 100_000 {
+            return bad(format!("--nodes must be 1..=100000, not {}", self.nodes));
+        }
+        if self.racks == 0 || self.racks > self.nodes {
+            return bad(format!(
+                "--racks must be 1..=nodes ({}), not {}",
+                self.nodes, self.racks
+            ));
+        }
+        if self.slots == 0 || self.slots > 1024 {
+            return bad(format!("--slots must be 1..=1024, not {}", self.slots));
+        }
+        if self.replication == 0 || self.replication > self.nodes {
+            return bad(format!(
+                "--replication must be 1..=nodes ({}), not {}",
+                self.nodes, self.replication
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.idle_ratio) {
+            return bad(format!(
+                "--idle-ratio must be within 0..=1, not {}",
+                self.idle_ratio
+            ));
+        }
+        if self.task_count() == 0 || self.task_count() > 10_000_000 {
+            return bad(format!(
+                "--tasks must be 1..=10000000, not {}",
+                self.task_count()
+            ));
+        }
+        if self.jobs == 0 || self.jobs > self.task_count() {
+            return bad(format!(
+                "--jobs must be 1..=tasks ({}), not {}",
+                self.task_count(),
+                self.jobs
+            ));
+        }
+        if self.blocks == Some(0) {
+            return bad("--blocks must be at least 1".into());
+        }
+        if self.block_size == 0 {
+            return bad("--block-size must be more than 0".into());
+        }
+        if !(self.heartbeat_s > 0.0 && self.heartbeat_s.is_finite()) {
+            return bad(format!(
+                "--heartbeat must be positive, not {}",
+                self.heartbeat_s
+            ));
+        }
+        if !(self.interarrival_s >= 0.0 && self.interarrival_s.is_finite()) {
+            return bad(format!(
+                "--interarrival must be 0 or more, not {}",
+                self.interarrival_s
+            ));
+        }
+        self.model.validate().map_err(ConfigError)
+    }
+}

@@ -1,0 +1,32 @@
+//! `mr sim`: a discrete-event simulation of a MapReduce cluster that runs
+//! the real placement policies of `common::sched`, unchanged, through the
+//! `Scheduler` trait and the real `ClusterView`, on clusters far larger
+//! than one machine can host (hundreds to thousands of nodes).
+//!
+//! # Layout
+//! - [`config`]: the cluster, workload and model a run is asked for.
+//! - [`model`]: task durations by locality level.
+//! - [`cluster`]: block placement (HDFS's rule) and per-node LRU caches.
+//! - [`engine`]: the event loop.
+//! - [`metrics`]: what a run measured, and its JSON.
+
+pub mod cluster;
+pub mod config;
+pub mod engine;
+pub mod metrics;
+pub mod model;
+
+pub use config::{ConfigError, SimConfig};
+pub use metrics::SimResult;
+
+use common::sched::{build, SchedulerSpec};
+
+/// Runs one policy on the configured cluster. The same config and seed
+/// give the same history, whatever the policy's own speed.
+pub fn run(cfg: &SimConfig, spec: &SchedulerSpec) -> Result<SimResult, String> {
+    cfg.validate().map_err(|e| e.to_string())?;
+    let sched = build(spec).map_err(|e| e.to_string())?;
+    let mut r = engine::Engine::new(cfg.clone(), sched).run()?;
+    r.scheduler = spec.name.clone();
+    Ok(r)
+}
