@@ -9,12 +9,14 @@
 //! - [`cluster`]: block placement (HDFS's rule) and per-node LRU caches.
 //! - [`engine`]: the event loop.
 //! - [`metrics`]: what a run measured, and its JSON.
+//! - [`scenario`]: the papers' experiments, our figures beside theirs.
 
 pub mod cluster;
 pub mod config;
 pub mod engine;
 pub mod metrics;
 pub mod model;
+pub mod scenario;
 
 pub use config::{ConfigError, SimConfig};
 pub use metrics::SimResult;

@@ -83,7 +83,10 @@ enum Cmd {
 ///
 /// Example: mr sim --nodes 300 --scheduler fifo,lsap --seed 1 --json
 #[derive(clap::Args, Clone)]
+#[command(args_conflicts_with_subcommands = true)]
 struct SimArgs {
+    #[command(subcommand)]
+    cmd: Option<SimCmd>,
     #[arg(long, default_value_t = 100)]
     nodes: usize,
     /// Racks (default: one per 20 nodes).
@@ -124,6 +127,20 @@ struct SimArgs {
     seed: u64,
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Subcommand, Clone)]
+enum SimCmd {
+    /// Rerun a paper's experiment and print our figures beside the
+    /// paper's (`list` names them, `all` runs every one); with --out, a
+    /// markdown report and a PNG per scenario.
+    Scenario {
+        name: String,
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
 }
 
 #[derive(clap::Args, Clone)]
@@ -507,6 +524,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }) = &cli.cmd
     {
         return cli::schedbench::run(nodes, scheduler, *json);
+    }
+    if let Cmd::Sim(SimArgs {
+        cmd: Some(SimCmd::Scenario { name, out, seed }),
+        ..
+    }) = &cli.cmd
+    {
+        return cli::sim::scenario(name, out.as_deref(), *seed);
     }
     if let Cmd::Sim(a) = &cli.cmd {
         let cfg = sim::SimConfig {

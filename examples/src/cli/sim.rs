@@ -1,9 +1,12 @@
 //! `mr sim`: the simulator from the command line, one run per policy on the
 //! same cluster and seed, as a table or as `{"results": [...]}`.
 
+use crate::bench::plot::{self, Series};
 use crate::output::table;
 use common::sched::SchedulerSpec;
+use sim::scenario::{self, Figure, SCENARIOS};
 use sim::SimConfig;
+use std::path::Path;
 
 pub fn run(cfg: &SimConfig, schedulers: &[String], as_json: bool) -> anyhow::Result<()> {
     cfg.validate()?;
@@ -70,4 +73,76 @@ pub fn run(cfg: &SimConfig, schedulers: &[String], as_json: bool) -> anyhow::Res
         )
     );
     Ok(())
+}
+
+/// `mr sim scenario NAME|list|all`.
+pub fn scenario(name: &str, out: Option<&Path>, seed: u64) -> anyhow::Result<()> {
+    if name == "list" {
+        for s in SCENARIOS {
+            println!("{:<16} {}", s.name, s.about);
+        }
+        return Ok(());
+    }
+    let chosen: Vec<&scenario::Scenario> = if name == "all" {
+        SCENARIOS.iter().collect()
+    } else {
+        vec![scenario::find(name).map_err(anyhow::Error::msg)?]
+    };
+    if let Some(dir) = out {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut report = String::from("# Simulated scenarios: our figures beside the papers'\n\n");
+    for s in chosen {
+        let t = std::time::Instant::now();
+        let f = s
+            .run(seed)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", s.name))?;
+        eprintln!("{}: {:.1}s", s.name, t.elapsed().as_secs_f64());
+        let md = f.markdown();
+        println!("{md}");
+        report += &md;
+        if let Some(dir) = out {
+            match plot_figure(&f, &dir.join(format!("{}.png", f.name))) {
+                Ok(()) => report += &format!("\n![{0}]({0}.png)\n\n", f.name),
+                Err(e) => report += &format!("\n(plot failed: {e:#})\n\n"),
+            }
+        }
+    }
+    if let Some(dir) = out {
+        std::fs::write(dir.join("scenarios.md"), report)?;
+        eprintln!("report: {}", dir.join("scenarios.md").display());
+    }
+    Ok(())
+}
+
+/// Our curves as lines; the paper's points as a second series per column.
+fn plot_figure(f: &Figure, path: &Path) -> anyhow::Result<()> {
+    let mut series = Vec::new();
+    for c in &f.columns {
+        series.push(Series {
+            label: format!("{} (ours)", c.label),
+            points: f.xs.iter().copied().zip(c.ours.iter().copied()).collect(),
+        });
+        let paper: Vec<(f64, f64)> =
+            f.xs.iter()
+                .zip(&c.paper)
+                .filter_map(|(&x, p)| p.map(|p| (x, p)))
+                .collect();
+        if !paper.is_empty() {
+            series.push(Series {
+                label: format!("{} (paper)", c.label),
+                points: paper,
+            });
+        }
+    }
+    let fmt = |x: f64| {
+        if x >= (1u64 << 30) as f64 {
+            common::units::format_size(x as u64)
+        } else {
+            format!("{x}")
+        }
+    };
+    plot::lines(
+        path, &f.title, &f.x_label, &f.y_label, &series, f.x_log2, &fmt,
+    )
 }
