@@ -7,6 +7,13 @@ use crate::model::TaskModel;
 #[error("invalid simulation: {0}")]
 pub struct ConfigError(pub String);
 
+/// One job of an explicit schedule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JobSpec {
+    pub arrival_s: f64,
+    pub maps: usize,
+}
+
 #[derive(Debug, Clone)]
 pub struct SimConfig {
     pub nodes: usize,
@@ -35,6 +42,11 @@ pub struct SimConfig {
     pub heartbeat_s: f64,
     pub seed: u64,
     pub model: TaskModel,
+    /// An explicit schedule (the matchmaking paper's Facebook bins): when
+    /// not empty it replaces `tasks`, `jobs` and `interarrival_s`, and each
+    /// map reads a block drawn uniformly from the `blocks` pool (the
+    /// paper's uniform block popularity).
+    pub workload: Vec<JobSpec>,
 }
 
 impl Default for SimConfig {
@@ -54,6 +66,7 @@ impl Default for SimConfig {
             heartbeat_s: 3.0,
             seed: 1,
             model: TaskModel::default(),
+            workload: vec![],
         }
     }
 }
@@ -69,7 +82,18 @@ impl SimConfig {
     }
 
     pub fn task_count(&self) -> usize {
+        if !self.workload.is_empty() {
+            return self.workload.iter().map(|j| j.maps).sum();
+        }
         self.tasks.unwrap_or_else(|| self.idle_slots().max(1))
+    }
+
+    pub fn job_count(&self) -> usize {
+        if self.workload.is_empty() {
+            self.jobs
+        } else {
+            self.workload.len()
+        }
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -104,7 +128,16 @@ impl SimConfig {
                 self.task_count()
             ));
         }
-        if self.jobs == 0 || self.jobs > self.task_count() {
+        if self
+            .workload
+            .iter()
+            .any(|j| j.maps == 0 || !(j.arrival_s >= 0.0 && j.arrival_s.is_finite()))
+        {
+            return bad(
+                "every job of the schedule needs maps and an arrival time of 0 or more".into(),
+            );
+        }
+        if self.workload.is_empty() && (self.jobs == 0 || self.jobs > self.task_count()) {
             return bad(format!(
                 "--jobs must be 1..=tasks ({}), not {}",
                 self.task_count(),

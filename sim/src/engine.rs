@@ -89,7 +89,33 @@ pub struct Engine {
     result: SimResult,
     fairness_sum: f64,
     fairness_n: u64,
+    response_sum: f64,
     unfinished: usize,
+}
+
+/// Tasks dealt to jobs in equal shares; each job reads blocks in turn
+/// (block k for its k-th task overall).
+fn equal_shares(cfg: &SimConfig, tasks: usize, blocks: usize) -> Vec<Job> {
+    let mut jobs = Vec::with_capacity(cfg.jobs);
+    let mut next_block = 0usize;
+    for j in 0..cfg.jobs {
+        let n = tasks / cfg.jobs + usize::from(j < tasks % cfg.jobs);
+        let bs = (0..n)
+            .map(|_| {
+                let b = next_block % blocks;
+                next_block += 1;
+                b as u64
+            })
+            .collect();
+        jobs.push(Job {
+            arrival: j as f64 * cfg.interarrival_s,
+            blocks: bs,
+            done: 0,
+            end: None,
+            task_time_sum: 0.0,
+        });
+    }
+    jobs
 }
 
 impl Engine {
@@ -123,27 +149,20 @@ impl Engine {
             ..Default::default()
         }
         .index();
-        // Tasks dealt to jobs in equal shares; each job reads blocks in
-        // turn (block k for its k-th task overall).
-        let mut jobs = Vec::with_capacity(cfg.jobs);
-        let mut next_block = 0usize;
-        for j in 0..cfg.jobs {
-            let n = tasks / cfg.jobs + usize::from(j < tasks % cfg.jobs);
-            let bs = (0..n)
-                .map(|_| {
-                    let b = next_block % blocks;
-                    next_block += 1;
-                    b as u64
+        let jobs = if cfg.workload.is_empty() {
+            equal_shares(&cfg, tasks, blocks)
+        } else {
+            cfg.workload
+                .iter()
+                .map(|j| Job {
+                    arrival: j.arrival_s,
+                    blocks: (0..j.maps).map(|_| rng.usize(..blocks) as u64).collect(),
+                    done: 0,
+                    end: None,
+                    task_time_sum: 0.0,
                 })
-                .collect();
-            jobs.push(Job {
-                arrival: j as f64 * cfg.interarrival_s,
-                blocks: bs,
-                done: 0,
-                end: None,
-                task_time_sum: 0.0,
-            });
-        }
+                .collect()
+        };
         let mut e = Engine {
             caches: (0..cfg.nodes)
                 .map(|_| BlockCache::new(cache_blocks))
@@ -167,6 +186,7 @@ impl Engine {
             node_names,
             fairness_sum: 0.0,
             fairness_n: 0,
+            response_sum: 0.0,
         };
         e.start();
         e
@@ -268,6 +288,7 @@ impl Engine {
         } else {
             self.fairness_sum / self.fairness_n as f64
         };
+        r.map_response_s = self.response_sum / r.maps().max(1) as f64;
         r.wall_s = wall.elapsed().as_secs_f64();
         Ok(self.result)
     }
@@ -377,6 +398,7 @@ impl Engine {
         }
         let i = Locality::ALL.iter().position(|l| *l == level).unwrap_or(4);
         self.result.locality[i] += 1;
+        self.response_sum += now - self.jobs[(task.job - 1) as usize].arrival;
         self.push(
             now + d,
             Kind::MapDone {

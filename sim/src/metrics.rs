@@ -19,6 +19,9 @@ pub struct SimResult {
     /// the share of occupied slots a job holds against its equal share,
     /// averaged over the decisions at which at least one job was active.
     pub fairness_distance: f64,
+    /// Mean over map tasks of start minus their job's arrival: the
+    /// matchmaking paper's map response time.
+    pub map_response_s: f64,
     /// Wall-clock time of each policy call, milliseconds.
     pub decision_ms: Vec<f64>,
     /// Policy calls and events processed.
@@ -61,6 +64,7 @@ impl SimResult {
             "mean_job_time_s": self.mean_job_time_s,
             "data_locality_cost": self.data_locality_cost,
             "fairness_distance": self.fairness_distance,
+            "map_response_s": self.map_response_s,
             "decision_ms": {"p50": self.decision_pct(0.5), "p99": self.decision_pct(0.99)},
             "maps": self.maps(),
             "decisions": self.decisions,

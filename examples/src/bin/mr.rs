@@ -548,6 +548,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             heartbeat_s: a.heartbeat,
             seed: a.seed,
             model: Default::default(),
+            workload: vec![],
         };
         return cli::sim::run(&cfg, &a.scheduler, a.json);
     }
