@@ -155,6 +155,18 @@ fn a_small_matrix_validates_every_run_and_writes_every_output() {
         let b = std::fs::read(out.join(png)).unwrap();
         assert!(b.starts_with(b"\x89PNG"), "{png} is not a PNG");
     }
+    // Every validated job's task history is kept, and calibrates the
+    // simulator's model.
+    let hist = out.join("history");
+    assert_eq!(std::fs::read_dir(&hist).unwrap().count(), 12);
+    let r = c.mr(&["sim", "calibrate", "--history", hist.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let model: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert!(
+        model["compute_s_per_mib"].as_f64().unwrap() > 0.0,
+        "{model}"
+    );
+    assert_eq!(model["bandwidth"].as_array().unwrap().len(), 5);
     // The benchmark puts back the policy it found.
     let s = c.mr_ok(&["admin", "scheduler", "show"]);
     assert!(s.starts_with("scheduler: fifo"), "{s}");

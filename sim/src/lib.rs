@@ -9,8 +9,10 @@
 //! - [`cluster`]: block placement (HDFS's rule) and per-node LRU caches.
 //! - [`engine`]: the event loop.
 //! - [`metrics`]: what a run measured, and its JSON.
+//! - [`calibrate`]: the task model fitted to a real cluster's job history.
 //! - [`scenario`]: the papers' experiments, our figures beside theirs.
 
+pub mod calibrate;
 pub mod cluster;
 pub mod config;
 pub mod engine;

@@ -171,6 +171,18 @@ impl Cluster {
         job::get(&self.dfs, id).await
     }
 
+    /// The job's per-task records (JSON lines), as `mr job history` prints.
+    pub async fn history(&self, id: u64) -> anyhow::Result<Vec<String>> {
+        Ok(self
+            .dfs
+            .master()
+            .job_history(proto::JobRequest { job_id: id })
+            .await
+            .map_err(DfsError::from)?
+            .into_inner()
+            .json)
+    }
+
     pub async fn wait(&self, id: u64, progress: &mut dyn FnMut(&Value)) -> anyhow::Result<Value> {
         loop {
             let v = self.job(id).await?;

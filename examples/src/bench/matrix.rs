@@ -16,6 +16,7 @@ pub async fn run(cfg: ClusterConfig, opts: &Opts, command: String) -> anyhow::Re
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("cannot create the output directory {}", opts.out.display()))?;
     let mut runner = Runner::new(Cluster::connect(cfg)?).await?;
+    runner.history_dir = Some(opts.out.join("history"));
     let before = runner.cluster.scheduler().await?;
     let mut cells = Vec::new();
     for &workload in &opts.workloads {

@@ -75,6 +75,9 @@ pub struct Runner {
     /// The cluster and network part of each row's `config`.
     pub base_config: String,
     pub workers: u32,
+    /// Where each validated job's per-task history is kept (for
+    /// `mr sim calibrate --history`), if anywhere.
+    pub history_dir: Option<std::path::PathBuf>,
 }
 
 impl Runner {
@@ -89,6 +92,7 @@ impl Runner {
             cluster,
             inputs: HashMap::new(),
             base_config,
+            history_dir: None,
         })
     }
 
@@ -197,6 +201,16 @@ impl Runner {
         };
         self.cluster.remove(&out).await?;
         self.cluster.remove(&check).await?;
+        if let Some(dir) = &self.history_dir {
+            std::fs::create_dir_all(dir)?;
+            for r in &rows {
+                let lines = self.cluster.history(r.job_id).await?;
+                std::fs::write(
+                    dir.join(format!("job-{}.jsonl", r.job_id)),
+                    lines.join("\n") + "\n",
+                )?;
+            }
+        }
         for r in &mut rows {
             r.workload = cell.workload.name().into();
             r.rep = cell.rep;

@@ -128,6 +128,7 @@ pub async fn run(
         .map(|w| (w.name.clone(), w.cache))
         .collect();
     let mut runner = Runner::new(Cluster::connect(cfg)?).await?;
+    runner.history_dir = Some(opts.out.join("history"));
     let before = runner.cluster.scheduler().await?;
     let name = kind.name();
     let mut csv = CsvWriter::create(&opts.out.join(format!("sweep-{name}.csv")))?;

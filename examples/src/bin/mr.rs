@@ -120,6 +120,10 @@ struct SimArgs {
     /// Heartbeat interval, seconds.
     #[arg(long, default_value_t = 3.0)]
     heartbeat: f64,
+    /// Task model from `mr sim calibrate` (default: this project's LAN
+    /// measurements).
+    #[arg(long)]
+    model: Option<PathBuf>,
     /// Policies, comma-separated; each runs on the same cluster and seed.
     #[arg(long, value_delimiter = ',', default_value = "fifo,delay,lsap")]
     scheduler: Vec<String>,
@@ -140,6 +144,16 @@ enum SimCmd {
         out: Option<PathBuf>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+    },
+    /// Fit the task model (compute s/MiB, read bandwidth per locality
+    /// level) to job history: JSON lines from `mr job history ID`, or the
+    /// `history/` directory `mr bench` writes.
+    Calibrate {
+        #[arg(long)]
+        history: PathBuf,
+        /// Write the model here (for `mr sim --model FILE`).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -532,6 +546,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     {
         return cli::sim::scenario(name, out.as_deref(), *seed);
     }
+    if let Cmd::Sim(SimArgs {
+        cmd: Some(SimCmd::Calibrate { history, out }),
+        ..
+    }) = &cli.cmd
+    {
+        return cli::sim::calibrate(history, out.as_deref());
+    }
     if let Cmd::Sim(a) = &cli.cmd {
         let cfg = sim::SimConfig {
             nodes: a.nodes,
@@ -547,7 +568,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             blocks: a.blocks,
             heartbeat_s: a.heartbeat,
             seed: a.seed,
-            model: Default::default(),
+            model: match &a.model {
+                Some(p) => {
+                    sim::calibrate::from_json(&std::fs::read_to_string(p).map_err(|e| {
+                        anyhow::anyhow!("cannot read the model {}: {e}", p.display())
+                    })?)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
+                }
+                None => Default::default(),
+            },
             workload: vec![],
         };
         return cli::sim::run(&cfg, &a.scheduler, a.json);

@@ -146,3 +146,26 @@ fn plot_figure(f: &Figure, path: &Path) -> anyhow::Result<()> {
         path, &f.title, &f.x_label, &f.y_label, &series, f.x_log2, &fmt,
     )
 }
+
+/// `mr sim calibrate --history DIR [--out FILE]`.
+pub fn calibrate(history: &Path, out: Option<&Path>) -> anyhow::Result<()> {
+    let samples = sim::calibrate::load(history).map_err(anyhow::Error::msg)?;
+    let (model, said) =
+        sim::calibrate::fit(&samples).map_err(|e| anyhow::anyhow!("{}: {e}", history.display()))?;
+    for l in &said {
+        eprintln!("{l}");
+    }
+    let text = serde_json::to_string_pretty(&sim::calibrate::to_json(&model))?;
+    match out {
+        Some(p) => {
+            std::fs::write(p, text + "\n")?;
+            eprintln!(
+                "model written to {} (use: mr sim --model {})",
+                p.display(),
+                p.display()
+            );
+        }
+        None => println!("{text}"),
+    }
+    Ok(())
+}
