@@ -570,9 +570,12 @@ fn clqlmrs_fig5(seed: u64) -> Result<Figure, String> {
     let v = sweep(
         &xs,
         &scheds,
-        // 300 blocks of 64 MiB (19 GB) on 10 nodes: 2 GB per node caches
-        // about the data set once over, 8 GB four times.
-        &|x| cache_workload(seed, x as u64, 1500),
+        // 300 blocks of 256 MiB (75 GiB) on 10 nodes: 2 GiB per node
+        // caches a quarter of the data set, 8 GiB all of it.
+        &|x| SimConfig {
+            block_size: 256 << 20,
+            ..cache_workload(seed, x as u64, 1500)
+        },
         &|r| 100.0 * r.locality[0] as f64 / r.maps().max(1) as f64,
     )?;
     let n = xs.len();
