@@ -1299,6 +1299,10 @@ impl MasterState {
             rack_bandwidth: 125e6,
             cross_rack_bandwidth: 37.5e6,
             node_index: Default::default(),
+            // No locality index: the view is built afresh for each
+            // decision, and one scan of `pending` costs less than
+            // indexing it (the simulator keeps one current instead).
+            locality_index: None,
         }
         .index()
     }

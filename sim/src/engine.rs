@@ -148,7 +148,8 @@ impl Engine {
             cross_rack_bandwidth: cfg.model.bandwidth[4],
             ..Default::default()
         }
-        .index();
+        .index()
+        .with_locality_index();
         let jobs = if cfg.workload.is_empty() {
             equal_shares(&cfg, tasks, blocks)
         } else {
@@ -226,6 +227,14 @@ impl Engine {
             let at = self.jobs[j].arrival;
             self.push(at, Kind::Arrival(j));
         }
+    }
+
+    /// Drops the view's locality index, so that the policies scan every
+    /// pending task as they do without one (for tests: the decisions must
+    /// be the same).
+    pub fn without_locality_index(mut self) -> Self {
+        self.view.locality_index = None;
+        self
     }
 
     /// Runs to the end: every job finished.
@@ -314,7 +323,7 @@ impl Engine {
                 .unwrap_or_default();
             self.pending_pos.insert(task, self.view.pending.len());
             self.by_block.entry(b).or_default().push(task);
-            self.view.pending.push(PendingTask {
+            self.view.push_pending(PendingTask {
                 id: task,
                 job: id,
                 kind: TaskKind::Map,
@@ -412,7 +421,7 @@ impl Engine {
     }
 
     fn remove_pending(&mut self, pos: usize) -> PendingTask {
-        let task = self.view.pending.swap_remove(pos);
+        let task = self.view.remove_pending(pos);
         self.pending_pos.remove(&task.id);
         if let Some(moved) = self.view.pending.get(pos) {
             self.pending_pos.insert(moved.id, pos);
@@ -485,14 +494,7 @@ impl Engine {
         let name = &self.node_names[node];
         for t in tasks {
             if let Some(&p) = self.pending_pos.get(t) {
-                let c = &mut self.view.pending[p].cached_on;
-                if cached {
-                    if !c.contains(name) {
-                        c.push(name.clone());
-                    }
-                } else {
-                    c.retain(|n| n != name);
-                }
+                self.view.set_cached(p, name, cached);
             }
         }
     }

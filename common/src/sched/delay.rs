@@ -73,22 +73,15 @@ impl Technique for Delay {
         let mut out = Vec::new();
         let mut taken: HashSet<TaskId> = HashSet::new();
         let mut free = node.free_map_slots;
+        let allowed = |t: &PendingTask| !(others && t.avoid.contains(&node.name));
         // Jobs skipped in this heartbeat are not skipped twice for one slot.
         'slots: while free > 0 {
             for job in order {
-                let maps: Vec<&PendingTask> = view
-                    .pending
-                    .iter()
-                    .filter(|t| t.job == *job && t.kind == TaskKind::Map && !taken.contains(&t.id))
-                    .filter(|t| !(others && t.avoid.contains(&node.name)))
-                    .collect();
-                let Some(best) = maps
-                    .iter()
-                    .min_by_key(|t| (view.locality(t, node), t.id.index))
-                else {
+                let Some((level, best)) = view.best_map(*job, node, Locality::OffRack, |t| {
+                    allowed(t) && !taken.contains(&t.id)
+                }) else {
                     continue;
                 };
-                let level = view.locality(best, node);
                 let launch = if level.is_local() {
                     self.skipped_since.remove(job);
                     true

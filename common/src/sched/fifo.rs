@@ -39,24 +39,16 @@ pub fn assign_maps_fifo(view: &ClusterView, node: &NodeView, order: &[u64]) -> V
     let mut free = node.free_map_slots;
     let mut taken: HashSet<TaskId> = HashSet::new();
     let alive_elsewhere = view.nodes.len() > 1;
+    let allowed = |t: &PendingTask| !(alive_elsewhere && t.avoid.contains(&node.name));
     for job in order {
-        let maps: Vec<&PendingTask> = view
-            .pending
-            .iter()
-            .filter(|t| t.job == *job && t.kind == TaskKind::Map)
-            .filter(|t| !(alive_elsewhere && t.avoid.contains(&node.name)))
-            .collect();
-        if maps.is_empty() {
+        // The job's best map: least (locality, index).
+        let mut best = view.best_map(*job, node, Locality::OffRack, allowed);
+        if best.is_none() {
             continue;
         }
         while free > 0 {
-            let local = maps
-                .iter()
-                .filter(|t| !taken.contains(&t.id))
-                .min_by_key(|t| (view.locality(t, node), t.id.index))
-                .copied();
-            match local {
-                Some(t) if view.locality(t, node).is_local() => {
+            match best {
+                Some((level, t)) if level.is_local() => {
                     taken.insert(t.id);
                     out.push(Assignment {
                         task: t.id,
@@ -64,7 +56,7 @@ pub fn assign_maps_fifo(view: &ClusterView, node: &NodeView, order: &[u64]) -> V
                     });
                     free -= 1;
                 }
-                Some(t) => {
+                Some((_, t)) => {
                     // One and only one non-local task per heartbeat.
                     out.push(Assignment {
                         task: t.id,
@@ -74,6 +66,9 @@ pub fn assign_maps_fifo(view: &ClusterView, node: &NodeView, order: &[u64]) -> V
                 }
                 None => break,
             }
+            best = view.best_map(*job, node, Locality::OffRack, |t| {
+                allowed(t) && !taken.contains(&t.id)
+            });
         }
         // Strict FIFO: the first job with unassigned maps is the only one.
         return out;

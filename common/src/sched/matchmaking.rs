@@ -89,11 +89,8 @@ impl Technique for Matchmaking {
         while s > 0 {
             let previous = self.markers.get(&node.name).copied();
             let local = order.iter().find_map(|job| {
-                view.pending
-                    .iter()
-                    .filter(|t| t.job == *job && usable(t, &taken))
-                    .filter(|t| view.locality(t, node).is_local())
-                    .min_by_key(|t| (view.locality(t, node), t.id.index))
+                view.best_map(*job, node, Locality::NodeLocal, |t| usable(t, &taken))
+                    .map(|(_, t)| t)
             });
             if let Some(t) = local {
                 taken.insert(t.id);
@@ -109,10 +106,8 @@ impl Technique for Matchmaking {
                 // Second failure in a row: one non-local map from the first
                 // job that has one, then stop.
                 let non_local = order.iter().find_map(|job| {
-                    view.pending
-                        .iter()
-                        .filter(|t| t.job == *job && usable(t, &taken))
-                        .min_by_key(|t| (view.locality(t, node), t.id.index))
+                    view.best_map(*job, node, Locality::OffRack, |t| usable(t, &taken))
+                        .map(|(_, t)| t)
                 });
                 if let Some(t) = non_local {
                     out.push(Assignment {

@@ -15,6 +15,7 @@ pub mod fair;
 pub mod fifo;
 pub mod hungarian;
 pub mod hybsmrp;
+pub mod index;
 pub mod lsap;
 pub mod lsap_fair;
 pub mod matchmaking;
@@ -25,6 +26,7 @@ pub mod synth;
 pub(crate) mod testkit;
 pub mod view;
 
+pub use index::{JobInput, LocalityIndex};
 pub use registry::{build, SchedError, SchedulerSpec};
 pub use view::*;
 
@@ -62,12 +64,22 @@ pub fn assign_reduces(
     if node.free_reduce_slots == 0 {
         return vec![];
     }
+    let ix = view.locality_index();
+    if ix.is_some_and(|ix| ix.reduce_count() == 0) {
+        return vec![];
+    }
     for job in jobs_in_order {
-        if let Some(t) = view
-            .pending
-            .iter()
-            .find(|t| t.job == *job && t.kind == TaskKind::Reduce && !t.avoid.contains(&node.name))
-        {
+        let usable = |t: &&PendingTask| !t.avoid.contains(&node.name);
+        let first = match ix {
+            // The job's reduces in `pending` order, as the scan meets them.
+            Some(ix) => ix.reduces_of(*job).map(|p| &view.pending[p]).find(usable),
+            None => view
+                .pending
+                .iter()
+                .filter(|t| t.job == *job && t.kind == TaskKind::Reduce)
+                .find(usable),
+        };
+        if let Some(t) = first {
             return vec![Assignment {
                 task: t.id,
                 node: node.name.clone(),

@@ -99,6 +99,7 @@ pub fn view(s: Shape) -> ClusterView {
         rack_bandwidth: 125e6,
         cross_rack_bandwidth: 37.5e6,
         node_index: Default::default(),
+        locality_index: None,
     }
     .index()
 }

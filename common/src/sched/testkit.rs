@@ -94,6 +94,7 @@ pub fn view(nodes: Vec<NodeView>, jobs: Vec<JobView>, pending: Vec<PendingTask>)
         rack_bandwidth: 125e6,
         cross_rack_bandwidth: 37.5e6,
         node_index: Default::default(),
+        locality_index: None,
     }
     .index()
 }

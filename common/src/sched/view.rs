@@ -1,5 +1,6 @@
 //! The snapshot a policy decides on.
 
+use super::index::LocalityIndex;
 use std::collections::HashSet;
 
 /// Identifies one task of one job.
@@ -151,6 +152,15 @@ pub struct ClusterView {
     /// locality lookups are per (task, replica), so a scan would make a
     /// heartbeat cost O(tasks × nodes) on big clusters.
     pub node_index: std::collections::HashMap<String, usize>,
+    /// Pending tasks by where their input is, once
+    /// [`ClusterView::with_locality_index`] built it: heartbeat policies
+    /// then look at the tasks that can be local to the node rather than
+    /// scanning `pending` (see [`super::index`]). Kept current by
+    /// [`ClusterView::push_pending`], [`ClusterView::remove_pending`] and
+    /// [`ClusterView::set_cached`]; a view whose `pending` or `nodes` were
+    /// changed otherwise is scanned (the index no longer matches in size)
+    /// or must be rebuilt.
+    pub locality_index: Option<LocalityIndex>,
 }
 
 impl ClusterView {
@@ -211,6 +221,145 @@ impl ClusterView {
             return Locality::NodeLocal;
         }
         Locality::OffRack
+    }
+
+    /// Builds the locality index (after `nodes` and `pending` are filled).
+    pub fn with_locality_index(mut self) -> Self {
+        self.build_locality_index();
+        self
+    }
+
+    /// Builds (or rebuilds) the locality index; none when two pending
+    /// tasks share an id.
+    pub fn build_locality_index(&mut self) {
+        self.locality_index = LocalityIndex::build(self);
+    }
+
+    /// The locality index, if the view carries one that matches it.
+    pub fn locality_index(&self) -> Option<&LocalityIndex> {
+        self.locality_index
+            .as_ref()
+            .filter(|ix| ix.len() == self.pending.len() && ix.nodes() == self.nodes.len())
+    }
+
+    /// The index and the position of `node` in it.
+    fn indexed(&self, node: &NodeView) -> Option<(&LocalityIndex, usize)> {
+        let ix = self.locality_index()?;
+        Some((ix, ix.node_position(&node.name)?))
+    }
+
+    /// Appends a pending task, keeping the locality index current.
+    pub fn push_pending(&mut self, t: PendingTask) {
+        if let Some(ix) = &mut self.locality_index {
+            if !ix.insert(self.pending.len(), &t) {
+                self.locality_index = None;
+            }
+        }
+        self.pending.push(t);
+    }
+
+    /// Removes the pending task at `pos` as `Vec::swap_remove` does (the
+    /// last task takes its place), keeping the locality index current.
+    pub fn remove_pending(&mut self, pos: usize) -> PendingTask {
+        let t = self.pending.swap_remove(pos);
+        if let Some(ix) = &mut self.locality_index {
+            ix.remove(t.id);
+            if let Some(moved) = self.pending.get(pos) {
+                ix.moved(moved.id, pos);
+            }
+        }
+        t
+    }
+
+    /// Adds node `node` to (or removes it from) the `cached_on` of the
+    /// pending task at `pos`, keeping the locality index current.
+    pub fn set_cached(&mut self, pos: usize, node: &str, cached: bool) {
+        let id = self.pending[pos].id;
+        if let Some(ix) = &mut self.locality_index {
+            ix.remove(id);
+        }
+        let c = &mut self.pending[pos].cached_on;
+        if cached {
+            if !c.iter().any(|n| n == node) {
+                c.push(node.to_string());
+            }
+        } else {
+            c.retain(|n| n != node);
+        }
+        if let Some(ix) = &mut self.locality_index {
+            ix.insert(pos, &self.pending[pos]);
+        }
+    }
+
+    /// Where task `id` is in `pending`.
+    pub fn pending_position(&self, id: TaskId) -> Option<usize> {
+        match self.locality_index() {
+            Some(ix) => ix.position(id),
+            None => self.pending.iter().position(|t| t.id == id),
+        }
+    }
+
+    /// The map of `job` with the least `(locality on node, index)` among
+    /// those `usable` accepts, if that locality is at most `worst`: the
+    /// choice of Hadoop's rule, delay scheduling and matchmaking. From the
+    /// locality index when the view has one, else by a scan; the same
+    /// answer either way.
+    pub fn best_map(
+        &self,
+        job: u64,
+        node: &NodeView,
+        worst: Locality,
+        usable: impl Fn(&PendingTask) -> bool,
+    ) -> Option<(Locality, &PendingTask)> {
+        if let Some((ix, n)) = self.indexed(node) {
+            return ix
+                .best(job, n, worst, &mut |p| usable(&self.pending[p]))
+                .map(|(l, p)| (l, &self.pending[p]));
+        }
+        self.pending
+            .iter()
+            .filter(|t| t.job == job && t.kind == TaskKind::Map && usable(t))
+            .map(|t| (self.locality(t, node), t))
+            .filter(|(l, _)| *l <= worst)
+            .min_by_key(|(l, t)| (*l, t.id.index))
+    }
+
+    /// The least-index map of `job` whose locality on `node` is exactly
+    /// `level`, among those `usable` accepts (index or scan, as
+    /// [`ClusterView::best_map`]).
+    pub fn first_map_at(
+        &self,
+        job: u64,
+        node: &NodeView,
+        level: Locality,
+        usable: impl Fn(&PendingTask) -> bool,
+    ) -> Option<&PendingTask> {
+        if let Some((ix, n)) = self.indexed(node) {
+            return ix
+                .first_exact(job, n, level, &mut |p| usable(&self.pending[p]))
+                .map(|p| &self.pending[p]);
+        }
+        self.pending
+            .iter()
+            .filter(|t| t.job == job && t.kind == TaskKind::Map && usable(t))
+            .filter(|t| self.locality(t, node) == level)
+            .min_by_key(|t| t.id.index)
+    }
+
+    /// Jobs with a pending map, by id.
+    pub fn jobs_with_maps(&self) -> Vec<u64> {
+        if let Some(ix) = self.locality_index() {
+            return ix.map_jobs().collect();
+        }
+        let mut j: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|t| t.kind == TaskKind::Map)
+            .map(|t| t.job)
+            .collect();
+        j.sort_unstable();
+        j.dedup();
+        j
     }
 
     /// Jobs in queue (submission) order.
