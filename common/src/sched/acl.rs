@@ -169,38 +169,18 @@ impl Acl {
             return vec![];
         }
         let others = view.nodes.len() > 1;
-        // Per job: its maps that may run on the node, best locality first,
-        // and (cached bytes, bytes, cached maps, maps) of all its pending
-        // maps for f_j.
-        let mut cands: HashMap<u64, Vec<(Locality, u32, TaskId)>> = HashMap::new();
-        let mut input: HashMap<u64, (u64, u64, u32, u32)> = HashMap::new();
-        for t in view.pending.iter().filter(|t| t.kind == TaskKind::Map) {
-            let cached = !t.cached_on.is_empty();
-            let e = input.entry(t.job).or_default();
-            e.1 += t.input_bytes;
-            e.3 += 1;
-            if cached {
-                e.0 += t.input_bytes;
-                e.2 += 1;
-            }
-            if !(others && t.avoid.contains(&node.name)) {
-                cands
-                    .entry(t.job)
-                    .or_default()
-                    .push((view.locality(t, node), t.id.index, t.id));
-            }
-        }
-        for c in cands.values_mut() {
-            c.sort_unstable();
-        }
+        let mut cands = Candidates::new(view, node, others);
         let fraction = |job: &u64| -> f64 {
-            match input.get(job) {
-                Some(&(cb, b, _, _)) if b > 0 => cb as f64 / b as f64,
-                Some(&(_, _, cn, n)) if n > 0 => cn as f64 / n as f64,
-                _ => 0.0,
+            let i = cands.input(*job);
+            if i.bytes > 0 {
+                i.cached_bytes as f64 / i.bytes as f64
+            } else if i.maps > 0 {
+                i.cached_maps as f64 / i.maps as f64
+            } else {
+                0.0
             }
         };
-        let mut next: HashMap<u64, usize> = HashMap::new();
+        let fractions: HashMap<u64, f64> = order.iter().map(|j| (*j, fraction(j))).collect();
         let mut skipped: HashSet<u64> = HashSet::new();
         let mut out = Vec::new();
         let mut free = node.free_map_slots;
@@ -209,19 +189,15 @@ impl Acl {
                 if skipped.contains(job) {
                     continue;
                 }
-                let Some(list) = cands.get(job) else {
+                let Some((level, id)) = cands.peek(*job) else {
                     continue;
                 };
-                let at = next.entry(*job).or_insert(0);
-                let Some(&(level, _, id)) = list.get(*at) else {
-                    continue;
-                };
-                let c_j = self.cache_skips(fraction(job));
+                let c_j = self.cache_skips(fractions[job]);
                 let mut w = self.wait(*job);
                 self.loosen(&mut w, c_j);
                 let best = Level::of(level);
                 if best <= w.level {
-                    *at += 1;
+                    cands.take(*job, id);
                     self.waits.insert(
                         *job,
                         JobWait {
@@ -243,6 +219,106 @@ impl Acl {
             break;
         }
         out
+    }
+}
+
+/// A job's maps that may run on the node, by `(locality, index)`.
+type Sorted = Vec<(Locality, u32, TaskId)>;
+
+/// Each job's maps that may run on the node, best `(locality, index)`
+/// first, and its pending input: from the locality index when the view has
+/// one, else from one scan of `pending`.
+enum Candidates<'v> {
+    Scan {
+        /// Per job, sorted, and how many of them this heartbeat launched.
+        lists: HashMap<u64, (Sorted, usize)>,
+        input: HashMap<u64, JobInput>,
+    },
+    Indexed {
+        view: &'v ClusterView,
+        node: &'v NodeView,
+        others: bool,
+        taken: HashSet<TaskId>,
+    },
+}
+
+impl<'v> Candidates<'v> {
+    fn new(view: &'v ClusterView, node: &'v NodeView, others: bool) -> Self {
+        if view.locality_index().is_some() {
+            return Candidates::Indexed {
+                view,
+                node,
+                others,
+                taken: HashSet::new(),
+            };
+        }
+        let mut lists: HashMap<u64, (Sorted, usize)> = HashMap::new();
+        let mut input: HashMap<u64, JobInput> = HashMap::new();
+        for t in view.pending.iter().filter(|t| t.kind == TaskKind::Map) {
+            let e = input.entry(t.job).or_default();
+            e.bytes += t.input_bytes;
+            e.maps += 1;
+            if !t.cached_on.is_empty() {
+                e.cached_bytes += t.input_bytes;
+                e.cached_maps += 1;
+            }
+            if !(others && t.avoid.contains(&node.name)) {
+                lists
+                    .entry(t.job)
+                    .or_default()
+                    .0
+                    .push((view.locality(t, node), t.id.index, t.id));
+            }
+        }
+        for c in lists.values_mut() {
+            c.0.sort_unstable();
+        }
+        Candidates::Scan { lists, input }
+    }
+
+    /// The job's pending maps, cached or not (for f_j).
+    fn input(&self, job: u64) -> JobInput {
+        match self {
+            Candidates::Scan { input, .. } => input.get(&job).copied().unwrap_or_default(),
+            Candidates::Indexed { view, .. } => view
+                .locality_index()
+                .map(|ix| ix.job_input(job))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The job's best map not launched yet.
+    fn peek(&self, job: u64) -> Option<(Locality, TaskId)> {
+        match self {
+            Candidates::Scan { lists, .. } => {
+                let (list, at) = lists.get(&job)?;
+                list.get(*at).map(|&(l, _, id)| (l, id))
+            }
+            Candidates::Indexed {
+                view,
+                node,
+                others,
+                taken,
+            } => view
+                .best_map(job, node, Locality::OffRack, |t| {
+                    !(taken.contains(&t.id) || *others && t.avoid.contains(&node.name))
+                })
+                .map(|(l, t)| (l, t.id)),
+        }
+    }
+
+    /// Launches the job's best map, `id`.
+    fn take(&mut self, job: u64, id: TaskId) {
+        match self {
+            Candidates::Scan { lists, .. } => {
+                if let Some((_, at)) = lists.get_mut(&job) {
+                    *at += 1;
+                }
+            }
+            Candidates::Indexed { taken, .. } => {
+                taken.insert(id);
+            }
+        }
     }
 }
 

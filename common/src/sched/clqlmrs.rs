@@ -88,6 +88,7 @@ use super::registry::SchedError;
 use super::*;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 /// Table 2's weights, in [`Locality::ALL`] order (CL, DL, CRL, DRL, NO).
 pub const WEIGHTS: [f64; 5] = [1.0, 0.5, -0.25, -0.5, -1.0];
@@ -248,13 +249,9 @@ struct EnvTask {
 pub struct Env {
     /// The task pool, in queue order: a class's first task is placed.
     tasks: Vec<EnvTask>,
-    /// Rack of each node, as an index.
-    rack: Vec<u32>,
-    /// Free map slots per node when the environment was built: all free
-    /// again at Reset.
-    cap: Vec<u32>,
-    /// Free slots per node.
-    free: Vec<u32>,
+    /// Racks and free slots of the nodes, shared by the episodes built
+    /// from one view.
+    nodes: EnvNodes,
     /// One entry per free slot (its node): the order in which slots are
     /// offered is drawn from it, as heartbeats arrive in any order.
     slots: Vec<u32>,
@@ -270,26 +267,69 @@ pub struct Env {
     next: Option<(usize, usize, Locality)>,
 }
 
+/// The nodes as an environment sees them: each node's rack and, for the
+/// nodes with free map slots, how many (in node order). Taken once per
+/// decision and shared by the episodes it starts, so that an episode costs
+/// its tasks and slots, not a pass over every node.
+#[derive(Debug, Clone)]
+struct EnvNodes {
+    rack: Arc<Vec<u32>>,
+    cap: Arc<Vec<(u32, u32)>>,
+}
+
+impl EnvNodes {
+    fn of(view: &ClusterView) -> EnvNodes {
+        let rack = match view.locality_index() {
+            Some(ix) => ix.racks().to_vec(),
+            None => view.rack_numbers(),
+        };
+        let cap = view
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.free_map_slots > 0)
+            .map(|(i, n)| (i as u32, n.free_map_slots))
+            .collect();
+        EnvNodes {
+            rack: Arc::new(rack),
+            cap: Arc::new(cap),
+        }
+    }
+}
+
 impl Env {
     /// Init: the environment of an explicit cluster, its slots the view's
     /// free map slots. `tasks` are indices into `view.pending` (maps), in
     /// the order classes are searched.
     pub fn new(view: &ClusterView, tasks: &[usize]) -> Env {
-        let rack = view.rack_numbers();
+        Env::with_nodes(view, tasks, EnvNodes::of(view))
+    }
+
+    fn with_nodes(view: &ClusterView, tasks: &[usize], nodes: EnvNodes) -> Env {
+        let rack = &nodes.rack;
         let index = |name: &String| view.position(name).map(|i| i as u32);
-        let holders = |names: &[String]| -> (Vec<u32>, Vec<u32>) {
-            let nodes: Vec<u32> = names.iter().filter_map(index).collect();
+        let racks_of = |nodes: Vec<u32>| -> (Vec<u32>, Vec<u32>) {
             let mut rs: Vec<u32> = nodes.iter().map(|&i| rack[i as usize]).collect();
             rs.sort_unstable();
             rs.dedup();
             (nodes, rs)
         };
+        let ix = view.locality_index();
         let tasks: Vec<EnvTask> = tasks
             .iter()
             .map(|&i| {
                 let t = &view.pending[i];
-                let (cached, cached_racks) = holders(&t.cached_on);
-                let (replicas, replica_racks) = holders(&t.replicas);
+                // The holders' positions, as the index resolved them or by
+                // name.
+                let (c, d) = match ix.and_then(|ix| ix.holders(t.id)) {
+                    Some((c, d)) => (c.to_vec(), d.to_vec()),
+                    None => (
+                        t.cached_on.iter().filter_map(index).collect(),
+                        t.replicas.iter().filter_map(index).collect(),
+                    ),
+                };
+                let (cached, cached_racks) = racks_of(c);
+                let (replicas, replica_racks) = racks_of(d);
                 EnvTask {
                     generator: t.block.is_none(),
                     cached,
@@ -299,14 +339,11 @@ impl Env {
                 }
             })
             .collect();
-        let cap: Vec<u32> = view.nodes.iter().map(|n| n.free_map_slots).collect();
         let mut env = Env {
-            free: cap.clone(),
-            cap,
+            nodes,
             scheduled: vec![false; tasks.len()],
             left: tasks.len(),
             tasks,
-            rack,
             slots: Vec::new(),
             counts: [0; 5],
             state: Locality::OffRack,
@@ -318,10 +355,37 @@ impl Env {
 
     /// Init from a live view: at most `max_tasks` of its pending maps,
     /// sampled, in queue order. `None` when there is nothing to train on.
-    fn sample(view: &ClusterView, max_tasks: usize, rng: &mut fastrand::Rng) -> Option<Env> {
-        let mut maps: Vec<usize> = (0..view.pending.len())
-            .filter(|&i| view.pending[i].kind == TaskKind::Map)
-            .collect();
+    fn sample(
+        view: &ClusterView,
+        max_tasks: usize,
+        rng: &mut fastrand::Rng,
+        nodes: EnvNodes,
+    ) -> Option<Env> {
+        let all_maps = view
+            .locality_index()
+            .is_some_and(|ix| ix.reduce_count() == 0);
+        let mut maps: Vec<usize> = if all_maps && view.pending.len() > max_tasks {
+            // Every pending task is a map (the index counts the reduces):
+            // the same partial Fisher-Yates over positions 0..len as below,
+            // done sparsely so that a step does not cost a pass over a
+            // large queue.
+            let len = view.pending.len();
+            let mut moved: HashMap<usize, usize> = HashMap::new();
+            for i in 0..max_tasks {
+                let j = rng.usize(i..len);
+                let at_i = moved.get(&i).copied().unwrap_or(i);
+                let at_j = moved.get(&j).copied().unwrap_or(j);
+                moved.insert(i, at_j);
+                moved.insert(j, at_i);
+            }
+            (0..max_tasks)
+                .map(|i| moved.get(&i).copied().unwrap_or(i))
+                .collect()
+        } else {
+            (0..view.pending.len())
+                .filter(|&i| view.pending[i].kind == TaskKind::Map)
+                .collect()
+        };
         if maps.len() > max_tasks {
             // A partial Fisher-Yates shuffle: the first max_tasks are a
             // uniform sample.
@@ -332,7 +396,7 @@ impl Env {
             maps.truncate(max_tasks);
         }
         let rank: HashMap<u64, u64> = view.jobs.iter().map(|j| (j.id, j.order)).collect();
-        maps.sort_by_key(|&i| {
+        maps.sort_by_cached_key(|&i| {
             let t = &view.pending[i];
             (
                 rank.get(&t.job).copied().unwrap_or(u64::MAX),
@@ -340,19 +404,17 @@ impl Env {
                 t.id.index,
             )
         });
-        let env = Env::new(view, &maps);
+        let env = Env::with_nodes(view, &maps, nodes);
         (!env.done()).then_some(env)
     }
 
     /// Reset: every task unscheduled, every slot free, back to NO.
     pub fn reset(&mut self) {
-        self.free.clone_from(&self.cap);
         self.scheduled.iter_mut().for_each(|s| *s = false);
         self.left = self.tasks.len();
         self.slots.clear();
-        for (i, f) in self.free.iter().enumerate() {
-            self.slots
-                .extend(std::iter::repeat_n(i as u32, *f as usize));
+        for &(i, f) in self.nodes.cap.iter() {
+            self.slots.extend(std::iter::repeat_n(i, f as usize));
         }
         self.counts = [0; 5];
         self.state = Locality::OffRack;
@@ -374,7 +436,7 @@ impl Env {
     pub fn level(&self, t: usize, w: usize) -> Locality {
         let task = &self.tasks[t];
         let w32 = w as u32;
-        let r = self.rack[w];
+        let r = self.nodes.rack[w];
         if task.cached.contains(&w32) {
             Locality::CacheLocal
         } else if task.replicas.contains(&w32) {
@@ -412,9 +474,7 @@ impl Env {
         if self.slots.is_empty() {
             return None;
         }
-        let w = self.slots.swap_remove(rng.usize(..self.slots.len())) as usize;
-        self.free[w] -= 1;
-        Some(w)
+        Some(self.slots.swap_remove(rng.usize(..self.slots.len())) as usize)
     }
 
     /// Places task `t` on `w`, whose slot is already taken: the next state
@@ -432,12 +492,12 @@ impl Env {
     /// Step for the paper's explicit action T_t → W_w: the next state and
     /// the reward, or `None` when the task is placed or the node full.
     pub fn step(&mut self, t: usize, w: usize) -> Option<(Locality, f64)> {
-        if self.scheduled.get(t) != Some(&false) || self.free.get(w).copied().unwrap_or(0) == 0 {
+        if self.scheduled.get(t) != Some(&false) {
             return None;
         }
+        // A node with no free slot left has no entry.
         let at = self.slots.iter().position(|&s| s as usize == w)?;
         self.slots.swap_remove(at);
-        self.free[w] -= 1;
         Some(self.place(t, w))
     }
 }
@@ -585,11 +645,13 @@ impl Clqlmrs {
     /// One SARSA step in the environment, starting an episode (Reset and
     /// the first A) when none is in progress. False when there is nothing
     /// to train on.
-    fn train_step(&mut self, view: &ClusterView) -> bool {
+    fn train_step(&mut self, view: &ClusterView, nodes: &mut Option<EnvNodes>) -> bool {
         let mut env = match self.env.take() {
             Some(env) => env,
             None => {
-                let Some(mut env) = Env::sample(view, self.params.env_tasks, &mut self.rng) else {
+                let nodes = nodes.get_or_insert_with(|| EnvNodes::of(view)).clone();
+                let Some(mut env) = Env::sample(view, self.params.env_tasks, &mut self.rng, nodes)
+                else {
                     return false;
                 };
                 env.next = self.choose_in(&mut env);
@@ -625,8 +687,9 @@ impl Clqlmrs {
 
     /// Offline training on the view's environment, at most `steps` steps.
     pub fn train(&mut self, view: &ClusterView, steps: u32) {
+        let mut nodes = None;
         for _ in 0..steps {
-            if self.training_over() || !self.train_step(view) {
+            if self.training_over() || !self.train_step(view, &mut nodes) {
                 return;
             }
         }
@@ -636,29 +699,12 @@ impl Clqlmrs {
     /// stops): for tests and warm-up runs.
     pub fn train_episodes(&mut self, view: &ClusterView, episodes: u64) {
         let target = self.episodes + episodes;
+        let mut nodes = None;
         while self.episodes < target {
-            if self.training_over() || !self.train_step(view) {
+            if self.training_over() || !self.train_step(view, &mut nodes) {
                 return;
             }
         }
-    }
-
-    /// Per class, the first map in queue order that may run on `node`.
-    fn live_classes<'v>(
-        view: &'v ClusterView,
-        node: &NodeView,
-        rank: &HashMap<u64, u64>,
-    ) -> [Vec<(u64, u64, u32, &'v PendingTask)>; 5] {
-        let others = view.nodes.len() > 1;
-        let mut classes: [Vec<(u64, u64, u32, &PendingTask)>; 5] = Default::default();
-        for t in view.pending.iter().filter(|t| t.kind == TaskKind::Map) {
-            if others && t.avoid.contains(&node.name) {
-                continue;
-            }
-            let r = rank.get(&t.job).copied().unwrap_or(u64::MAX);
-            classes[ix(view.locality(t, node))].push((r, t.job, t.id.index, t));
-        }
-        classes
     }
 
     fn ranks(view: &ClusterView) -> HashMap<u64, u64> {
@@ -670,23 +716,16 @@ impl Clqlmrs {
         if node.free_map_slots == 0 {
             return vec![];
         }
-        let rank = Self::ranks(view);
-        let mut classes = Self::live_classes(view, node, &rank);
-        for c in classes.iter_mut() {
-            c.sort_unstable_by_key(|&(r, j, i, _)| (r, j, i));
-        }
-        let mut at = [0usize; 5];
+        let mut classes = LiveClasses::new(view, node);
         let mut out = Vec::new();
         for _ in 0..node.free_map_slots {
-            let mut avail = [None; 5];
-            for a in 0..5 {
-                avail[a] = (at[a] < classes[a].len()).then_some(at[a]);
-            }
+            let avail: [Option<usize>; 5] =
+                std::array::from_fn(|a| classes.head(a).is_some().then_some(0));
             let Some(a) = self.greedy(self.live_state, &avail) else {
                 break;
             };
-            let t = classes[ix(a)][at[ix(a)]].3;
-            at[ix(a)] += 1;
+            let t = classes.head(ix(a)).expect("available");
+            classes.pop(ix(a));
             self.placed.insert(t.id, (self.live_state, a));
             self.live_state = a;
             out.push(Assignment {
@@ -712,6 +751,96 @@ impl Clqlmrs {
             .chain(view.pending.iter().map(|t| t.id))
             .collect();
         self.placed.retain(|id, _| alive.contains(id));
+    }
+}
+
+/// Per locality class, the maps that may run on a node in queue order
+/// (job rank, job, index): sorted lists from one scan of `pending`, or, with
+/// the view's locality index, each class's next map looked up when asked.
+enum LiveClasses<'v> {
+    Scan {
+        classes: [Vec<(u64, u64, u32, &'v PendingTask)>; 5],
+        at: [usize; 5],
+    },
+    Indexed {
+        view: &'v ClusterView,
+        node: &'v NodeView,
+        others: bool,
+        /// Jobs with pending maps, in queue order.
+        jobs: Vec<u64>,
+        /// Per class, its first map not taken, once looked up.
+        head: [Option<Option<&'v PendingTask>>; 5],
+        taken: HashSet<TaskId>,
+    },
+}
+
+impl<'v> LiveClasses<'v> {
+    fn new(view: &'v ClusterView, node: &'v NodeView) -> Self {
+        let others = view.nodes.len() > 1;
+        let rank = Clqlmrs::ranks(view);
+        let rank_of = |job: u64| rank.get(&job).copied().unwrap_or(u64::MAX);
+        if view.locality_index().is_some() {
+            let mut jobs = view.jobs_with_maps();
+            jobs.sort_by_key(|&j| (rank_of(j), j));
+            return LiveClasses::Indexed {
+                view,
+                node,
+                others,
+                jobs,
+                head: [None; 5],
+                taken: HashSet::new(),
+            };
+        }
+        let mut classes: [Vec<(u64, u64, u32, &PendingTask)>; 5] = Default::default();
+        for t in view.pending.iter().filter(|t| t.kind == TaskKind::Map) {
+            if others && t.avoid.contains(&node.name) {
+                continue;
+            }
+            classes[ix(view.locality(t, node))].push((rank_of(t.job), t.job, t.id.index, t));
+        }
+        for c in classes.iter_mut() {
+            c.sort_unstable_by_key(|&(r, j, i, _)| (r, j, i));
+        }
+        LiveClasses::Scan {
+            classes,
+            at: [0; 5],
+        }
+    }
+
+    /// The first map of class `a` not taken yet.
+    fn head(&mut self, a: usize) -> Option<&'v PendingTask> {
+        match self {
+            LiveClasses::Scan { classes, at } => classes[a].get(at[a]).map(|c| c.3),
+            LiveClasses::Indexed {
+                view,
+                node,
+                others,
+                jobs,
+                head,
+                taken,
+            } => *head[a].get_or_insert_with(|| {
+                let (view, node): (&'v ClusterView, &'v NodeView) = (view, node);
+                jobs.iter().find_map(|&j| {
+                    view.first_map_at(j, node, Locality::ALL[a], |t| {
+                        !(taken.contains(&t.id) || *others && t.avoid.contains(&node.name))
+                    })
+                })
+            }),
+        }
+    }
+
+    /// Takes the first map of class `a`.
+    fn pop(&mut self, a: usize) {
+        let first = self.head(a);
+        match self {
+            LiveClasses::Scan { at, .. } => at[a] += 1,
+            LiveClasses::Indexed { head, taken, .. } => {
+                if let Some(t) = first {
+                    taken.insert(t.id);
+                }
+                head[a] = None;
+            }
+        }
     }
 }
 
@@ -757,9 +886,9 @@ impl Scheduler for Clqlmrs {
         let r = reward(s2, counts[ix(s2)], n);
         // A': what the live policy does in S' with the slot just freed.
         let next = view.node(&report.node).and_then(|node| {
-            let classes = Self::live_classes(view, node, &Self::ranks(view));
+            let mut classes = LiveClasses::new(view, node);
             let avail: [Option<usize>; 5] =
-                std::array::from_fn(|a| (!classes[a].is_empty()).then_some(0));
+                std::array::from_fn(|a| classes.head(a).is_some().then_some(0));
             self.greedy(s2, &avail).map(|a2| (s2, a2))
         });
         self.sarsa_update(s, a, r, next);

@@ -537,10 +537,13 @@ impl CompatNb {
             return out;
         }
         let others = view.nodes.len() > 1;
+        let indexed = view.locality_index().is_some();
         let mut by_job: HashMap<u64, Vec<&PendingTask>> = HashMap::new();
-        for t in &view.pending {
-            if t.kind == TaskKind::Map && !(others && t.avoid.contains(&node.name)) {
-                by_job.entry(t.job).or_default().push(t);
+        if !indexed {
+            for t in &view.pending {
+                if t.kind == TaskKind::Map && !(others && t.avoid.contains(&node.name)) {
+                    by_job.entry(t.job).or_default().push(t);
+                }
             }
         }
         // Each job's maps by (locality on this node, index), computed when
@@ -558,28 +561,44 @@ impl CompatNb {
             let mut chosen: Option<(f64, TaskId, Features, TaskVector)> = None;
             let mut most_probable: Option<(f64, TaskId, Features, TaskVector)> = None;
             for job in order {
-                let Some(maps) = by_job.get(job) else {
-                    continue;
+                // The job's tasks differ only in Σ: the best of each level
+                // is its first untaken task (by index).
+                let firsts: Vec<(Locality, TaskId)> = if indexed {
+                    Locality::ALL
+                        .into_iter()
+                        .filter_map(|l| {
+                            view.first_map_at(*job, node, l, |t| {
+                                !(taken.contains(&t.id) || others && t.avoid.contains(&node.name))
+                            })
+                            .map(|t| (l, t.id))
+                        })
+                        .collect()
+                } else {
+                    let Some(maps) = by_job.get(job) else {
+                        continue;
+                    };
+                    let list = sorted.entry(*job).or_insert_with(|| {
+                        let mut l: Vec<(Locality, TaskId)> = maps
+                            .iter()
+                            .map(|t| (view.locality(t, node), t.id))
+                            .collect();
+                        l.sort_by_key(|(loc, id)| (*loc, id.index));
+                        l
+                    });
+                    let mut level_seen = [false; 5];
+                    list.iter()
+                        .filter(|(loc, id)| {
+                            !taken.contains(id)
+                                && !std::mem::replace(&mut level_seen[*loc as usize], true)
+                        })
+                        .copied()
+                        .collect()
                 };
-                let list = sorted.entry(*job).or_insert_with(|| {
-                    let mut l: Vec<(Locality, TaskId)> = maps
-                        .iter()
-                        .map(|t| (view.locality(t, node), t.id))
-                        .collect();
-                    l.sort_by_key(|(loc, id)| (*loc, id.index));
-                    l
-                });
                 let tv_vec = self.task_vector(types.get(job).copied(), TaskKind::Map);
                 let tv = tv_level(tv_vec);
-                // The job's tasks differ only in Σ: the best of each level
-                // is its first untaken task; ties keep the better level.
+                // Ties keep the better level.
                 let mut best: Option<(f64, TaskId, Features)> = None;
-                let mut level_seen = [false; 5];
-                for (loc, id) in list.iter() {
-                    if taken.contains(id) || level_seen[*loc as usize] {
-                        continue;
-                    }
-                    level_seen[*loc as usize] = true;
+                for (loc, id) in firsts.iter() {
                     let mut f: Features = [0; 4];
                     f[PHI] = phi;
                     f[SIGMA] = *loc as usize;

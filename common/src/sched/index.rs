@@ -165,6 +165,15 @@ impl LocalityIndex {
         self.entries.get(&id).map(|e| e.pos)
     }
 
+    /// Positions in `nodes` of the holders of task `id`'s input, cached and
+    /// on disk, in the order of `cached_on` and `replicas` (names not in
+    /// the view left out).
+    pub fn holders(&self, id: TaskId) -> Option<(&[u32], &[u32])> {
+        self.entries
+            .get(&id)
+            .map(|e| (e.cache.as_slice(), e.disk.as_slice()))
+    }
+
     /// The pending maps of `job` (0 when it has none).
     pub fn job_input(&self, job: u64) -> JobInput {
         self.jobs.get(&job).copied().unwrap_or_default()
