@@ -602,7 +602,7 @@ mod sparse {
     }
 
     /// Reusable buffers of the sparse shortest augmenting path search.
-    struct Search {
+    pub(super) struct Search {
         dist: Vec<f64>,
         pred: Vec<u32>,
         done: Vec<bool>,
@@ -614,7 +614,7 @@ mod sparse {
     }
 
     impl Search {
-        fn new(n: usize) -> Self {
+        pub(super) fn new(n: usize) -> Self {
             Search {
                 dist: vec![f64::INFINITY; n],
                 pred: vec![0; n],
@@ -628,7 +628,7 @@ mod sparse {
         /// Assigns free row `cur` along a shortest augmenting path over the
         /// candidate entries, keeping u + v ≤ c on them and the assigned
         /// entries tight; None when no path exists in the graph.
-        fn run(
+        pub(super) fn run(
             &mut self,
             cur: u32,
             edges: &[Vec<(u32, f64)>],
@@ -699,6 +699,129 @@ mod sparse {
             self.heap.clear();
         }
     }
+}
+
+/// A rectangular assignment problem given implicitly: a cost for any
+/// entry, a few candidate entries per row to start from, and a check of the
+/// LP optimality certificate over the whole matrix that does not visit every
+/// entry (the caller knows the matrix's structure: equal costs over large
+/// blocks). See [`solve_implicit`].
+pub trait Implicit {
+    /// Rows; at most [`Implicit::cols`]: every row is assigned.
+    fn rows(&self) -> usize;
+    fn cols(&self) -> usize;
+    /// Entry (i, j): finite, and 0 or more.
+    fn cost(&self, i: usize, j: usize) -> f64;
+    /// Row i's entries to start from, (column, cost).
+    fn candidates(&self, i: usize, out: &mut Vec<(u32, f64)>);
+    /// Entries whose reduced cost `cost(i, j) - u[i] - v[j]` is below
+    /// `-eps`, pushed as (row, column): none when there are none, at least
+    /// one when there are some.
+    fn violations(&self, u: &[f64], v: &[f64], eps: f64, out: &mut Vec<(u32, u32)>);
+}
+
+/// Certification rounds after which [`solve_implicit`] gives every row all
+/// its entries (a safety net: the structured checks normally settle in one
+/// or two rounds).
+const IMPLICIT_ROUNDS: usize = 12;
+
+/// Optimal assignment of every row of an [`Implicit`] problem (rows ≤
+/// cols): row → column.
+///
+/// The sparse route's shortest augmenting path search runs on the
+/// candidate entries, from u = row minima and v = 0; v only falls, and only
+/// on columns that are then assigned, so v ≤ 0 with v = 0 on every column
+/// left free, and the assigned entries are tight. If moreover every entry
+/// of the whole matrix has `cost - u - v ≥ 0` (what
+/// [`Implicit::violations`] checks), (u, v) is feasible for the dual of the
+/// rectangular problem (rows assigned exactly once, columns at most once,
+/// v ≤ 0) and complementary slackness holds, so the assignment is optimal
+/// for the whole matrix, not just the candidates. Entries that fail join
+/// their rows and the search runs again from the start.
+pub fn solve_implicit(p: &dyn Implicit) -> Vec<usize> {
+    let (n, m) = (p.rows(), p.cols());
+    assert!(n <= m, "more rows ({n}) than columns ({m})");
+    assert!(m < FREE as usize, "too many columns");
+    let mut edges: Vec<Vec<(u32, f64)>> = (0..n)
+        .map(|i| {
+            let mut e = Vec::new();
+            p.candidates(i, &mut e);
+            e
+        })
+        .collect();
+    let full_row =
+        |i: usize| -> Vec<(u32, f64)> { (0..m).map(|j| (j as u32, p.cost(i, j))).collect() };
+    let mut bad: Vec<(u32, u32)> = Vec::new();
+    let mut search = sparse::Search::new(m);
+    for round in 0.. {
+        if round == IMPLICIT_ROUNDS {
+            for (i, e) in edges.iter_mut().enumerate() {
+                *e = full_row(i);
+            }
+        }
+        for e in edges.iter_mut() {
+            e.sort_unstable_by_key(|x| x.0);
+            e.dedup_by_key(|x| x.0);
+        }
+        let scale = edges.iter().flatten().fold(0.0f64, |a, x| a.max(x.1.abs()));
+        let eps = 1e-9 * (1.0 + scale);
+        // Row reduction: u = the row's cheapest candidate, taken when free.
+        let mut u = vec![0.0f64; n];
+        let mut v = vec![0.0f64; m];
+        let mut row_of = vec![FREE; m];
+        let mut col_of = vec![FREE; n];
+        let mut free: Vec<u32> = Vec::new();
+        for i in 0..n {
+            if edges[i].is_empty() {
+                edges[i] = full_row(i);
+            }
+            let (j, c) =
+                edges[i].iter().fold(
+                    (u32::MAX, f64::INFINITY),
+                    |b, &(j, c)| if c < b.1 { (j, c) } else { b },
+                );
+            u[i] = c;
+            if row_of[j as usize] == FREE {
+                row_of[j as usize] = i as u32;
+                col_of[i] = j;
+            } else {
+                free.push(i as u32);
+            }
+        }
+        for &cur in &free {
+            let i = cur as usize;
+            if search
+                .run(cur, &edges, &mut u, &mut v, &mut row_of, &mut col_of)
+                .is_none()
+            {
+                // No augmenting path among the candidates: the row gets
+                // every column (a free one among them ends the path), with
+                // u lowered to keep its entries feasible (it holds none).
+                edges[i] = full_row(i);
+                u[i] = edges[i]
+                    .iter()
+                    .map(|&(j, c)| c - v[j as usize])
+                    .fold(f64::INFINITY, f64::min);
+                search
+                    .run(cur, &edges, &mut u, &mut v, &mut row_of, &mut col_of)
+                    .expect("a row with every column reaches a free one");
+            }
+        }
+        bad.clear();
+        p.violations(&u, &v, eps, &mut bad);
+        let mut added = false;
+        for &(i, j) in &bad {
+            let row = &mut edges[i as usize];
+            if !row.iter().any(|e| e.0 == j) {
+                row.push((j, p.cost(i as usize, j as usize)));
+                added = true;
+            }
+        }
+        if !added {
+            return col_of.into_iter().map(|j| j as usize).collect();
+        }
+    }
+    unreachable!("the rounds end with every entry a candidate")
 }
 
 /// The dense scan with AVX2 (4 columns per instruction, two independent
@@ -989,6 +1112,71 @@ mod tests {
                 .map(|(i, &j)| c[i * n + j])
                 .sum();
             assert!((total(n, &c, &a) - want).abs() < 1e-6);
+        }
+    }
+
+    /// A dense matrix seen through [`Implicit`]: a few candidates per row,
+    /// the certificate by a full pass.
+    struct Seen<'a> {
+        n: usize,
+        m: usize,
+        c: &'a [f64],
+        k: usize,
+    }
+
+    impl Implicit for Seen<'_> {
+        fn rows(&self) -> usize {
+            self.n
+        }
+        fn cols(&self) -> usize {
+            self.m
+        }
+        fn cost(&self, i: usize, j: usize) -> f64 {
+            self.c[i * self.m + j]
+        }
+        fn candidates(&self, i: usize, out: &mut Vec<(u32, f64)>) {
+            // Deliberately poor: the first k columns after an offset.
+            for t in 0..self.k.min(self.m) {
+                let j = (i * 7 + t) % self.m;
+                out.push((j as u32, self.cost(i, j)));
+            }
+        }
+        fn violations(&self, u: &[f64], v: &[f64], eps: f64, out: &mut Vec<(u32, u32)>) {
+            for (i, ui) in u.iter().enumerate() {
+                for (j, vj) in v.iter().enumerate() {
+                    if self.cost(i, j) - ui - vj < -eps {
+                        out.push((i as u32, j as u32));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn implicit_route_is_optimal_on_the_whole_matrix() {
+        let mut rng = fastrand::Rng::with_seed(21);
+        for round in 0..400 {
+            let n = rng.usize(1..=30);
+            let m = n + rng.usize(0..=30);
+            // Costs of 0 or more, often tied (scheduling-shaped).
+            let c: Vec<f64> = matrix(&mut rng, round, n * m)
+                .iter()
+                .map(|x| x.abs())
+                .collect();
+            let k = [1, 2, 4, 16][round % 4];
+            let a = solve_implicit(&Seen { n, m, c: &c, k });
+            let a: Vec<Option<usize>> = a.into_iter().map(Some).collect();
+            check_valid(n, m, &a);
+            let want: f64 = total(
+                m,
+                &c,
+                &dense(n, m, &c).into_iter().map(Some).collect::<Vec<_>>(),
+            );
+            assert!(
+                (total(m, &c, &a) - want).abs() < 1e-6,
+                "{n}x{m} k={k}: {} vs {want}",
+                total(m, &c, &a)
+            );
         }
     }
 

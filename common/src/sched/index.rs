@@ -79,6 +79,8 @@ struct Entry {
     input_bytes: u64,
     /// `cached_on` is not empty (whether or not the nodes are in the view).
     cached: bool,
+    /// `avoid` is not empty.
+    avoids: bool,
 }
 
 /// See the module docs. Built by [`ClusterView::with_locality_index`].
@@ -103,6 +105,12 @@ pub struct LocalityIndex {
     rack_disk: Vec<BTreeMap<TaskId, u32>>,
     /// Pending reduces by (job, position in `pending`).
     reduces: BTreeSet<(u64, usize)>,
+    /// Maps that read a block some view node holds, by input size.
+    by_size: BTreeSet<(u64, TaskId)>,
+    /// Maps that read a block no view node holds.
+    homeless: BTreeSet<TaskId>,
+    /// Maps with nodes to avoid.
+    avoiding: BTreeSet<TaskId>,
     /// Per job with pending maps.
     jobs: BTreeMap<u64, JobInput>,
 }
@@ -215,6 +223,7 @@ impl LocalityIndex {
             disk: resolve(&t.replicas),
             input_bytes: t.input_bytes,
             cached: !t.cached_on.is_empty(),
+            avoids: !t.avoid.is_empty(),
         };
         self.link(t.id, &e);
         self.entries.insert(t.id, e);
@@ -246,12 +255,20 @@ impl LocalityIndex {
             return;
         }
         self.maps.insert(id);
+        let held = !(e.cache.is_empty() && e.disk.is_empty());
         if e.generator {
-            if e.cache.is_empty() && e.disk.is_empty() {
-                self.gens.insert(id);
-            } else {
+            if held {
                 self.odd.insert(id);
+            } else {
+                self.gens.insert(id);
             }
+        } else if held {
+            self.by_size.insert((e.input_bytes, id));
+        } else {
+            self.homeless.insert(id);
+        }
+        if e.avoids {
+            self.avoiding.insert(id);
         }
         for &h in &e.cache {
             self.node_cache[h as usize].insert(id);
@@ -282,6 +299,9 @@ impl LocalityIndex {
         self.maps.remove(&id);
         self.gens.remove(&id);
         self.odd.remove(&id);
+        self.by_size.remove(&(e.input_bytes, id));
+        self.homeless.remove(&id);
+        self.avoiding.remove(&id);
         fn drop_one(m: &mut BTreeMap<TaskId, u32>, id: TaskId) {
             if let Some(c) = m.get_mut(&id) {
                 *c -= 1;
@@ -429,6 +449,32 @@ impl LocalityIndex {
         let r = r as usize;
         merge_ids(self.rack_cache[r].keys(), self.rack_disk[r].keys())
             .map(|id| self.entries[id].pos)
+    }
+
+    /// Positions of the maps with a holder in the view that read a block
+    /// (not generators), smallest input first (ties by id).
+    pub fn by_size(&self) -> impl Iterator<Item = usize> + '_ {
+        self.by_size.iter().map(|(_, id)| self.entries[id].pos)
+    }
+
+    /// Positions of the maps that read a block no view node holds, by id.
+    pub fn homeless(&self) -> impl Iterator<Item = usize> + '_ {
+        self.homeless.iter().map(|id| self.entries[id].pos)
+    }
+
+    /// Positions of the generators (maps without an input block), by id.
+    pub fn generators(&self) -> impl Iterator<Item = usize> + '_ {
+        merge_ids(self.gens.iter(), self.odd.iter()).map(|id| self.entries[id].pos)
+    }
+
+    /// Positions of the maps with nodes to avoid, by id.
+    pub fn avoiding(&self) -> impl Iterator<Item = usize> + '_ {
+        self.avoiding.iter().map(|id| self.entries[id].pos)
+    }
+
+    /// Maps with nodes to avoid.
+    pub fn avoiding_count(&self) -> usize {
+        self.avoiding.len()
     }
 
     /// Positions of every pending map of `job`, by index.

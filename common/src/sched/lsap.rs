@@ -40,6 +40,8 @@
 //!   paper schedules map tasks only.
 
 use super::hungarian;
+use super::index::LocalityIndex;
+use super::pruned::{Cand, Problem, Prune, Slots};
 use super::registry::SchedError;
 use super::*;
 use std::collections::{BTreeMap, HashMap};
@@ -67,30 +69,166 @@ impl Scheduler for Lsap {
     }
 
     fn assign(&mut self, view: &ClusterView, trigger: Trigger) -> Vec<Assignment> {
-        let tasks = unscheduled_maps(view);
-        let slots = idle_slots(view);
-        let mut out = if tasks.is_empty() || slots.is_empty() {
-            vec![]
-        } else {
-            let costs = Costs::new(view, &tasks);
-            // C[i][j] by eq. (1), computed once per (task, idle node) and
-            // shared by the node's slots.
-            let nodes = idle_nodes(&slots);
-            let mut c = Vec::with_capacity(tasks.len() * slots.len());
-            let mut per_node = vec![0.0; view.nodes.len()];
-            for i in 0..tasks.len() {
-                for &n in &nodes {
-                    per_node[n] = costs.cost(i, n);
-                }
-                c.extend(slots.iter().map(|&n| per_node[n]));
-            }
-            assign_matrix(view, &tasks, &slots, c)
-        };
+        let mut out = assign_maps(view, Prune::Auto);
         if let Some(node) = trigger.node().and_then(|n| view.node(n)) {
             out.extend(assign_reduces(view, node, &view.jobs_fifo()));
         }
         out
     }
+}
+
+/// The maps' assignment: the full problem, or (large problems, see
+/// [`super::pruned`]) the pruned one, which has the same optimum.
+pub(crate) fn assign_maps(view: &ClusterView, prune: Prune) -> Vec<Assignment> {
+    let slots = idle_slots(view);
+    if slots.is_empty() {
+        return vec![];
+    }
+    if prune.applies(
+        view.locality_index().is_some(),
+        pending_maps(view),
+        slots.len(),
+    ) {
+        if let Some(out) = assign_pruned(view, &slots, prune) {
+            return out;
+        }
+    }
+    let tasks = unscheduled_maps(view);
+    if tasks.is_empty() {
+        return vec![];
+    }
+    let costs = Costs::new(view, &tasks);
+    // C[i][j] by eq. (1), computed once per (task, idle node) and shared by
+    // the node's slots.
+    let nodes = idle_nodes(&slots);
+    let mut c = Vec::with_capacity(tasks.len() * slots.len());
+    let mut per_node = vec![0.0; view.nodes.len()];
+    for i in 0..tasks.len() {
+        for &n in &nodes {
+            per_node[n] = costs.cost(i, n);
+        }
+        c.extend(slots.iter().map(|&n| per_node[n]));
+    }
+    assign_matrix(view, &tasks, &slots, c)
+}
+
+/// Pending maps (from the locality index when there is one).
+pub(crate) fn pending_maps(view: &ClusterView) -> usize {
+    match view.locality_index() {
+        Some(ix) => ix.len() - ix.reduce_count(),
+        None => view
+            .pending
+            .iter()
+            .filter(|t| t.kind == TaskKind::Map)
+            .count(),
+    }
+}
+
+/// The view's locality index, or one built for this decision (`None`
+/// when pending ids repeat).
+pub(crate) fn index_of(view: &ClusterView) -> Option<std::borrow::Cow<'_, LocalityIndex>> {
+    match view.locality_index() {
+        Some(ix) => Some(std::borrow::Cow::Borrowed(ix)),
+        None => LocalityIndex::build(view).map(std::borrow::Cow::Owned),
+    }
+}
+
+/// Job → rank in queue order.
+pub(crate) fn queue_ranks(view: &ClusterView) -> HashMap<u64, usize> {
+    view.jobs_fifo()
+        .into_iter()
+        .enumerate()
+        .map(|(k, j)| (j, k))
+        .collect()
+}
+
+/// Eq. (1) with the bandwidths the pruning lemma needs (a copy in the
+/// rack never reads slower than one across racks): `None` otherwise.
+pub(crate) fn region_prices(view: &ClusterView) -> Option<(f64, f64)> {
+    let valid = |b: f64| b > 0.0 && b.is_finite();
+    let (rb, xb) = (view.rack_bandwidth, view.cross_rack_bandwidth);
+    let ok = (valid(rb) && valid(xb) && rb >= xb) || (!valid(rb) && !valid(xb));
+    ok.then_some((rb, xb))
+}
+
+/// Eq. (1) per [`Region`] for the task at `pos` (a map): 0 where the input
+/// is, DS/BW within its rack, DS/BW across racks; a generator is local
+/// anywhere, a task whose input no view node holds costs 1 anywhere.
+pub(crate) fn eq1_by_region(view: &ClusterView, ix: &LocalityIndex, pos: usize) -> [f64; 5] {
+    let t = &view.pending[pos];
+    if t.block.is_none() {
+        return [0.0; 5];
+    }
+    let (c, d) = ix.holders(t.id).unwrap_or((&[], &[]));
+    if c.is_empty() && d.is_empty() {
+        return [1.0; 5];
+    }
+    let (rb, xb) = (view.rack_bandwidth, view.cross_rack_bandwidth);
+    let a = transfer(t.input_bytes, rb);
+    [0.0, 0.0, a, a, transfer(t.input_bytes, xb)]
+}
+
+/// Solves the pruned problem (see [`super::pruned`]); `None` when its
+/// premises fail (then the full problem is solved).
+fn assign_pruned(view: &ClusterView, slots: &[usize], prune: Prune) -> Option<Vec<Assignment>> {
+    region_prices(view)?;
+    let ix = index_of(view)?;
+    let ix = ix.as_ref();
+    let rank = queue_ranks(view);
+    let sel = Slots {
+        view,
+        ix,
+        slots,
+        factor: None,
+        rank: &rank,
+    };
+    let costs = |p: usize| -> Option<([f64; 5], f64)> {
+        (view.pending[p].kind == TaskKind::Map).then(|| (eq1_by_region(view, ix, p), 0.0))
+    };
+    let k = sel.k();
+    let mut picked = sel.local_lists(&costs);
+    // The global lists: at the last region a generator costs 0, a task
+    // whose input no node holds 1, any other DS over the cross-rack
+    // bandwidth, so the K smallest inputs are the K cheapest.
+    picked.extend(ix.generators().take(k));
+    picked.extend(ix.homeless().take(k));
+    picked.extend(ix.by_size().take(k));
+    let cands = sel.cands(picked, &costs)?;
+    Some(solve_pruned(view, ix, slots, None, &cands, prune))
+}
+
+/// The pruned problem's optimal assignment: densely when small (the same
+/// solver and failed-node rule as the full problem), else by the
+/// certificate route.
+pub(crate) fn solve_pruned(
+    view: &ClusterView,
+    ix: &LocalityIndex,
+    slots: &[usize],
+    factor: Option<&[f64]>,
+    cands: &[Cand],
+    prune: Prune,
+) -> Vec<Assignment> {
+    if cands.is_empty() {
+        return vec![];
+    }
+    let problem = Problem::new(slots, ix.racks(), factor, cands);
+    if prune.dense(cands.len() * slots.len()) {
+        let tasks: Vec<&PendingTask> = cands.iter().map(|c| &view.pending[c.pos]).collect();
+        let mut c = Vec::with_capacity(cands.len() * slots.len());
+        for i in 0..cands.len() {
+            c.extend((0..slots.len()).map(|j| problem.price_unpenalised(j, i)));
+        }
+        return assign_matrix(view, &tasks, slots, c);
+    }
+    problem
+        .solve()
+        .into_iter()
+        .filter(|&(j, i)| !cands[i].forbidden(slots[j]))
+        .map(|(j, i)| Assignment {
+            task: view.pending[cands[i].pos].id,
+            node: view.nodes[slots[j]].name.clone(),
+        })
+        .collect()
 }
 
 /// TS: the unscheduled map tasks, in queue order (job order, then index;
@@ -365,6 +503,138 @@ pub(crate) mod tests {
         assert_eq!(local_count(&v, &a), 2, "{a:?}");
         let on = |n: &str| a.iter().find(|x| x.node == n).unwrap().task.index;
         assert_eq!((on("A"), on("B")), (2, 1), "Figure 1(c)");
+    }
+
+    /// A synthetic view with what the pruning must get right: several
+    /// racks and input sizes, cached copies, generators, inputs no node
+    /// holds, failed nodes to avoid, more or fewer tasks than slots.
+    pub fn prunable(seed: u64) -> ClusterView {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let nodes = rng.usize(2..30);
+        let mut v = crate::sched::synth::view(crate::sched::synth::Shape {
+            nodes,
+            racks: rng.usize(1..5),
+            slots: rng.u32(1..4),
+            idle: rng.f64() * rng.f64(),
+            jobs: rng.usize(1..4),
+            tasks: rng.usize(1..nodes * 8),
+            replication: rng.usize(1..4),
+            seed,
+        });
+        // Every third view keeps the data in rack 0 and the idle slots
+        // elsewhere (every slot prices every task at the last region); every
+        // third has idle slots only beside rack 0's busy data nodes, with
+        // half the inputs there (rack region, larger inputs) and half in
+        // rack 1 (smaller inputs, dearer across racks): the global and rack
+        // lists must each hold their K cheapest. Input sizes differ.
+        let racks = v
+            .nodes
+            .iter()
+            .map(|n| n.rack.clone())
+            .collect::<HashSet<_>>()
+            .len();
+        let in_rack =
+            |r: &str| -> Vec<usize> { (0..nodes).filter(|&i| v.nodes[i].rack == r).collect() };
+        let (rack0, rack1) = (in_rack("r0"), in_rack("r1"));
+        let mode = if racks > 1 && rack0.len() > 1 {
+            seed % 3
+        } else {
+            0
+        };
+        let half = v.pending.len() / 2;
+        if mode == 1 {
+            for &i in &rack0 {
+                v.nodes[i].free_map_slots = 0;
+            }
+            for t in v.pending.iter_mut() {
+                t.replicas = vec![format!("n{}", rack0[rng.usize(..rack0.len())])];
+                t.cached_on.clear();
+                t.input_bytes = rng.u64(1..1000) << 20;
+            }
+        }
+        if mode == 2 {
+            let data0: Vec<usize> = rack0.iter().copied().step_by(2).collect();
+            for n in v.nodes.iter_mut() {
+                n.free_map_slots = 0;
+            }
+            for &i in rack0.iter().skip(1).step_by(2) {
+                v.nodes[i].free_map_slots = v.nodes[i].map_slots;
+            }
+            for (k, t) in v.pending.iter_mut().enumerate() {
+                let (pool, lo, hi) = if k < half {
+                    (&data0, 1000, 2000)
+                } else {
+                    (&rack1, 400, 1000)
+                };
+                t.replicas = vec![format!("n{}", pool[rng.usize(..pool.len())])];
+                t.cached_on.clear();
+                t.input_bytes = rng.u64(lo..hi) << 20;
+            }
+        }
+        let sizes = rng.u64(1..4);
+        for t in v.pending.iter_mut() {
+            if mode == 0 {
+                t.input_bytes = rng.u64(1..=sizes) << 26;
+            }
+            match rng.u32(0..30) {
+                0 => {
+                    t.block = None;
+                    t.replicas.clear();
+                    t.cached_on.clear();
+                }
+                1 => t.replicas = vec!["gone".into()],
+                2 => t.avoid = vec![format!("n{}", rng.usize(..nodes))],
+                3 => t.cached_on.push(format!("n{}", rng.usize(..nodes))),
+                _ => {}
+            }
+        }
+        v
+    }
+
+    /// Assignments made, eq. (1) cost and forbidden pairs used.
+    pub fn score(v: &ClusterView, a: &[Assignment]) -> (usize, f64) {
+        let mut total = 0.0;
+        for x in a {
+            let t = v.pending.iter().find(|t| t.id == x.task).unwrap();
+            total += cost(v, t, v.node(&x.node).unwrap());
+        }
+        (a.len(), total)
+    }
+
+    /// Valid: each task once, no more maps on a node than its free slots.
+    pub fn check_slots(v: &ClusterView, a: &[Assignment]) {
+        let ids: HashSet<TaskId> = a.iter().map(|x| x.task).collect();
+        assert_eq!(ids.len(), a.len(), "a task twice: {a:?}");
+        for n in &v.nodes {
+            let k = a.iter().filter(|x| x.node == n.name).count();
+            assert!(k <= n.free_map_slots as usize, "{} over its slots", n.name);
+        }
+    }
+
+    #[test]
+    fn pruning_keeps_the_optimum() {
+        for seed in 0..300 {
+            let v = prunable(seed);
+            let full = assign_maps(&v, Prune::Never);
+            let (n, want) = score(&v, &full);
+            for prune in [Prune::Always, Prune::Sparse] {
+                for indexed in [false, true] {
+                    let w = if indexed {
+                        v.clone().with_locality_index()
+                    } else {
+                        v.clone()
+                    };
+                    let got = assign_maps(&w, prune);
+                    check_slots(&v, &got);
+                    let (m, have) = score(&v, &got);
+                    assert_eq!(m, n, "seed {seed} {prune:?}: {got:?} vs {full:?}");
+                    assert!(
+                        (have - want).abs() < 1e-9 * (1.0 + want),
+                        "seed {seed} {prune:?}: cost {have} vs {want}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
