@@ -42,7 +42,11 @@
 //! block) are co-located with every node. Failed-node avoidance, dummy
 //! filtering and reduces are as in lsap-sched.
 
-use super::lsap::{assign_matrix, idle_nodes, idle_slots, unscheduled_maps, Costs};
+use super::lsap::{
+    assign_matrix, eq1_by_region, idle_nodes, idle_slots, index_of, pending_maps, queue_ranks,
+    region_prices, solve_pruned, unscheduled_maps, Costs,
+};
+use super::pruned::{Prune, Slots};
 use super::registry::SchedError;
 use super::*;
 use std::collections::{BTreeMap, HashMap};
@@ -271,20 +275,223 @@ impl Scheduler for LsapFair {
     }
 
     fn assign(&mut self, view: &ClusterView, trigger: Trigger) -> Vec<Assignment> {
-        // 1: TS ← the unscheduled tasks; 2: ISS ← the idle map slots.
-        let ts = unscheduled_maps(view);
-        let iss = idle_slots(view);
-        let mut out = if ts.is_empty() || iss.is_empty() {
-            vec![]
-        } else {
-            let c = self.cost_matrix(view, &ts, &iss);
-            // 36-39: expandToSquare(C, 0), R = lsap(C), filterDummy(R).
-            assign_matrix(view, &ts, &iss, c)
-        };
+        let mut out = self.assign_maps(view, Prune::Auto);
         if let Some(node) = trigger.node().and_then(|n| view.node(n)) {
             out.extend(assign_reduces(view, node, &view.jobs_fifo()));
         }
         out
+    }
+}
+
+impl LsapFair {
+    /// The maps' assignment: the full problem, or (large problems, see
+    /// [`super::pruned`]) the pruned one, which has the same optimum.
+    pub(crate) fn assign_maps(&self, view: &ClusterView, prune: Prune) -> Vec<Assignment> {
+        // 2: ISS ← the idle map slots.
+        let iss = idle_slots(view);
+        if iss.is_empty() {
+            return vec![];
+        }
+        if prune.applies(
+            view.locality_index().is_some(),
+            pending_maps(view),
+            iss.len(),
+        ) {
+            if let Some(out) = self.assign_pruned(view, &iss, prune) {
+                return out;
+            }
+        }
+        // 1: TS ← the unscheduled tasks.
+        let ts = unscheduled_maps(view);
+        if ts.is_empty() {
+            return vec![];
+        }
+        let c = self.cost_matrix(view, &ts, &iss);
+        // 36-39: expandToSquare(C, 0), R = lsap(C), filterDummy(R).
+        assign_matrix(view, &ts, &iss, c)
+    }
+
+    /// Lines 1-39 on the pruned problem. The price of a task is lines
+    /// 3-35's, found without a pass over TS: DLT is the maps held on an
+    /// idle node (and the generators), which the index lists; a group's
+    /// tasks beyond DLT get GFC in TS order, so only the first few of them
+    /// are looked at. Candidates, by the lemma of [`super::pruned`] with
+    /// two classes of tasks: a DLT task is priced by region (FC + α·DS/BW,
+    /// FC where its input is); any other costs FC + 1 on every slot, so the
+    /// K cheapest of those are each group's first K by FC (those given
+    /// GFC first).
+    fn assign_pruned(
+        &self,
+        view: &ClusterView,
+        iss: &[usize],
+        prune: Prune,
+    ) -> Option<Vec<Assignment>> {
+        region_prices(view)?;
+        let ix = index_of(view)?;
+        let ix = ix.as_ref();
+        let (alpha, beta) = (self.alpha, self.beta);
+        let rank = queue_ranks(view);
+        let sel = Slots {
+            view,
+            ix,
+            slots: iss,
+            factor: None,
+            rank: &rank,
+        };
+        let k = sel.k();
+        let groups = self.groups(view);
+        let g_of: HashMap<&str, usize> = groups
+            .iter()
+            .enumerate()
+            .map(|(k, g)| (g.name.as_str(), k))
+            .collect();
+        let pool_of: HashMap<u64, &str> =
+            view.jobs.iter().map(|j| (j.id, j.pool.as_str())).collect();
+        let group_of = |job: u64| pool_of.get(&job).and_then(|p| g_of.get(p)).copied();
+        let w: Vec<f64> = groups.iter().map(|g| g.weight).collect();
+        let rt: Vec<f64> = groups.iter().map(|g| g.running as f64).collect();
+        let s = usage_shares(&rt);
+        let gfc: Vec<f64> = (0..groups.len())
+            .map(|i| group_fairness_cost(beta, s[i], w[i]))
+            .collect();
+        let beyond: Vec<f64> = w.iter().map(|w| beta * (1.0 - w)).collect();
+        // 6-12: INS, and DLT: the maps held on an idle node, the generators.
+        let ins = idle_nodes(iss);
+        let mut dlt: Vec<usize> = ins.iter().flat_map(|&n| ix.held_on(n)).collect();
+        dlt.extend(ix.generators());
+        dlt.sort_unstable_by_key(|&p| sel.queue_key(p));
+        dlt.dedup();
+        let in_dlt: std::collections::HashSet<usize> = dlt.iter().copied().collect();
+        // 4: ut per group; each group's jobs in queue order.
+        let mut jobs_of: Vec<Vec<u64>> = vec![Vec::new(); groups.len()];
+        let mut ut = vec![0usize; groups.len()];
+        let mut listed = std::collections::HashSet::new();
+        for j in view.jobs_fifo() {
+            if let Some(g) = group_of(j) {
+                if listed.insert(j) {
+                    jobs_of[g].push(j);
+                    ut[g] += ix.job_input(j).maps as usize;
+                }
+            }
+        }
+        let mut dlt_of: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
+        for &p in &dlt {
+            if let Some(g) = group_of(view.pending[p].job) {
+                dlt_of[g].push(p);
+            }
+        }
+        // 13-16: sto.
+        let all_slots: f64 = view.nodes.iter().map(|n| n.map_slots as f64).sum();
+        let sto: Vec<usize> = (0..groups.len())
+            .map(|i| {
+                let diff = w[i] * all_slots - rt[i];
+                if diff > 0.0 {
+                    (diff.floor() as usize).min(ut[i])
+                } else {
+                    0
+                }
+            })
+            .collect();
+        // 18-27: FC of the DLT tasks, and how many of each group's other
+        // tasks (in TS order) get GFC.
+        let mut fc: HashMap<usize, f64> = HashMap::new();
+        let mut gfc_beyond_dlt = vec![0usize; groups.len()];
+        for g in 0..groups.len() {
+            let d = &dlt_of[g];
+            let (cut, more) = if d.len() >= sto[g] {
+                (sto[g], 0)
+            } else if ut[g] > sto[g] {
+                (d.len(), sto[g] - d.len())
+            } else {
+                (d.len(), usize::MAX)
+            };
+            for (at, &p) in d.iter().enumerate() {
+                fc.insert(p, if at < cut { gfc[g] } else { beyond[g] });
+            }
+            gfc_beyond_dlt[g] = more;
+        }
+        // A group's tasks outside DLT in TS order, priced on the way.
+        let walk = |g: usize,
+                    fc: &mut HashMap<usize, f64>,
+                    until: &mut dyn FnMut(usize, usize) -> bool| {
+            let mut at = 0;
+            for &j in &jobs_of[g] {
+                for p in ix.maps_of(j) {
+                    if in_dlt.contains(&p) {
+                        continue;
+                    }
+                    let f = if at < gfc_beyond_dlt[g] {
+                        gfc[g]
+                    } else {
+                        beyond[g]
+                    };
+                    fc.insert(p, f);
+                    if until(at, p) {
+                        return;
+                    }
+                    at += 1;
+                }
+            }
+        };
+        let mut picked: Vec<usize> = Vec::new();
+        for (g, &more) in gfc_beyond_dlt.iter().enumerate() {
+            let want = if more >= k { k } else { more + k };
+            walk(g, &mut fc, &mut |at, p| {
+                picked.push(p);
+                at + 1 >= want
+            });
+        }
+        // Tasks failing somewhere, outside DLT: priced by their place in
+        // their group's order (rare: a walk to them).
+        for p in ix.avoiding() {
+            let t = &view.pending[p];
+            if in_dlt.contains(&p) || fc.contains_key(&p) {
+                continue;
+            }
+            if let Some(g) = group_of(t.job) {
+                walk(g, &mut fc, &mut |_, q| q == p);
+            }
+        }
+        let fc = fc;
+        // Tasks of jobs the view does not list: no group, FC 0 (line 18).
+        let fc_of = |p: usize| -> Option<f64> {
+            match group_of(view.pending[p].job) {
+                Some(_) => fc.get(&p).copied(),
+                None => Some(0.0),
+            }
+        };
+        // 29-35: C = FC + DLC per region.
+        let price = |p: usize| -> Option<([f64; 5], f64)> {
+            if view.pending[p].kind != TaskKind::Map {
+                return None;
+            }
+            let f = fc_of(p)?;
+            if in_dlt.contains(&p) {
+                Some((eq1_by_region(view, ix, p).map(|x| alpha * x), f))
+            } else {
+                Some(([1.0; 5], f))
+            }
+        };
+        let dlt_price = |p: usize| if in_dlt.contains(&p) { price(p) } else { None };
+        picked.extend(sel.local_lists(&dlt_price));
+        picked.extend(sel.cheapest(dlt.clone(), k, |p| {
+            price(p).map_or(f64::INFINITY, |(c, e)| c[4] + e)
+        }));
+        picked.extend(ix.avoiding());
+        // Outside DLT, jobs without a group: any K (all cost 1).
+        let grouped: std::collections::HashSet<u64> = jobs_of.iter().flatten().copied().collect();
+        let mut stray = 0;
+        for j in ix.map_jobs().filter(|j| !grouped.contains(j)) {
+            for p in ix.maps_of(j).filter(|p| !in_dlt.contains(p)) {
+                if stray == k {
+                    break;
+                }
+                picked.push(p);
+                stray += 1;
+            }
+        }
+        let cands = sel.cands(picked, &price)?;
+        Some(solve_pruned(view, ix, iss, None, &cands, prune))
     }
 }
 
@@ -335,6 +542,57 @@ mod tests {
     use super::*;
     use crate::sched::testkit::{local_count, node, pooled_job, view};
     use std::collections::HashSet;
+
+    /// Assignments made, and their total under the full problem's C.
+    fn score(s: &LsapFair, v: &ClusterView, a: &[Assignment]) -> (usize, f64) {
+        let ts = unscheduled_maps(v);
+        let iss = idle_slots(v);
+        let c = s.cost_matrix(v, &ts, &iss);
+        let mut total = 0.0;
+        for x in a {
+            let i = ts.iter().position(|t| t.id == x.task).unwrap();
+            let j = iss.iter().position(|&n| v.nodes[n].name == x.node).unwrap();
+            total += c[i * iss.len() + j];
+        }
+        (a.len(), total)
+    }
+
+    #[test]
+    fn pruning_keeps_the_optimum() {
+        use super::super::lsap::tests::{check_slots, prunable};
+        let mut rng = fastrand::Rng::with_seed(4);
+        for seed in 0..300 {
+            let mut v = prunable(seed);
+            for j in v.jobs.iter_mut() {
+                j.running_maps = rng.u32(0..6);
+            }
+            let s = LsapFair::from_params(&params(&[
+                ("alpha", ["0.01", "50", "1000"][seed as usize % 3]),
+                ("beta", ["100", "1", "0"][seed as usize / 3 % 3]),
+                ("weights", "q1:1,q2:3"),
+            ]))
+            .unwrap();
+            let full = s.assign_maps(&v, Prune::Never);
+            let (n, want) = score(&s, &v, &full);
+            for prune in [Prune::Always, Prune::Sparse] {
+                for indexed in [false, true] {
+                    let w = if indexed {
+                        v.clone().with_locality_index()
+                    } else {
+                        v.clone()
+                    };
+                    let got = s.assign_maps(&w, prune);
+                    check_slots(&v, &got);
+                    let (m, have) = score(&s, &v, &got);
+                    assert_eq!(m, n, "seed {seed} {prune:?}: {got:?} vs {full:?}");
+                    assert!(
+                        (have - want).abs() < 1e-9 * (1.0 + want.abs()),
+                        "seed {seed} {prune:?}: cost {have} vs {want}"
+                    );
+                }
+            }
+        }
+    }
 
     fn params(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
         kv.iter()
