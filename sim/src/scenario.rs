@@ -597,6 +597,7 @@ fn clqlmrs_fig5(seed: u64) -> Result<Figure, String> {
         xs,
         notes: vec![
             "The paper plots curves without printing their points; its text gives the rise from 4 to 8 GB: +3 (Hadoop), +17 (ACL C=2), +25 (ACL C=5) and +24 points (CLQLMRS). Compare our 4 GB to 8 GB rise per policy.".into(),
+            "Where we differ: our CLQLMRS takes no cache-local task here, while it takes many with 64 MiB blocks (clqlmrs-fig7). Its reward, w·N_level/N as the paper gives it, pays a level for how many tasks already run at that level, so the learnt table settles on whichever level it met first (here node-local); the paper's figures need a reward the seed text does not give. Not yet resolved.".into(),
         ],
     })
 }
