@@ -40,6 +40,9 @@ pub struct SimConfig {
     /// per task, so no two tasks share a block).
     pub blocks: Option<usize>,
     pub heartbeat_s: f64,
+    /// Jobs go to pools `pool1..poolN` in turn (fair, capacity and
+    /// lsap-fair group by pool).
+    pub pools: usize,
     pub seed: u64,
     pub model: TaskModel,
     /// An explicit schedule (the matchmaking paper's Facebook bins): when
@@ -64,6 +67,7 @@ impl Default for SimConfig {
             block_size: 64 << 20,
             blocks: None,
             heartbeat_s: 3.0,
+            pools: 3,
             seed: 1,
             model: TaskModel::default(),
             workload: vec![],

@@ -340,7 +340,7 @@ impl Engine {
             id,
             name: "sim".into(),
             submit_time: self.view.now,
-            pool: format!("pool{}", j % 3 + 1),
+            pool: format!("pool{}", j % self.cfg.pools.max(1) + 1),
             order: id,
             maps_total: n,
             reduces_total: 0,

@@ -567,6 +567,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             block_size: a.block_size,
             blocks: a.blocks,
             heartbeat_s: a.heartbeat,
+            pools: 3,
             seed: a.seed,
             model: match &a.model {
                 Some(p) => {
