@@ -48,7 +48,9 @@
 //! Reduces go to the triggering node as in every other policy
 //! ([`assign_reduces`]), jobs with the least work left first.
 
-use super::lsap::{assign_matrix, idle_slots};
+use super::index::LocalityIndex;
+use super::lsap::{assign_matrix, idle_slots, solve_pruned};
+use super::pruned::{Cand, Prune, DENSE_MAX};
 use super::registry::SchedError;
 use super::*;
 use serde::{Deserialize, Serialize};
@@ -152,7 +154,10 @@ struct Topology {
 
 impl Topology {
     fn new(view: &ClusterView) -> Self {
-        let rack = view.rack_numbers();
+        let rack = match view.locality_index() {
+            Some(ix) => ix.racks().to_vec(),
+            None => view.rack_numbers(),
+        };
         let slowdown = view
             .nodes
             .iter()
@@ -277,16 +282,8 @@ impl Scheduler for Atlas {
     }
 
     fn assign(&mut self, view: &ClusterView, trigger: Trigger) -> Vec<Assignment> {
-        // Jobs with the least work left first: reduces, and the order in
-        // which tasks beyond their share fill leftover slots.
-        let mut pending_maps: HashMap<u64, u32> = HashMap::new();
-        for t in view.pending.iter().filter(|t| t.kind == TaskKind::Map) {
-            *pending_maps.entry(t.job).or_default() += 1;
-        }
-        let mut order: Vec<&JobView> = view.jobs.iter().collect();
-        order.sort_by_key(|j| (j.pending + j.running, j.order));
-        let order: Vec<u64> = order.into_iter().map(|j| j.id).collect();
-        let mut out = self.assign_maps(view, &order, &pending_maps);
+        let (order, pending_maps) = inputs(view);
+        let mut out = self.assign_maps(view, &order, &pending_maps, Prune::Auto);
         if let Some(node) = trigger.node().and_then(|n| view.node(n)) {
             out.extend(assign_reduces(view, node, &order));
         }
@@ -333,12 +330,15 @@ impl Scheduler for Atlas {
 }
 
 impl Atlas {
-    fn assign_maps(
+    /// The nodes, the idle slots that may take work and the rows (tasks
+    /// with the constant each pays on any slot); `None` without a slot.
+    #[allow(clippy::type_complexity)]
+    fn rows<'v>(
         &self,
-        view: &ClusterView,
+        view: &'v ClusterView,
         order: &[u64],
         pending_maps: &HashMap<u64, u32>,
-    ) -> Vec<Assignment> {
+    ) -> Option<(Topology, Vec<usize>, Vec<(Candidate<'v>, f64)>)> {
         let topo = Topology::new(view);
         let any_light = topo.overloaded.iter().any(|o| !o);
         let slots: Vec<usize> = idle_slots(view)
@@ -346,76 +346,86 @@ impl Atlas {
             .filter(|&n| !(any_light && topo.overloaded[n]))
             .collect();
         if slots.is_empty() {
-            return vec![];
+            return None;
         }
-        let idle: std::collections::HashSet<usize> = slots.iter().copied().collect();
-        let resolve = |names: &[String]| -> Vec<usize> {
-            names.iter().filter_map(|r| view.position(r)).collect()
-        };
         let rank: HashMap<u64, usize> = order.iter().enumerate().map(|(k, j)| (*j, k)).collect();
-        // Candidates, best placeable first: cached on an idle node, stored on
-        // an idle node, then the rest; within a class, jobs in order.
-        let mut cands: Vec<(u8, Candidate)> = view
-            .pending
-            .iter()
-            .filter(|t| t.kind == TaskKind::Map)
-            .map(|t| {
-                let c = Candidate {
-                    task: t,
-                    cache: resolve(&t.cached_on),
-                    disk: resolve(&t.replicas),
-                };
-                let class = if t.block.is_none() || c.cache.iter().any(|h| idle.contains(h)) {
-                    0
-                } else if c.disk.iter().any(|h| idle.contains(h)) {
-                    1
-                } else {
-                    2
-                };
-                (class, c)
-            })
-            .collect();
-        cands.sort_by_key(|(class, c)| {
-            (
-                *class,
-                rank.get(&c.task.job).copied().unwrap_or(usize::MAX),
-                c.task.id,
-            )
-        });
         // Rows: each job's tasks within its share, then at most one task
         // beyond shares per slot.
         let mut allowed = allowances(view, order, pending_maps);
-        let mut rows: Vec<(Candidate, f64)> = Vec::new();
-        let mut beyond = Vec::new();
-        for (_, c) in cands {
-            match allowed.get_mut(&c.task.job) {
-                Some(a) if *a > 0 => {
-                    *a -= 1;
-                    rows.push((c, 0.0));
-                }
-                _ if beyond.len() < slots.len() => beyond.push(c),
-                _ => {}
-            }
-        }
+        let (mut rows, beyond) = match view.locality_index() {
+            Some(ix) => rows_indexed(view, ix, &slots, &rank, &mut allowed),
+            None => rows_scanned(view, &slots, &rank, &mut allowed),
+        };
         let n_jobs = order.len().max(1) as f64;
         for c in beyond {
             let r = rank.get(&c.task.job).copied().unwrap_or(order.len()) as f64;
             rows.push((c, BEYOND_SHARE * (1.0 + r / n_jobs)));
         }
+        Some((topo, slots, rows))
+    }
+
+    /// `prune`: [`Prune::Sparse`] takes the certificate route whatever the
+    /// size (with an index), [`Prune::Never`] never; else above
+    /// [`DENSE_MAX`] entries.
+    fn assign_maps(
+        &self,
+        view: &ClusterView,
+        order: &[u64],
+        pending_maps: &HashMap<u64, u32>,
+        prune: Prune,
+    ) -> Vec<Assignment> {
+        let Some((topo, slots, rows)) = self.rows(view, order, pending_maps) else {
+            return vec![];
+        };
         let spb = self.seconds_per_byte(view);
         let read = |c: &Candidate, n: usize| -> f64 {
             c.task.input_bytes.max(1) as f64 * spb[c.level(&topo, n) as usize] * topo.slowdown[n]
         };
-        let mut cost = Vec::with_capacity(rows.len() * slots.len());
-        let mut per_node = vec![0.0; view.nodes.len()];
-        for (c, extra) in &rows {
-            for &n in &slots {
-                per_node[n] = read(c, n) + extra;
+        let chosen = match view.locality_index() {
+            Some(ix)
+                if prune != Prune::Never
+                    && (prune == Prune::Sparse || rows.len() * slots.len() > DENSE_MAX) =>
+            {
+                // Too large for a dense matrix (the first decision of a big
+                // cluster): the same problem by the certificate route of
+                // [`super::pruned`], priced per region.
+                let cands: Vec<Cand> = rows
+                    .iter()
+                    .filter_map(|(c, extra)| {
+                        let mut k = Cand::new(view, ix, ix.position(c.task.id)?);
+                        let b = c.task.input_bytes.max(1) as f64;
+                        let level = |r: usize| match (c.task.block.is_none(), r) {
+                            (true, 0) => spb[0],
+                            (true, _) => spb[1],
+                            (false, r) => spb[r],
+                        };
+                        k.cost = std::array::from_fn(|r| b * level(r));
+                        k.extra = *extra;
+                        Some(k)
+                    })
+                    .collect();
+                solve_pruned(
+                    view,
+                    ix,
+                    &slots,
+                    Some(&topo.slowdown),
+                    &cands,
+                    Prune::Sparse,
+                )
             }
-            cost.extend(slots.iter().map(|&n| per_node[n]));
-        }
-        let tasks: Vec<&PendingTask> = rows.iter().map(|(c, _)| c.task).collect();
-        let chosen = assign_matrix(view, &tasks, &slots, cost);
+            _ => {
+                let mut cost = Vec::with_capacity(rows.len() * slots.len());
+                let mut per_node = vec![0.0; view.nodes.len()];
+                for (c, extra) in &rows {
+                    for &n in &slots {
+                        per_node[n] = read(c, n) + extra;
+                    }
+                    cost.extend(slots.iter().map(|&n| per_node[n]));
+                }
+                let tasks: Vec<&PendingTask> = rows.iter().map(|(c, _)| c.task).collect();
+                assign_matrix(view, &tasks, &slots, cost)
+            }
+        };
         // Waits that pay for themselves (see the module docs).
         let by_id: HashMap<TaskId, &Candidate> = rows.iter().map(|(c, _)| (c.task.id, c)).collect();
         let pos = |name: &str| view.position(name).expect("assigned to a view node");
@@ -445,6 +455,160 @@ impl Atlas {
             })
             .collect()
     }
+}
+
+/// Jobs with the least work left first (reduces, and the order in which
+/// tasks beyond their share fill leftover slots), and each job's pending
+/// maps.
+fn inputs(view: &ClusterView) -> (Vec<u64>, HashMap<u64, u32>) {
+    let mut pending_maps: HashMap<u64, u32> = HashMap::new();
+    match view.locality_index() {
+        Some(ix) => pending_maps.extend(ix.map_jobs().map(|j| (j, ix.job_input(j).maps))),
+        None => {
+            for t in view.pending.iter().filter(|t| t.kind == TaskKind::Map) {
+                *pending_maps.entry(t.job).or_default() += 1;
+            }
+        }
+    }
+    let mut order: Vec<&JobView> = view.jobs.iter().collect();
+    order.sort_by_key(|j| (j.pending + j.running, j.order));
+    (order.into_iter().map(|j| j.id).collect(), pending_maps)
+}
+
+/// The rows, from a pass over every pending map: candidates, best
+/// placeable first (cached on an idle node, stored on an idle node, then
+/// the rest; within a class, jobs in order); each job's first ones within
+/// its share, then up to one per slot beyond shares.
+fn rows_scanned<'v>(
+    view: &'v ClusterView,
+    slots: &[usize],
+    rank: &HashMap<u64, usize>,
+    allowed: &mut HashMap<u64, u32>,
+) -> (Vec<(Candidate<'v>, f64)>, Vec<Candidate<'v>>) {
+    let idle: std::collections::HashSet<usize> = slots.iter().copied().collect();
+    let resolve = |names: &[String]| -> Vec<usize> {
+        names.iter().filter_map(|r| view.position(r)).collect()
+    };
+    let mut cands: Vec<(u8, Candidate)> = view
+        .pending
+        .iter()
+        .filter(|t| t.kind == TaskKind::Map)
+        .map(|t| {
+            let c = Candidate {
+                task: t,
+                cache: resolve(&t.cached_on),
+                disk: resolve(&t.replicas),
+            };
+            let class = if t.block.is_none() || c.cache.iter().any(|h| idle.contains(h)) {
+                0
+            } else if c.disk.iter().any(|h| idle.contains(h)) {
+                1
+            } else {
+                2
+            };
+            (class, c)
+        })
+        .collect();
+    cands.sort_by_key(|(class, c)| {
+        (
+            *class,
+            rank.get(&c.task.job).copied().unwrap_or(usize::MAX),
+            c.task.id,
+        )
+    });
+    let mut rows: Vec<(Candidate, f64)> = Vec::new();
+    let mut beyond = Vec::new();
+    for (_, c) in cands {
+        match allowed.get_mut(&c.task.job) {
+            Some(a) if *a > 0 => {
+                *a -= 1;
+                rows.push((c, 0.0));
+            }
+            _ if beyond.len() < slots.len() => beyond.push(c),
+            _ => {}
+        }
+    }
+    (rows, beyond)
+}
+
+/// [`rows_scanned`]'s rows in the same order from the locality index,
+/// looking at the maps held on idle nodes (classes 0 and 1) and then at the
+/// rest, job by job in order, only while a share or a beyond row is open:
+/// in a busy cluster the shares left are about the idle slots, so a
+/// decision looks at a few tasks per idle slot, not at the whole queue.
+fn rows_indexed<'v>(
+    view: &'v ClusterView,
+    ix: &LocalityIndex,
+    slots: &[usize],
+    rank: &HashMap<u64, usize>,
+    allowed: &mut HashMap<u64, u32>,
+) -> (Vec<(Candidate<'v>, f64)>, Vec<Candidate<'v>>) {
+    let cand = |p: usize| -> Candidate<'v> {
+        let t = &view.pending[p];
+        let (c, d) = ix.holders(t.id).unwrap_or((&[], &[]));
+        Candidate {
+            task: t,
+            cache: c.iter().map(|&x| x as usize).collect(),
+            disk: d.iter().map(|&x| x as usize).collect(),
+        }
+    };
+    let mut idle = slots.to_vec();
+    idle.dedup();
+    let mut class: HashMap<usize, u8> = HashMap::new();
+    for &n in &idle {
+        class.extend(ix.cached_at(n).map(|p| (p, 0)));
+    }
+    class.extend(ix.generators().map(|p| (p, 0)));
+    for &n in &idle {
+        for p in ix.stored_at(n) {
+            class.entry(p).or_insert(1);
+        }
+    }
+    let rank_of = |job: u64| rank.get(&job).copied().unwrap_or(usize::MAX);
+    let mut first: Vec<(u8, usize, TaskId, usize)> = class
+        .iter()
+        .map(|(&p, &c)| {
+            let t = &view.pending[p];
+            (c, rank_of(t.job), t.id, p)
+        })
+        .collect();
+    first.sort_unstable();
+    let mut rows: Vec<(Candidate, f64)> = Vec::new();
+    let mut beyond: Vec<Candidate> = Vec::new();
+    let max_beyond = slots.len();
+    // The rule of `rows_scanned`.
+    let take = |p: usize,
+                allowed: &mut HashMap<u64, u32>,
+                rows: &mut Vec<(Candidate<'v>, f64)>,
+                beyond: &mut Vec<Candidate<'v>>| {
+        match allowed.get_mut(&view.pending[p].job) {
+            Some(a) if *a > 0 => {
+                *a -= 1;
+                rows.push((cand(p), 0.0));
+            }
+            _ if beyond.len() < max_beyond => beyond.push(cand(p)),
+            _ => {}
+        }
+    };
+    for &(_, _, _, p) in &first {
+        take(p, allowed, &mut rows, &mut beyond);
+    }
+    // Class 2, jobs in order, while the job has a share open or a beyond
+    // row is free.
+    let mut jobs: Vec<u64> = ix.map_jobs().collect();
+    jobs.sort_unstable_by_key(|&j| (rank_of(j), j));
+    for j in jobs {
+        for p in ix.maps_of(j) {
+            let open = allowed.get(&j).is_some_and(|a| *a > 0);
+            if !open && beyond.len() >= max_beyond {
+                break;
+            }
+            if !class.contains_key(&p) {
+                take(p, allowed, &mut rows, &mut beyond);
+            }
+        }
+    }
+    (rows, beyond)
 }
 
 /// Expected seconds until node `h` has a map slot for one more task: 0 if
@@ -478,6 +642,75 @@ mod tests {
     use crate::sched::lsap::tests::figure_1;
     use crate::sched::lsap::Lsap;
     use crate::sched::testkit::{job, local_count, map, node, view};
+
+    /// The total of C (read times slowdown plus the row's constant) over
+    /// the assignments.
+    fn objective(s: &Atlas, v: &ClusterView, a: &[Assignment]) -> f64 {
+        let (order, pending) = inputs(v);
+        let Some((topo, _, rows)) = s.rows(v, &order, &pending) else {
+            assert!(a.is_empty());
+            return 0.0;
+        };
+        let spb = s.seconds_per_byte(v);
+        a.iter()
+            .map(|x| {
+                let (c, extra) = rows.iter().find(|(c, _)| c.task.id == x.task).unwrap();
+                let n = v.position(&x.node).unwrap();
+                c.task.input_bytes.max(1) as f64
+                    * spb[c.level(&topo, n) as usize]
+                    * topo.slowdown[n]
+                    + extra
+            })
+            .sum()
+    }
+
+    /// The certificate route finds an assignment as cheap as the dense
+    /// solver's, with slowdowns, trained levels, shares and beyond-share
+    /// rows (waits off: the clock is far ahead, so nothing waits).
+    #[test]
+    fn the_sparse_route_keeps_the_optimum() {
+        use crate::sched::lsap::tests::{check_slots, prunable};
+        let mut rng = fastrand::Rng::with_seed(8);
+        for seed in 0..300 {
+            let mut v = prunable(seed).with_locality_index();
+            v.now = 1e12;
+            for n in v.nodes.iter_mut() {
+                n.resources.cores = 4;
+                n.resources.load1 = [0.0, 2.0, 6.0, 9.0][rng.usize(..4)];
+            }
+            for j in v.jobs.iter_mut() {
+                j.running_maps = rng.u32(0..4);
+                j.running = j.running_maps;
+            }
+            let mut s = Atlas::default();
+            if seed % 2 == 1 {
+                for (l, secs) in [(Locality::NodeLocal, 1.0), (Locality::OffRack, 3.0)] {
+                    for _ in 0..3 {
+                        s.on_task_finished(
+                            &v,
+                            &TaskReport {
+                                locality: l,
+                                runtime_s: secs,
+                                bytes_read: 64 << 20,
+                                succeeded: true,
+                                ..Default::default()
+                            },
+                        );
+                    }
+                }
+            }
+            let (order, pending) = inputs(&v);
+            let dense = s.assign_maps(&v, &order, &pending, Prune::Never);
+            let sparse = s.assign_maps(&v, &order, &pending, Prune::Sparse);
+            check_slots(&v, &sparse);
+            assert_eq!(sparse.len(), dense.len(), "seed {seed}");
+            let (a, b) = (objective(&s, &v, &dense), objective(&s, &v, &sparse));
+            assert!(
+                (a - b).abs() <= 1e-9 * (1.0 + a.abs()),
+                "seed {seed}: {b} vs {a}"
+            );
+        }
+    }
 
     #[test]
     fn matches_lsap_on_figure_1() {

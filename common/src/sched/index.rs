@@ -444,6 +444,16 @@ impl LocalityIndex {
             .map(|id| self.entries[id].pos)
     }
 
+    /// Positions of the maps cached on node `n`, by id.
+    pub fn cached_at(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
+        self.node_cache[n].iter().map(|id| self.entries[id].pos)
+    }
+
+    /// Positions of the maps stored on node `n`, by id.
+    pub fn stored_at(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
+        self.node_disk[n].iter().map(|id| self.entries[id].pos)
+    }
+
     /// Positions of the maps with a holder in rack `r`, by id.
     pub fn held_in_rack(&self, r: u32) -> impl Iterator<Item = usize> + '_ {
         let r = r as usize;
