@@ -48,7 +48,7 @@
 //! Reduces go to the triggering node as in every other policy
 //! ([`assign_reduces`]), jobs with the least work left first.
 
-use super::index::LocalityIndex;
+use super::index::{IdMap, LocalityIndex};
 use super::lsap::{assign_matrix, idle_slots, solve_pruned};
 use super::pruned::{Cand, Prune, DENSE_MAX};
 use super::registry::SchedError;
@@ -554,7 +554,7 @@ fn rows_indexed<'v>(
     };
     let mut idle = slots.to_vec();
     idle.dedup();
-    let mut class: HashMap<usize, u8> = HashMap::new();
+    let mut class: IdMap<usize, u8> = IdMap::default();
     for &n in &idle {
         class.extend(ix.cached_at(n).map(|p| (p, 0)));
     }

@@ -84,6 +84,7 @@
 //!   in its `avoid` list while other nodes exist; generators are local
 //!   anywhere ([`ClusterView::locality`]).
 
+use super::index::IdMap;
 use super::registry::SchedError;
 use super::*;
 use serde::{Deserialize, Serialize};
@@ -370,7 +371,7 @@ impl Env {
             // done sparsely so that a step does not cost a pass over a
             // large queue.
             let len = view.pending.len();
-            let mut moved: HashMap<usize, usize> = HashMap::new();
+            let mut moved: IdMap<usize, usize> = IdMap::default();
             for i in 0..max_tasks {
                 let j = rng.usize(i..len);
                 let at_i = moved.get(&i).copied().unwrap_or(i);

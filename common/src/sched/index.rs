@@ -54,6 +54,41 @@ pub(crate) fn job_maps(job: u64) -> RangeInclusive<TaskId> {
     id(0)..=id(u32::MAX)
 }
 
+/// A fast hash for task ids and positions (multiply-rotate, as rustc's
+/// FxHash): the index hashes a task id on every lookup, and SipHash's
+/// resistance to chosen keys buys nothing here.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(x as u64);
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    fn write_isize(&mut self, x: isize) {
+        self.write_u64(x as u64);
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// A `HashMap` keyed by task ids or positions, with [`IdHasher`].
+pub type IdMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IdHasher>>;
+
 /// A job's pending map input: what ACL's cached fraction is made of.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct JobInput {
@@ -91,7 +126,7 @@ pub struct LocalityIndex {
     node_pos: HashMap<String, u32>,
     /// Rack number of each node, by position.
     rack: Vec<u32>,
-    entries: HashMap<TaskId, Entry>,
+    entries: IdMap<TaskId, Entry>,
     /// Every pending map.
     maps: BTreeSet<TaskId>,
     /// Generators with no holder in the view: node-local everywhere.

@@ -42,6 +42,7 @@
 //! block) are co-located with every node. Failed-node avoidance, dummy
 //! filtering and reduces are as in lsap-sched.
 
+use super::index::IdMap;
 use super::lsap::{
     assign_matrix, eq1_by_region, idle_nodes, idle_slots, index_of, pending_maps, queue_ranks,
     region_prices, solve_pruned, unscheduled_maps, Costs,
@@ -359,9 +360,10 @@ impl LsapFair {
         let ins = idle_nodes(iss);
         let mut dlt: Vec<usize> = ins.iter().flat_map(|&n| ix.held_on(n)).collect();
         dlt.extend(ix.generators());
-        dlt.sort_unstable_by_key(|&p| sel.queue_key(p));
+        dlt.sort_unstable();
         dlt.dedup();
-        let in_dlt: std::collections::HashSet<usize> = dlt.iter().copied().collect();
+        dlt.sort_by_cached_key(|&p| sel.queue_key(p));
+        let in_dlt: IdMap<usize, ()> = dlt.iter().map(|&p| (p, ())).collect();
         // 4: ut per group; each group's jobs in queue order.
         let mut jobs_of: Vec<Vec<u64>> = vec![Vec::new(); groups.len()];
         let mut ut = vec![0usize; groups.len()];
@@ -394,7 +396,7 @@ impl LsapFair {
             .collect();
         // 18-27: FC of the DLT tasks, and how many of each group's other
         // tasks (in TS order) get GFC.
-        let mut fc: HashMap<usize, f64> = HashMap::new();
+        let mut fc: IdMap<usize, f64> = IdMap::default();
         let mut gfc_beyond_dlt = vec![0usize; groups.len()];
         for g in 0..groups.len() {
             let d = &dlt_of[g];
@@ -411,28 +413,27 @@ impl LsapFair {
             gfc_beyond_dlt[g] = more;
         }
         // A group's tasks outside DLT in TS order, priced on the way.
-        let walk = |g: usize,
-                    fc: &mut HashMap<usize, f64>,
-                    until: &mut dyn FnMut(usize, usize) -> bool| {
-            let mut at = 0;
-            for &j in &jobs_of[g] {
-                for p in ix.maps_of(j) {
-                    if in_dlt.contains(&p) {
-                        continue;
+        let walk =
+            |g: usize, fc: &mut IdMap<usize, f64>, until: &mut dyn FnMut(usize, usize) -> bool| {
+                let mut at = 0;
+                for &j in &jobs_of[g] {
+                    for p in ix.maps_of(j) {
+                        if in_dlt.contains_key(&p) {
+                            continue;
+                        }
+                        let f = if at < gfc_beyond_dlt[g] {
+                            gfc[g]
+                        } else {
+                            beyond[g]
+                        };
+                        fc.insert(p, f);
+                        if until(at, p) {
+                            return;
+                        }
+                        at += 1;
                     }
-                    let f = if at < gfc_beyond_dlt[g] {
-                        gfc[g]
-                    } else {
-                        beyond[g]
-                    };
-                    fc.insert(p, f);
-                    if until(at, p) {
-                        return;
-                    }
-                    at += 1;
                 }
-            }
-        };
+            };
         let mut picked: Vec<usize> = Vec::new();
         for (g, &more) in gfc_beyond_dlt.iter().enumerate() {
             let want = if more >= k { k } else { more + k };
@@ -445,7 +446,7 @@ impl LsapFair {
         // their group's order (rare: a walk to them).
         for p in ix.avoiding() {
             let t = &view.pending[p];
-            if in_dlt.contains(&p) || fc.contains_key(&p) {
+            if in_dlt.contains_key(&p) || fc.contains_key(&p) {
                 continue;
             }
             if let Some(g) = group_of(t.job) {
@@ -466,13 +467,19 @@ impl LsapFair {
                 return None;
             }
             let f = fc_of(p)?;
-            if in_dlt.contains(&p) {
+            if in_dlt.contains_key(&p) {
                 Some((eq1_by_region(view, ix, p).map(|x| alpha * x), f))
             } else {
                 Some(([1.0; 5], f))
             }
         };
-        let dlt_price = |p: usize| if in_dlt.contains(&p) { price(p) } else { None };
+        let dlt_price = |p: usize| {
+            if in_dlt.contains_key(&p) {
+                price(p)
+            } else {
+                None
+            }
+        };
         picked.extend(sel.local_lists(&dlt_price));
         picked.extend(sel.cheapest(dlt.clone(), k, |p| {
             price(p).map_or(f64::INFINITY, |(c, e)| c[4] + e)
@@ -482,7 +489,7 @@ impl LsapFair {
         let grouped: std::collections::HashSet<u64> = jobs_of.iter().flatten().copied().collect();
         let mut stray = 0;
         for j in ix.map_jobs().filter(|j| !grouped.contains(j)) {
-            for p in ix.maps_of(j).filter(|p| !in_dlt.contains(p)) {
+            for p in ix.maps_of(j).filter(|p| !in_dlt.contains_key(p)) {
                 if stray == k {
                     break;
                 }
