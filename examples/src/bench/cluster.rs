@@ -255,6 +255,13 @@ impl Cluster {
             } else if want && since.elapsed() > Duration::from_secs(2) {
                 tracing::info!(cached, total, "caches full before every block fit");
                 return Ok(());
+            } else if !want && since.elapsed() > Duration::from_secs(2) {
+                // A command can be lost with a heartbeat reply that never
+                // arrived (a worker cut off, then back): ask again.
+                for p in paths {
+                    self.cache_request(p, false).await?;
+                }
+                since = Instant::now();
             }
             if t.elapsed() > limit {
                 bail!(
