@@ -481,8 +481,12 @@ fn indexed_queries_match_the_scan() {
             let jobs = plain.jobs_with_maps();
             assert_eq!(v.jobs_with_maps(), jobs, "seed {seed} round {round}");
             assert_eq!(fresh.jobs_with_maps(), jobs);
-            for t in &plain.pending {
+            for (p, t) in plain.pending.iter().enumerate() {
                 assert_eq!(v.pending_position(t.id), plain.pending_position(t.id));
+                let ix = v.locality_index().unwrap();
+                let (id, generator, c, d) = ix.at(p);
+                assert_eq!((id, generator), (t.id, t.block.is_none()));
+                assert_eq!(Some((c, d)), fresh.locality_index().unwrap().holders(t.id));
             }
             for node in &plain.nodes {
                 let avoid = |t: &PendingTask| !t.avoid.contains(&node.name);

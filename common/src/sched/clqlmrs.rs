@@ -226,19 +226,22 @@ impl Params {
 }
 
 /// A task of the environment: its holders as node and rack indices, so a
-/// locality test is a few integer comparisons, not name lookups.
+/// locality test is a few integer comparisons, not name lookups. The
+/// indices live in the environment's one buffer ([`Env::buf`]): an episode
+/// starts with one allocation, not four per task.
 #[derive(Debug, Clone)]
 struct EnvTask {
     /// A generator reads nothing: local everywhere.
     generator: bool,
-    /// Nodes caching the block (the cache hash table's pairs).
-    cached: Vec<u32>,
-    /// Nodes storing it on disk (the data hash table's pairs).
-    replicas: Vec<u32>,
-    /// Racks of `cached`, for cache rack locality.
-    cached_racks: Vec<u32>,
-    /// Racks of `replicas`, for data rack locality.
-    replica_racks: Vec<u32>,
+    /// Where in the buffer: nodes caching the block (the cache hash
+    /// table's pairs), nodes storing it on disk (the data hash table's
+    /// pairs), the racks of each (for cache and data rack locality); each
+    /// list ends where the next begins, the last at `end`.
+    cached: u32,
+    replicas: u32,
+    cached_racks: u32,
+    replica_racks: u32,
+    end: u32,
 }
 
 /// The training environment of "Environment implementation": a fixed
@@ -250,6 +253,8 @@ struct EnvTask {
 pub struct Env {
     /// The task pool, in queue order: a class's first task is placed.
     tasks: Vec<EnvTask>,
+    /// The tasks' holders and their racks.
+    buf: Vec<u32>,
     /// Racks and free slots of the nodes, shared by the episodes built
     /// from one view.
     nodes: EnvNodes,
@@ -309,39 +314,55 @@ impl Env {
     fn with_nodes(view: &ClusterView, tasks: &[usize], nodes: EnvNodes) -> Env {
         let rack = &nodes.rack;
         let index = |name: &String| view.position(name).map(|i| i as u32);
-        let racks_of = |nodes: Vec<u32>| -> (Vec<u32>, Vec<u32>) {
-            let mut rs: Vec<u32> = nodes.iter().map(|&i| rack[i as usize]).collect();
-            rs.sort_unstable();
-            rs.dedup();
-            (nodes, rs)
-        };
         let ix = view.locality_index();
+        let mut buf: Vec<u32> = Vec::with_capacity(tasks.len() * 12);
+        let mut scratch: Vec<u32> = Vec::new();
+        let mut racks_of = |buf: &mut Vec<u32>, from: usize, to: usize| {
+            scratch.clear();
+            scratch.extend(buf[from..to].iter().map(|&i| rack[i as usize]));
+            scratch.sort_unstable();
+            scratch.dedup();
+            buf.extend_from_slice(&scratch);
+        };
         let tasks: Vec<EnvTask> = tasks
             .iter()
             .map(|&i| {
-                let t = &view.pending[i];
                 // The holders' positions, as the index resolved them or by
                 // name.
-                let (c, d) = match ix.and_then(|ix| ix.holders(t.id)) {
-                    Some((c, d)) => (c.to_vec(), d.to_vec()),
-                    None => (
-                        t.cached_on.iter().filter_map(index).collect(),
-                        t.replicas.iter().filter_map(index).collect(),
-                    ),
+                let start = buf.len();
+                let (generator, mid) = match ix {
+                    Some(ix) => {
+                        let (_, generator, c, d) = ix.at(i);
+                        buf.extend_from_slice(c);
+                        let mid = buf.len();
+                        buf.extend_from_slice(d);
+                        (generator, mid)
+                    }
+                    None => {
+                        let t = &view.pending[i];
+                        buf.extend(t.cached_on.iter().filter_map(index));
+                        let mid = buf.len();
+                        buf.extend(t.replicas.iter().filter_map(index));
+                        (t.block.is_none(), mid)
+                    }
                 };
-                let (cached, cached_racks) = racks_of(c);
-                let (replicas, replica_racks) = racks_of(d);
+                let nodes_end = buf.len();
+                racks_of(&mut buf, start, mid);
+                let racks_mid = buf.len();
+                racks_of(&mut buf, mid, nodes_end);
                 EnvTask {
-                    generator: t.block.is_none(),
-                    cached,
-                    replicas,
-                    cached_racks,
-                    replica_racks,
+                    generator,
+                    cached: start as u32,
+                    replicas: mid as u32,
+                    cached_racks: nodes_end as u32,
+                    replica_racks: racks_mid as u32,
+                    end: buf.len() as u32,
                 }
             })
             .collect();
         let mut env = Env {
             nodes,
+            buf,
             scheduled: vec![false; tasks.len()],
             left: tasks.len(),
             tasks,
@@ -396,13 +417,17 @@ impl Env {
             }
             maps.truncate(max_tasks);
         }
-        let rank: HashMap<u64, u64> = view.jobs.iter().map(|j| (j.id, j.order)).collect();
+        let rank: IdMap<u64, u64> = view.jobs.iter().map(|j| (j.id, j.order)).collect();
+        let ix = view.locality_index();
         maps.sort_by_cached_key(|&i| {
-            let t = &view.pending[i];
+            let id = match ix {
+                Some(ix) => ix.at(i).0,
+                None => view.pending[i].id,
+            };
             (
-                rank.get(&t.job).copied().unwrap_or(u64::MAX),
-                t.job,
-                t.id.index,
+                rank.get(&id.job).copied().unwrap_or(u64::MAX),
+                id.job,
+                id.index,
             )
         });
         let env = Env::with_nodes(view, &maps, nodes);
@@ -438,13 +463,14 @@ impl Env {
         let task = &self.tasks[t];
         let w32 = w as u32;
         let r = self.nodes.rack[w];
-        if task.cached.contains(&w32) {
+        let list = |from: u32, to: u32| &self.buf[from as usize..to as usize];
+        if list(task.cached, task.replicas).contains(&w32) {
             Locality::CacheLocal
-        } else if task.replicas.contains(&w32) {
+        } else if list(task.replicas, task.cached_racks).contains(&w32) {
             Locality::NodeLocal
-        } else if task.cached_racks.contains(&r) {
+        } else if list(task.cached_racks, task.replica_racks).contains(&r) {
             Locality::CacheRackLocal
-        } else if task.replica_racks.contains(&r) {
+        } else if list(task.replica_racks, task.end).contains(&r) {
             Locality::RackLocal
         } else if task.generator {
             Locality::NodeLocal

@@ -118,6 +118,41 @@ struct Entry {
     avoids: bool,
 }
 
+/// A pending task by position: its id and, inline when there are at most
+/// [`INLINE`], its input's holders, so that a walk over sampled positions
+/// (CLQLMRS's training) reads one small record per task rather than
+/// chasing the hash table and two vectors.
+#[derive(Debug, Clone, Copy)]
+struct AtPos {
+    id: TaskId,
+    generator: bool,
+    /// Holders caching, then storing; `u8::MAX`: too many, see `entries`.
+    n_cache: u8,
+    n_disk: u8,
+    nodes: [u32; INLINE],
+}
+
+/// Holders kept inline per position.
+const INLINE: usize = 6;
+
+impl AtPos {
+    fn of(id: TaskId, e: &Entry) -> AtPos {
+        let mut nodes = [0u32; INLINE];
+        let fits = e.cache.len() + e.disk.len() <= INLINE;
+        if fits {
+            nodes[..e.cache.len()].copy_from_slice(&e.cache);
+            nodes[e.cache.len()..e.cache.len() + e.disk.len()].copy_from_slice(&e.disk);
+        }
+        AtPos {
+            id,
+            generator: e.generator,
+            n_cache: if fits { e.cache.len() as u8 } else { u8::MAX },
+            n_disk: e.disk.len().min(INLINE) as u8,
+            nodes,
+        }
+    }
+}
+
 /// See the module docs. Built by [`ClusterView::with_locality_index`].
 #[derive(Debug, Clone, Default)]
 pub struct LocalityIndex {
@@ -127,6 +162,8 @@ pub struct LocalityIndex {
     /// Rack number of each node, by position.
     rack: Vec<u32>,
     entries: IdMap<TaskId, Entry>,
+    /// The pending tasks by position, as in `pending`.
+    by_pos: Vec<AtPos>,
     /// Every pending map.
     maps: BTreeSet<TaskId>,
     /// Generators with no holder in the view: node-local everywhere.
@@ -261,8 +298,35 @@ impl LocalityIndex {
             avoids: !t.avoid.is_empty(),
         };
         self.link(t.id, &e);
+        let at = AtPos::of(t.id, &e);
+        match pos.cmp(&self.by_pos.len()) {
+            std::cmp::Ordering::Less => self.by_pos[pos] = at,
+            std::cmp::Ordering::Equal => self.by_pos.push(at),
+            std::cmp::Ordering::Greater => return false,
+        }
         self.entries.insert(t.id, e);
         true
+    }
+
+    /// The task at `pos` in `pending` left as `Vec::swap_remove` leaves it
+    /// (after [`LocalityIndex::remove`], before [`LocalityIndex::moved`]).
+    pub(crate) fn swap_removed(&mut self, pos: usize) {
+        if pos < self.by_pos.len() {
+            self.by_pos.swap_remove(pos);
+        }
+    }
+
+    /// The task at `pos` in `pending`: its id, whether it is a generator,
+    /// and the positions in `nodes` of its input's holders (cached, on
+    /// disk), as [`LocalityIndex::holders`].
+    pub fn at(&self, pos: usize) -> (TaskId, bool, &[u32], &[u32]) {
+        let a = &self.by_pos[pos];
+        if a.n_cache == u8::MAX {
+            let (c, d) = self.holders(a.id).unwrap_or((&[], &[]));
+            return (a.id, a.generator, c, d);
+        }
+        let (c, d) = (a.n_cache as usize, a.n_disk as usize);
+        (a.id, a.generator, &a.nodes[..c], &a.nodes[c..c + d])
     }
 
     /// Removes task `id`; its position is free (the caller moves another

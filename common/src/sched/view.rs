@@ -264,6 +264,7 @@ impl ClusterView {
         let t = self.pending.swap_remove(pos);
         if let Some(ix) = &mut self.locality_index {
             ix.remove(t.id);
+            ix.swap_removed(pos);
             if let Some(moved) = self.pending.get(pos) {
                 ix.moved(moved.id, pos);
             }
