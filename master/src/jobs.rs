@@ -329,7 +329,7 @@ impl Job {
             "index": tref.index,
             "attempt": tref.attempt,
             "node": r.worker,
-            "state": if r.succeeded { "succeeded" } else { "failed" },
+            "state": if r.succeeded { "succeeded" } else if r.handed_back { "handed_back" } else { "failed" },
             "error": r.error,
             "locality": m.locality,
             "start_ms": m.start_ms,
@@ -380,6 +380,11 @@ impl Job {
             return Outcome::Progress;
         }
         // A failed attempt.
+        if r.handed_back {
+            // Its worker is shutting down: run it elsewhere, not a failure.
+            self.requeue(kind, tref.index, now);
+            return Outcome::Progress;
+        }
         if r.fetch_failure && !tref.is_map {
             // The map output is lost, not the reduce's fault: re-run the map,
             // and the reduce again once every map is done.

@@ -20,6 +20,9 @@ pub struct WorkerEntry {
     /// from a stale incarnation and is told to register again.
     pub epoch: u64,
     pub alive: bool,
+    /// Shutting down (its heartbeats say so): it finishes what it runs and
+    /// is offered nothing new.
+    pub draining: bool,
     pub last_heartbeat: Instant,
     /// Wall-clock time of the last heartbeat, for users.
     pub last_heartbeat_ms: u64,

@@ -171,6 +171,7 @@ impl MasterState {
                 cache_used_bytes: req.cache_used_bytes,
                 epoch,
                 alive: true,
+                draining: false,
                 last_heartbeat: now,
                 last_heartbeat_ms: common::now_ms(),
                 resources: Default::default(),
@@ -259,6 +260,17 @@ impl MasterState {
         if let Some(r) = req.resources {
             w.resources = r;
         }
+        if req.draining && !w.draining {
+            tracing::info!(worker = %req.name, "worker draining: no new tasks");
+        }
+        w.draining = req.draining || req.leaving;
+        if req.leaving {
+            self.mark_dead(&req.name, now, "worker left (graceful shutdown)");
+            return proto::HeartbeatResponse {
+                reregister: false,
+                commands,
+            };
+        }
         self.schedule(Trigger::Heartbeat(req.name.clone()), now);
         let w = self.workers.get_mut(&req.name).expect("checked above");
         commands.append(&mut w.commands);
@@ -278,20 +290,27 @@ impl MasterState {
             .filter(|w| w.alive && now.saturating_duration_since(w.last_heartbeat) > expiry)
             .map(|w| w.name.clone())
             .collect();
+        let why = format!("missed {} heartbeats", self.cfg.heartbeat.dead_after);
         for name in &dead {
-            tracing::warn!(worker = %name, "worker missed {} heartbeats: marked dead", self.cfg.heartbeat.dead_after);
-            self.drop_worker_tables(name);
-            if let Some(w) = self.workers.get_mut(name) {
-                w.alive = false;
-                w.commands.clear();
-                w.free_map_slots = 0;
-                w.free_reduce_slots = 0;
-            }
-            for j in self.jobs.jobs.values_mut() {
-                j.worker_lost(name, now);
-            }
+            self.mark_dead(name, now, &why);
         }
         dead
+    }
+
+    /// Forgets a worker's replicas and cache entries, so that re-replication
+    /// sees the loss, and re-queues what it ran or holds for running jobs.
+    fn mark_dead(&mut self, name: &str, now: Instant, why: &str) {
+        tracing::warn!(worker = %name, "worker marked dead: {why}");
+        self.drop_worker_tables(name);
+        if let Some(w) = self.workers.get_mut(name) {
+            w.alive = false;
+            w.commands.clear();
+            w.free_map_slots = 0;
+            w.free_reduce_slots = 0;
+        }
+        for j in self.jobs.jobs.values_mut() {
+            j.worker_lost(name, now);
+        }
     }
 
     pub fn report_bad_block(&mut self, worker: &str, block: u64, reason: &str) {
@@ -1240,8 +1259,16 @@ impl MasterState {
                     rack: w.rack.clone(),
                     map_slots: w.map_slots,
                     reduce_slots: w.reduce_slots,
-                    free_map_slots: w.map_slots.saturating_sub(m),
-                    free_reduce_slots: w.reduce_slots.saturating_sub(r),
+                    free_map_slots: if w.draining {
+                        0
+                    } else {
+                        w.map_slots.saturating_sub(m)
+                    },
+                    free_reduce_slots: if w.draining {
+                        0
+                    } else {
+                        w.reduce_slots.saturating_sub(r)
+                    },
                     resources: Resources {
                         cores: w.resources.cpu_per_core_pct.len() as u32,
                         cpu_pct: w.resources.cpu_pct,

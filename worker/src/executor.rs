@@ -59,6 +59,11 @@ pub fn job_dir(node: &Node, job: u64) -> PathBuf {
 /// Starts an attempt in the background.
 pub fn launch(node: &Arc<Node>, l: LaunchTask) {
     let Some(t) = l.task else { return };
+    if node.is_draining() {
+        // Sent before the master heard that this worker drains.
+        tokio::spawn(hand_back(node.clone(), t, l.epoch));
+        return;
+    }
     let key: TaskKey = (t.job_id, t.is_map, t.index);
     let span = tracing::info_span!(
         "task",
@@ -155,7 +160,32 @@ async fn report(
         }
     }
     req.metrics = Some(m);
-    // The report is what commits the attempt: retry it a few times.
+    send_report(node, req).await;
+}
+
+/// Gives an attempt back to the master unrun or unfinished, because this
+/// worker is shutting down: the master queues it again without counting a
+/// failure.
+pub async fn hand_back(node: Arc<Node>, t: TaskRef, epoch: u64) {
+    tracing::info!(
+        job = t.job_id,
+        map = t.is_map,
+        index = t.index,
+        "task handed back"
+    );
+    let req = proto::TaskUpdateRequest {
+        worker: node.me.name.clone(),
+        epoch,
+        task: Some(t),
+        error: "handed back: the worker is shutting down".into(),
+        handed_back: true,
+        ..Default::default()
+    };
+    send_report(&node, req).await;
+}
+
+/// The report is what commits the attempt: retry it a few times.
+async fn send_report(node: &Arc<Node>, req: proto::TaskUpdateRequest) {
     for i in 0..5u64 {
         match node.dfs.master().task_update(req.clone()).await {
             Ok(resp) => {

@@ -5,6 +5,7 @@
 use crate::monitor::ResourceMonitor;
 use crate::node::Node;
 use proto::command::Kind;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Registers, then heartbeats every interval until the process stops. Any
@@ -20,10 +21,13 @@ pub async fn run(node: Arc<Node>) {
         tick.tick().await;
         match epoch {
             None => match register(&node).await {
-                Ok(e) => epoch = Some(e),
+                Ok(e) => {
+                    node.epoch.store(e, Ordering::SeqCst);
+                    epoch = Some(e);
+                }
                 Err(e) => tracing::warn!("registration failed, retrying: {e}"),
             },
-            Some(e) => match beat(&node, e, &mut monitor).await {
+            Some(e) => match beat(&node, e, &mut monitor, false).await {
                 Ok(true) => {}
                 Ok(false) => epoch = None,
                 Err(err) => {
@@ -51,6 +55,11 @@ async fn register(node: &Arc<Node>) -> Result<u64, common::dfs::DfsError> {
         cache_used_bytes: node.cache.used(),
     };
     let resp = node.dfs.master().register(req).await?.into_inner();
+    // A new incarnation: the master has re-queued whatever the previous
+    // one ran, and would fence its reports, so stop it here too.
+    for (_, (_, _, h)) in node.tasks.lock().unwrap().drain() {
+        h.abort();
+    }
     for id in &resp.delete_blocks {
         node.cache.remove(*id);
         node.store.delete(*id);
@@ -64,10 +73,12 @@ async fn register(node: &Arc<Node>) -> Result<u64, common::dfs::DfsError> {
 }
 
 /// One heartbeat; `Ok(false)` when the master no longer knows this epoch.
-async fn beat(
+/// `leaving` makes it the last one of a graceful shutdown.
+pub async fn beat(
     node: &Arc<Node>,
     epoch: u64,
     monitor: &mut ResourceMonitor,
+    leaving: bool,
 ) -> Result<bool, common::dfs::DfsError> {
     let (blocks_added, blocks_removed) = node.store.take_delta();
     let (cache_added, cache_removed) = node.cache.take_delta();
@@ -88,6 +99,8 @@ async fn beat(
         cache_added,
         cache_removed,
         cache_used_bytes: node.cache.used(),
+        draining: node.is_draining(),
+        leaving,
     };
     let resp = node.dfs.master().heartbeat(req).await?.into_inner();
     if resp.reregister {

@@ -15,8 +15,10 @@
 //! - [`output`]: output parts written record-aligned into the block store.
 //! - [`shuffle`]: serving map-output partitions to reducers.
 //! - [`service`]: the thin gRPC handlers (block writes and reads).
+//! - [`drain`]: graceful shutdown: finish or hand back tasks, say goodbye.
 
 pub mod cache;
+pub mod drain;
 pub mod executor;
 pub mod heartbeat;
 pub mod input;
@@ -41,12 +43,15 @@ use tokio::net::TcpListener;
 /// Largest message a worker accepts: one data chunk plus framing.
 const MAX_MESSAGE: usize = 2 * common::CHUNK + 4096;
 
-/// Runs worker `name` on `listener` until `shutdown` resolves.
+/// Runs worker `name` on `listener` until `shutdown` resolves, then drains
+/// for up to `grace` (see [`drain`]) while still serving block reads and
+/// shuffle fetches.
 pub async fn run(
     cluster: ClusterConfig,
     name: &str,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: std::time::Duration,
 ) -> anyhow::Result<()> {
     let token = cluster.token.clone();
     let node = node::Node::open(cluster, name)?;
@@ -54,6 +59,14 @@ pub async fn run(
         cache = node.cache.capacity(), "mr-worker listening");
     let hb = tokio::spawn(heartbeat::run(node.clone()));
     let scan = tokio::spawn(scanner::run(node.clone()));
+    let stop = {
+        let node = node.clone();
+        let hb = hb.abort_handle();
+        async move {
+            shutdown.await;
+            drain::run(node, grace, hb).await;
+        }
+    };
     let served = tonic::transport::Server::builder()
         .add_service(tonic::service::interceptor::InterceptedService::new(
             WorkerServer::from_arc(std::sync::Arc::new(service::WorkerService {
@@ -65,7 +78,7 @@ pub async fn run(
         ))
         .serve_with_incoming_shutdown(
             tokio_stream::wrappers::TcpListenerStream::new(listener),
-            shutdown,
+            stop,
         )
         .await;
     hb.abort();

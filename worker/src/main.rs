@@ -1,4 +1,5 @@
-//! mr-worker: parse flags, load the config, bind, run until SIGINT/SIGTERM.
+//! mr-worker: parse flags, load the config, bind, run until SIGINT/SIGTERM,
+//! then drain.
 
 use anyhow::Context;
 use clap::Parser;
@@ -17,6 +18,14 @@ struct Args {
     /// This worker's name: its `[[workers]]` entry in the cluster file.
     #[arg(long, short = 'n')]
     name: String,
+    /// On SIGTERM, how long running tasks may take to finish before they
+    /// are handed back to the master (e.g. 30s, 2m, 0 to hand back at once).
+    #[arg(long, env = "MR_DRAIN_TIMEOUT", default_value = "30s", value_parser = grace)]
+    drain_timeout: std::time::Duration,
+}
+
+fn grace(s: &str) -> Result<std::time::Duration, String> {
+    common::units::parse_duration(s).map_err(|e| e.to_string())
 }
 
 #[tokio::main]
@@ -37,5 +46,12 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(&me.addr)
         .await
         .with_context(|| format!("cannot listen on {}", me.addr))?;
-    worker::run(cfg, &args.name, listener, common::shutdown::signal()).await
+    worker::run(
+        cfg,
+        &args.name,
+        listener,
+        common::shutdown::signal(),
+        args.drain_timeout,
+    )
+    .await
 }

@@ -19,6 +19,10 @@ pub struct Node {
     pub tasks: std::sync::Mutex<
         std::collections::HashMap<crate::executor::TaskKey, crate::executor::Running>,
     >,
+    /// The epoch of the current registration; 0 before the first.
+    pub epoch: std::sync::atomic::AtomicU64,
+    /// Set on SIGTERM: launches are handed back, heartbeats say so.
+    pub draining: std::sync::atomic::AtomicBool,
 }
 
 impl Node {
@@ -39,6 +43,8 @@ impl Node {
             cache,
             dfs,
             tasks: Default::default(),
+            epoch: Default::default(),
+            draining: Default::default(),
         }))
     }
 
@@ -71,6 +77,10 @@ impl Node {
             self.report_bad_block(id, why.clone()).await;
         }
         res.map(|d| (d, false))
+    }
+
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub async fn report_bad_block(&self, id: u64, reason: String) {

@@ -47,6 +47,14 @@
 //!
 //! Reduces go to the triggering node as in every other policy
 //! ([`assign_reduces`]), jobs with the least work left first.
+//!
+//! At scale: the rows (each job's tasks within its share, then up to one
+//! task per slot beyond) come from the view's locality index when it has
+//! one, in the same order, looking only at the tasks held on idle nodes and
+//! then job by job while a share or a beyond row is open (`rows_indexed`);
+//! and a problem too large for a dense matrix (the first decision of a big
+//! cluster) is solved exactly by the certificate route of
+//! [`super::pruned`], whose check allows for the per-node slowdown.
 
 use super::index::{IdMap, LocalityIndex};
 use super::lsap::{assign_matrix, idle_slots, solve_pruned};

@@ -38,6 +38,20 @@
 //!   tasks are listed in job order and the solver scans them in that order.
 //! - Reduces are placed by [`assign_reduces`] on the triggering node; the
 //!   paper schedules map tasks only.
+//!
+//! At scale (a view with a locality index, as the simulator keeps, or more
+//! than 2^20 matrix entries) the problem is first pruned to the tasks that
+//! can matter and solved sparsely ([`super::pruned`]): the K = S + F
+//! cheapest tasks per idle node, per rack with an idle node and overall
+//! (S idle slots, F tasks with nodes to avoid). Eq. (1) has three values
+//! per task (0, DS over the rack bandwidth, DS over the cross-rack one), in
+//! that order when the rack bandwidth is at least the cross-rack one (else
+//! the full problem is solved), so the lemma there applies: the pruned
+//! problem has the full one's optimum. Overall, at the last region, a
+//! generator costs 0, a task whose input no node holds 1, any other DS
+//! over the cross-rack bandwidth: the K smallest inputs (ties by id), the
+//! first K generators and the first K such tasks cover the K cheapest.
+//! Equal-cost ties may be broken otherwise than by the dense solve.
 
 use super::hungarian;
 use super::index::LocalityIndex;

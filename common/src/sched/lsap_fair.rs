@@ -41,6 +41,10 @@
 //! shrink every other group's AS · w_i. Generators (maps without an input
 //! block) are co-located with every node. Failed-node avoidance, dummy
 //! filtering and reduces are as in lsap-sched.
+//!
+//! At scale the problem is pruned and solved sparsely as lsap-sched's is
+//! ([`super::pruned`]), with the same optimum; see
+//! `LsapFair::assign_pruned` for how FC is found without a pass over TS.
 
 use super::index::IdMap;
 use super::lsap::{

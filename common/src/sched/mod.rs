@@ -19,7 +19,7 @@ pub mod index;
 pub mod lsap;
 pub mod lsap_fair;
 pub mod matchmaking;
-pub(crate) mod pruned;
+pub mod pruned;
 pub mod registry;
 pub mod shares;
 pub mod synth;

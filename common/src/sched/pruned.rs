@@ -6,7 +6,7 @@
 //! # 1. Candidate pruning (which tasks can matter)
 //!
 //! Every policy of the family prices a task on a slot by where the slot's
-//! node stands to the task's input ([`Region`]: a cached copy on the node,
+//! node stands to the task's input (`Region`: a cached copy on the node,
 //! a replica on the node, a cached copy in the rack, a replica in the rack,
 //! neither), times a per-node factor σ (atlas's slowdown; 1 otherwise),
 //! plus a per-task constant; and the price never falls from one region to
@@ -22,19 +22,28 @@
 //!
 //! **Lemma.** Some optimal assignment of the full problem uses candidates
 //! only. Take an optimal one that uses the fewest non-candidates, and say
-//! slot j (node n, rack r) holds a non-candidate i. i is not among the K
-//! of the list for j's relation to i (n's list if n holds i's input, else
-//! r's if the rack does, else the global one), so that list has K tasks at
-//! most as expensive as i in that region; at most S − 1 of them are used by
-//! other slots and at most F avoid some node, so one, i', is free and may
-//! run on n. Its price on j is at most its price in the list's region (the
-//! price never falls towards the node), so moving j from i to i' (i is
-//! left waiting) costs nothing more and uses one non-candidate fewer: a
-//! contradiction. (When fewer maps are pending than K, every list holds its
-//! whole class and nothing is pruned. The rack and global lists compare
-//! prices on different nodes, which needs σ equal on the nodes concerned;
-//! where it is not, the whole class is kept.) The avoid penalty (forbidden
-//! pairs) only concerns the F tasks, which are all kept.
+//! slot j (node n, rack r) holds a non-candidate i. Take the list for j's
+//! relation to i: n's if n holds i's input, else r's if the rack holds a
+//! copy, else the global one. i belongs to that list's class but is not in
+//! the list, so the list has K tasks each at most as expensive as i in that
+//! region (on n itself, for n's list). At most S − 1 of them are used by
+//! other slots and at most F avoid some node, so one of them, i', is free
+//! and may run on n. Its price on j is at most its price in the list's
+//! region (the price never falls towards the node: n may hold a copy of
+//! i', or r may), so moving j from i to i' (i is left waiting) costs
+//! nothing more and uses one non-candidate fewer: a contradiction. (When
+//! fewer maps are pending than K, every list holds its whole class and
+//! nothing is pruned.) The avoid penalty (forbidden pairs) only concerns
+//! the F tasks, which are all kept. Equal-cost classes make this cheap:
+//! with lsap's three prices (0, DS/BW in the rack, DS/BW across racks) a
+//! list is the first K of a class by input size.
+//!
+//! The rack and global lists compare a task's price on different nodes,
+//! which needs σ equal on them: where it is not, the rack's class is kept
+//! whole (σ is 1 for lsap and lsap-fair, the two policies that prune;
+//! atlas's rows are few already, see below). lsap-fair's tasks outside DLT
+//! cost the same on every slot: they form one more class, whose K
+//! cheapest are each group's first K by FC.
 //!
 //! So solving over the candidates loses nothing: its optimum is the full
 //! problem's. Ties between equal-cost assignments may go another way than
@@ -42,9 +51,10 @@
 //!
 //! # 2. A sparse solve with a certificate (how to solve it fast)
 //!
-//! Small pruned problems go to the dense solver as before. Large ones (the
-//! first decision of a run: 10 000 idle slots, tens of thousands of
-//! candidates) go to [`hungarian::solve_implicit`]: each slot starts with
+//! Small pruned problems (up to 2^21 entries) go to the dense solver as
+//! before. Large ones (the first decision of a run: 10 000 idle slots
+//! against tens of thousands of candidates; atlas's first decision, whose
+//! shares take 30 000 rows) go to [`hungarian::solve_implicit`]: each slot starts with
 //! the tasks local to its node and a few from its rack's and the global
 //! lists, and the LP certificate (every reduced cost ≥ 0) is checked over
 //! the whole candidate matrix per task and region: within a region the

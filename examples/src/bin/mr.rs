@@ -481,6 +481,17 @@ enum ClusterCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Exits 0 when the master answers (and, with --worker, when that worker
+    /// is registered and alive), 1 otherwise: for container health checks
+    /// and scripts waiting for a cluster.
+    Health {
+        /// Also require this worker to be alive.
+        #[arg(long)]
+        worker: Option<String>,
+        /// Give up after this long.
+        #[arg(long, default_value = "3s", value_parser = parse_duration)]
+        timeout: std::time::Duration,
+    },
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -618,6 +629,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         },
         Cmd::Cluster(ClusterCmd::Status { json }) => cli::cluster::status(&cfg, json).await,
+        Cmd::Cluster(ClusterCmd::Health { worker, timeout }) => {
+            let what = cli::cluster::health(&cfg, worker.as_deref(), timeout).await?;
+            println!("{what}");
+            Ok(())
+        }
         Cmd::Job(c) => match c {
             JobCmd::Run(a) => {
                 let id = cli::job::submit(&cfg, job_submit(&a)?).await?;

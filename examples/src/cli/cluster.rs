@@ -6,6 +6,42 @@ use common::dfs::Dfs;
 use common::units::format_size;
 use serde_json::json;
 
+/// `mr cluster health`: what answered, or an error saying what did not.
+pub async fn health(
+    cfg: &ClusterConfig,
+    worker: Option<&str>,
+    timeout: std::time::Duration,
+) -> anyhow::Result<String> {
+    let ask = async {
+        let dfs = Dfs::connect(cfg)?;
+        let st = dfs
+            .master()
+            .cluster_status(proto::Empty {})
+            .await
+            .map_err(common::dfs::DfsError::from)?
+            .into_inner();
+        anyhow::Ok(st)
+    };
+    let st = tokio::time::timeout(timeout, ask).await.map_err(|_| {
+        anyhow::anyhow!(
+            "the master at {} did not answer in {timeout:?}",
+            cfg.master.addr
+        )
+    })??;
+    let alive = st.workers.iter().filter(|w| w.alive).count();
+    match worker {
+        None => Ok(format!(
+            "master {} up, {alive} workers alive",
+            cfg.master.addr
+        )),
+        Some(name) => match st.workers.iter().find(|w| w.name == name) {
+            Some(w) if w.alive => Ok(format!("worker {name} alive")),
+            Some(_) => anyhow::bail!("worker {name} is not alive"),
+            None => anyhow::bail!("worker {name} has not registered"),
+        },
+    }
+}
+
 pub async fn status(cfg: &ClusterConfig, as_json: bool) -> anyhow::Result<()> {
     let dfs = Dfs::connect(cfg)?;
     let st = dfs
