@@ -94,7 +94,7 @@ stop_one() { # name signal
 write_config() {
   local n=${WORKERS:-6} r=${RACKS:-2}
   local ports
-  ports=$(python3 - "$((n + 1))" <<'PY'
+  ports=$(python3 - "$((n + 2))" <<'PY'
 import socket, sys
 socks = []
 for _ in range(int(sys.argv[1])):
@@ -110,6 +110,7 @@ PY
     echo
     echo "[master]"
     echo "addr = \"127.0.0.1:$1\""
+    echo "http_addr = \"127.0.0.1:$2\"   # web UI, REST API, /metrics"
     echo "data_dir = \"$DIR/master\""
     echo
     echo "[dfs]"
@@ -122,7 +123,7 @@ PY
     echo
     echo "[network]"
     echo "kind = \"loopback\""
-    shift
+    shift 2
     for i in $(seq 1 "$n"); do
       echo
       echo "[[workers]]"
@@ -152,6 +153,8 @@ case "$cmd" in
         | python3 -c 'import json,sys; print(sum(w["state"]=="alive" for w in json.load(sys.stdin)["workers"]))' 2>/dev/null || echo 0)
       if [ "$alive" = "$want" ]; then
         echo "cluster up: $want workers alive; config $CONF"
+        ui=$(sed -nE 's/^http_addr = "([^"]*)".*/\1/p' "$CONF")
+        [ -z "$ui" ] || echo "web UI: http://$ui/ (log in with the token in $CONF)"
         exit 0
       fi
       sleep 0.2

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo: build, start a 6-worker 2-rack loopback cluster, generate input
 # for each benchmark, run WordCount, Sort and TeraSort, validate them, print
-# a table, and stop the cluster.
+# a table, and stop the cluster. It prints the web UI's address first, so
+# the jobs can be watched running, task by task, with their locality.
 #   scripts/demo.sh [--size 256MiB] [--dir DIR] [--keep]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ while [ $# -gt 0 ]; do
     --size) SIZE=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
     *) echo "demo: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -33,6 +34,17 @@ echo "== starting a 6-worker, 2-rack cluster in $DIR"
 scripts/cluster.sh up --workers 6 --racks 2 --dir "$DIR" --release --heartbeat 250ms --block-size 32MiB --replication 2
 export MR_CONFIG="$DIR/cluster.toml"
 "$MR" cluster status
+# The master's web UI: open it to watch the jobs run task by task. The
+# token rides in the URL's fragment, which the browser never sends; the page
+# moves it to the tab's sessionStorage.
+UI=$("$MR" cluster status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["ui"] or "")')
+if [ -n "$UI" ]; then
+  TOKEN=$(sed -nE 's/^token = "([^"]*)"/\1/p' "$MR_CONFIG")
+  echo
+  echo "== web UI: ${UI}#/?token=$TOKEN"
+  echo "   (REST API under ${UI}api/, Prometheus metrics at ${UI}metrics; both need Authorization: Bearer $TOKEN)"
+  echo
+fi
 
 RESULTS="$DIR/results.jsonl"
 : > "$RESULTS"

@@ -81,7 +81,7 @@ done
 
 SW=mrlan-sw          # the switch namespace
 CLI=mrlan-cli        # the client port in this shell's namespace
-MASTER_PORT=7070 WORKER_PORT=7100
+MASTER_PORT=7070 HTTP_PORT=7080 WORKER_PORT=7100
 
 need_root() {
   [ "$(id -u)" = 0 ] || die "needs root (network namespaces, veth, tc, nft); run it as root"
@@ -254,6 +254,7 @@ lan_up() {
     echo
     echo "[master]"
     echo "addr = \"$pre.0.1:$MASTER_PORT\""
+    echo "http_addr = \"$pre.0.1:$HTTP_PORT\"   # web UI, REST API, /metrics (through $CLI)"
     echo "data_dir = \"$DIR/master\""
     echo
     echo "[dfs]"

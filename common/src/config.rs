@@ -6,6 +6,7 @@
 //! [master]
 //! addr = "127.0.0.1:7070"
 //! data_dir = "/var/lib/mr/master"   # edit log and snapshot
+//! http_addr = "127.0.0.1:7080"   # web UI, REST API, /metrics (optional)
 //!
 //! [dfs]
 //! block_size = "64MiB"
@@ -146,6 +147,11 @@ pub struct MasterConfig {
     /// Edits between two snapshots; a snapshot bounds restart replay time.
     #[serde(default = "default_snapshot_every")]
     pub snapshot_every: u64,
+    /// Where the master serves its web UI, REST API (`/api/...`) and
+    /// Prometheus `/metrics` over HTTP; none when absent. Must differ from
+    /// `addr`: gRPC and the browser do not share a port.
+    #[serde(default)]
+    pub http_addr: Option<String>,
 }
 
 fn default_snapshot_every() -> u64 {
@@ -284,6 +290,16 @@ impl ClusterConfig {
                 self.master.addr
             ));
         }
+        if let Some(h) = &self.master.http_addr {
+            if h.parse::<SocketAddr>().is_err() {
+                return bad(format!("master.http_addr {h:?} is not an IP:port address"));
+            }
+            if *h == self.master.addr {
+                return bad(format!(
+                    "master.http_addr {h} is also master.addr: give the web UI its own port"
+                ));
+            }
+        }
         validate_block_size(self.dfs.block_size).map_err(ConfigError::Invalid)?;
         validate_replication(self.dfs.replication).map_err(ConfigError::Invalid)?;
         if self.heartbeat.interval < Duration::from_millis(10) {
@@ -339,6 +355,14 @@ impl ClusterConfig {
     pub fn master_url(&self) -> String {
         format!("http://{}", self.master.addr)
     }
+
+    /// The web UI's address, when the master serves one (`http_addr`).
+    pub fn ui_url(&self) -> Option<String> {
+        self.master
+            .http_addr
+            .as_ref()
+            .map(|a| format!("http://{a}/"))
+    }
 }
 
 pub fn validate_block_size(n: u64) -> Result<(), String> {
@@ -383,6 +407,23 @@ cache = "1MiB"
         assert_eq!(c.heartbeat.interval, Duration::from_secs(1));
         assert_eq!(c.workers[0].cache, 1 << 20);
         assert_eq!(c.workers[0].map_slots, 2);
+        assert_eq!(c.master.http_addr, None);
+    }
+
+    #[test]
+    fn http_addr() {
+        let with = |a: &str| {
+            BASE.replace(
+                "data_dir = \"/tmp/m\"",
+                &format!("data_dir = \"/tmp/m\"\nhttp_addr = \"{a}\""),
+            )
+        };
+        let c = ClusterConfig::parse(&with("127.0.0.1:7080")).unwrap();
+        assert_eq!(c.master.http_addr.as_deref(), Some("127.0.0.1:7080"));
+        let e = ClusterConfig::parse(&with("nowhere")).unwrap_err();
+        assert!(e.to_string().contains("http_addr"), "{e}");
+        let e = ClusterConfig::parse(&with("127.0.0.1:7070")).unwrap_err();
+        assert!(e.to_string().contains("own port"), "{e}");
     }
 
     #[test]

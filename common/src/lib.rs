@@ -6,6 +6,7 @@
 //! - [`path`]: namespace paths, normalised and unable to escape the root.
 //! - [`dfs`]: the file-system client: put, get, block reads and writes.
 //! - [`auth`]: the cluster-token interceptors every server and client uses.
+//! - [`json`]: JSON shapes shared by the CLI's `--json` and the REST API.
 //! - [`placement`]: HDFS's rack-aware replica placement, pure.
 //! - [`sched`]: the Scheduler trait, the cluster view, every policy.
 //! - [`shutdown`]: the daemons' stop signal.
@@ -14,6 +15,7 @@
 pub mod auth;
 pub mod config;
 pub mod dfs;
+pub mod json;
 pub mod logging;
 pub mod path;
 pub mod placement;

@@ -8,16 +8,22 @@
 //! - [`membership`]: workers, epochs, heartbeats.
 //! - [`state`]: every operation, as plain functions tests drive directly.
 //! - [`service`]: the thin gRPC layer.
+//! - [`http`]: the REST API, the web UI and `/metrics` on `http_addr`.
+//! - [`stats`]: decision-latency and cache counters only `/metrics` reads.
+//! - [`history`]: a short ring of each worker's resource vectors.
 //! - [`error`]: errors and their gRPC codes.
 
 pub mod editlog;
 pub mod error;
+pub mod history;
+pub mod http;
 pub mod jobs;
 pub mod membership;
 pub mod namespace;
 pub mod schedstate;
 pub mod service;
 pub mod state;
+pub mod stats;
 
 use common::auth::TokenCheck;
 use common::config::ClusterConfig;
@@ -36,11 +42,31 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    run_with_http(cfg, listener, None, shutdown).await
+}
+
+/// Runs the master as [`run`] does and, when `http` is given (the caller
+/// binds `http_addr`), its web UI, REST API and `/metrics` there, until the
+/// same `shutdown`.
+pub async fn run_with_http(
+    cfg: ClusterConfig,
+    listener: TcpListener,
+    http: Option<TcpListener>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let interval = cfg.heartbeat.interval;
     let token = cfg.token.clone();
     let state: Shared = Arc::new(Mutex::new(MasterState::open(cfg, Instant::now())?));
     tracing::info!(addr = %listener.local_addr()?, "mr-master listening");
 
+    // The web server stops when gRPC serving has (dropping `stop`), so the
+    // edit log is flushed before the process can exit.
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let web = http.map(|l| {
+        tokio::spawn(http::serve(state.clone(), l, async {
+            let _ = stopped.await;
+        }))
+    });
     let bg = tokio::spawn(background(state.clone(), interval));
     let svc = MasterServer::with_interceptor(
         MasterService {
@@ -56,6 +82,14 @@ pub async fn run(
         )
         .await;
     bg.abort();
+    drop(stop);
+    if let Some(web) = web {
+        match web.await {
+            Ok(Err(e)) => tracing::warn!("web server failed: {e}"),
+            Err(e) => tracing::warn!("web server panicked: {e}"),
+            Ok(Ok(())) => {}
+        }
+    }
     state.lock().unwrap_or_else(|e| e.into_inner()).sync()?;
     tracing::info!("mr-master stopped; edit log flushed");
     served?;

@@ -6,7 +6,8 @@ use common::config::ClusterConfig;
 use std::path::PathBuf;
 
 /// The coordinator of a mini-MapReduce cluster: namespace, block and cache
-/// metadata, worker membership and re-replication.
+/// metadata, worker membership and re-replication; with `http_addr` in the
+/// config, a web UI, REST API and Prometheus metrics.
 #[derive(Parser)]
 #[command(version)]
 struct Args {
@@ -24,5 +25,13 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(&cfg.master.addr)
         .await
         .with_context(|| format!("cannot listen on {}", cfg.master.addr))?;
-    master::run(cfg, listener, common::shutdown::signal()).await
+    let http = match &cfg.master.http_addr {
+        Some(a) => Some(
+            tokio::net::TcpListener::bind(a)
+                .await
+                .with_context(|| format!("cannot listen on http_addr {a}"))?,
+        ),
+        None => None,
+    };
+    master::run_with_http(cfg, listener, http, common::shutdown::signal()).await
 }

@@ -5,6 +5,8 @@
 //! while it is held, and the only slow step inside is the edit-log fsync,
 //! which must serialise namespace changes anyway, as HDFS's namesystem lock does.
 
+mod views;
+
 use crate::editlog::EditLog;
 use crate::error::{MasterError, Result};
 use crate::membership::{next_epoch, WorkerEntry};
@@ -60,6 +62,10 @@ pub struct MasterState {
     safe_until: Instant,
     rng: fastrand::Rng,
     pub jobs: Jobs,
+    /// Counters and histograms only `/metrics` reads (see `stats.rs`).
+    pub stats: crate::stats::Stats,
+    /// Recent resource vectors per worker, for the web UI's sparklines.
+    pub history: crate::history::ResourceHistory,
 }
 
 impl MasterState {
@@ -94,6 +100,8 @@ impl MasterState {
             replicating: HashMap::new(),
             safe_until,
             rng: fastrand::Rng::new(),
+            stats: Default::default(),
+            history: Default::default(),
         })
     }
 
@@ -1348,6 +1356,7 @@ impl MasterState {
         let t0 = Instant::now();
         let assignments = self.jobs.scheduler.assign(&view, trigger);
         let took = t0.elapsed();
+        self.stats.decided(&self.jobs.spec.name, took);
         if !assignments.is_empty() {
             tracing::debug!(n = assignments.len(), ?took, "scheduler decision");
         }
@@ -1472,6 +1481,7 @@ impl MasterState {
         };
         if let Some(t) = r.task {
             if outcome != Outcome::Ignored {
+                self.stats.task_reported(&r);
                 let job_name = self.jobs.jobs.get(&t.job_id).map(|j| j.spec.job.clone());
                 let report = task_report(&r, &t, job_name.unwrap_or_default());
                 let view = self.cluster_view(now);

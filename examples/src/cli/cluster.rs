@@ -4,7 +4,6 @@ use crate::output::table;
 use common::config::ClusterConfig;
 use common::dfs::Dfs;
 use common::units::format_size;
-use serde_json::json;
 
 /// `mr cluster health`: what answered, or an error saying what did not.
 pub async fn health(
@@ -51,45 +50,8 @@ pub async fn status(cfg: &ClusterConfig, as_json: bool) -> anyhow::Result<()> {
         .map_err(common::dfs::DfsError::from)?
         .into_inner();
     if as_json {
-        let workers: Vec<_> = st
-            .workers
-            .iter()
-            .map(|w| {
-                let r = w.resources.clone().unwrap_or_default();
-                json!({
-                    "name": w.name,
-                    "addr": w.addr,
-                    "rack": w.rack,
-                    "state": if w.alive { "alive" } else { "dead" },
-                    "last_heartbeat_ms": w.last_heartbeat_ms,
-                    "map_slots": w.map_slots,
-                    "reduce_slots": w.reduce_slots,
-                    "free_map_slots": w.free_map_slots,
-                    "free_reduce_slots": w.free_reduce_slots,
-                    "cache_used_bytes": w.cache_used_bytes,
-                    "cache_capacity_bytes": w.cache_capacity_bytes,
-                    "blocks": w.blocks,
-                    "resources": {
-                        "cpu_pct": r.cpu_pct,
-                        "cpu_per_core_pct": r.cpu_per_core_pct,
-                        "load1": r.load1,
-                        "mem_used_bytes": r.mem_used_bytes,
-                        "mem_total_bytes": r.mem_total_bytes,
-                        "disk_read_bps": r.disk_read_bps,
-                        "disk_write_bps": r.disk_write_bps,
-                        "net_rx_bps": r.net_rx_bps,
-                        "net_tx_bps": r.net_tx_bps,
-                    },
-                })
-            })
-            .collect();
-        let out = json!({
-            "master": cfg.master.addr,
-            "files": st.files,
-            "blocks": st.blocks,
-            "under_replicated_blocks": st.under_replicated_blocks,
-            "workers": workers,
-        });
+        let ui = cfg.ui_url();
+        let out = common::json::cluster_status(&st, &cfg.master.addr, ui.as_deref());
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }

@@ -6,7 +6,6 @@ use common::config::ClusterConfig;
 use common::dfs::{Dfs, DfsError, PutOptions};
 use common::path::DfsPath;
 use common::units::format_size;
-use serde_json::json;
 use std::path::Path;
 
 fn remote(path: &str) -> anyhow::Result<String> {
@@ -114,13 +113,7 @@ pub async fn ls(cfg: &ClusterConfig, path: &str, as_json: bool) -> anyhow::Resul
         .into_inner()
         .entries;
     if as_json {
-        let v: Vec<_> = entries
-            .iter()
-            .map(|e| {
-                json!({"path": e.path, "dir": e.is_dir, "size": e.size,
-                       "replication": e.replication, "blocks": e.blocks, "mtime_ms": e.mtime_ms})
-            })
-            .collect();
+        let v: Vec<_> = entries.iter().map(common::json::list_entry).collect();
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
@@ -176,17 +169,7 @@ pub async fn stat(cfg: &ClusterConfig, path: &str, as_json: bool) -> anyhow::Res
     let st = dfs.stat(&path).await?;
     let names = |v: &[proto::WorkerAddr]| v.iter().map(|w| w.name.clone()).collect::<Vec<_>>();
     if as_json {
-        let blocks: Vec<_> = st
-            .blocks
-            .iter()
-            .map(|b| {
-                let i = b.block.unwrap_or_default();
-                json!({"id": i.id, "len": i.len, "crc32c": i.crc32c,
-                       "replicas": names(&b.replicas), "cached_on": names(&b.cached_on)})
-            })
-            .collect();
-        let out = json!({"path": st.path, "size": st.size, "replication": st.replication,
-                         "block_size": st.block_size, "mtime_ms": st.mtime_ms, "blocks": blocks});
+        let out = common::json::file_status(&st);
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }

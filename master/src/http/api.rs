@@ -1,0 +1,138 @@
+//! REST handlers: parse, take the lock, call one plain function on
+//! `MasterState`, answer JSON. Read-only except job kill and the
+//! scheduler switch. Shapes are those of the CLI's `--json` where both
+//! show the same thing (see `common::json` and `state/views.rs`).
+
+use super::error::ApiError;
+use super::lock;
+use crate::service::Shared;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::Value;
+
+type ApiResult = Result<Response, ApiError>;
+
+fn json(v: Value) -> ApiResult {
+    Ok(([(header::CONTENT_TYPE, "application/json")], v.to_string()).into_response())
+}
+
+fn id(raw: &str, what: &str) -> Result<u64, ApiError> {
+    raw.parse()
+        .map_err(|_| ApiError::BadRequest(format!("{what} id {raw:?} is not a number")))
+}
+
+#[tracing::instrument(level = "debug", skip_all)]
+pub async fn workers(State(s): State<Shared>) -> ApiResult {
+    json(lock(&s).workers_json())
+}
+
+#[tracing::instrument(level = "debug", skip_all)]
+pub async fn jobs(State(s): State<Shared>) -> ApiResult {
+    json(Value::Array(lock(&s).list_jobs()))
+}
+
+#[tracing::instrument(level = "debug", skip_all, fields(job = %raw))]
+pub async fn job(State(s): State<Shared>, Path(raw): Path<String>) -> ApiResult {
+    let id = id(&raw, "job")?;
+    json(lock(&s).job_detail_json(id, std::time::Instant::now())?)
+}
+
+#[tracing::instrument(skip_all, fields(job = %raw))]
+pub async fn kill_job(State(s): State<Shared>, Path(raw): Path<String>) -> ApiResult {
+    let id = id(&raw, "job")?;
+    tracing::info!(job = id, "kill asked over HTTP");
+    json(lock(&s).kill_job(id)?)
+}
+
+#[derive(Deserialize)]
+pub struct PathQuery {
+    /// A namespace path; the root when absent.
+    path: Option<String>,
+}
+
+#[tracing::instrument(level = "debug", skip_all, fields(path = ?q.path))]
+pub async fn files(State(s): State<Shared>, Query(q): Query<PathQuery>) -> ApiResult {
+    json(lock(&s).files_json(q.path.as_deref().unwrap_or("/"))?)
+}
+
+#[tracing::instrument(level = "debug", skip_all, fields(path = ?q.path))]
+pub async fn file(State(s): State<Shared>, Query(q): Query<PathQuery>) -> ApiResult {
+    let path = q
+        .path
+        .ok_or_else(|| ApiError::BadRequest("which file? add ?path=/some/file".into()))?;
+    json(lock(&s).file_json(&path)?)
+}
+
+#[tracing::instrument(level = "debug", skip_all, fields(block = %raw))]
+pub async fn block(State(s): State<Shared>, Path(raw): Path<String>) -> ApiResult {
+    let id = id(&raw, "block")?;
+    json(lock(&s).block_json(id)?)
+}
+
+#[tracing::instrument(level = "debug", skip_all)]
+pub async fn cache(State(s): State<Shared>) -> ApiResult {
+    json(lock(&s).cache_json())
+}
+
+#[tracing::instrument(level = "debug", skip_all)]
+pub async fn scheduler(State(s): State<Shared>) -> ApiResult {
+    json(lock(&s).scheduler_json())
+}
+
+/// The body of a scheduler switch: `{"name": "delay", "params":
+/// {"node_wait": 2}}`; parameter values may be strings or numbers, as in
+/// `[scheduler.params]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerBody {
+    name: String,
+    #[serde(default)]
+    params: serde_json::Map<String, Value>,
+}
+
+impl SchedulerBody {
+    fn spec(self) -> Result<common::sched::SchedulerSpec, ApiError> {
+        let mut params = std::collections::BTreeMap::new();
+        for (k, v) in self.params {
+            let v = match v {
+                Value::String(s) => s,
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => b.to_string(),
+                other => {
+                    return Err(ApiError::BadRequest(format!(
+                        "scheduler parameter {k} must be a string or a number, not {other}"
+                    )))
+                }
+            };
+            params.insert(k, v);
+        }
+        Ok(common::sched::SchedulerSpec {
+            name: self.name,
+            params,
+        })
+    }
+}
+
+#[tracing::instrument(skip_all)]
+pub async fn set_scheduler(State(s): State<Shared>, body: Bytes) -> ApiResult {
+    let b: SchedulerBody = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::BadRequest(format!(
+            "the body must be {{\"name\": POLICY, \"params\": {{KEY: VALUE}}}}: {e}"
+        ))
+    })?;
+    let spec = b.spec()?;
+    tracing::info!(scheduler = %spec.name, "scheduler switch asked over HTTP");
+    let mut st = lock(&s);
+    st.set_scheduler(spec)?;
+    json(st.scheduler_json())
+}
+
+pub async fn not_found(uri: axum::http::Uri) -> ApiError {
+    ApiError::NotFound(format!(
+        "no such endpoint: {}; see README \"Web UI, REST API and metrics\"",
+        uri.path()
+    ))
+}

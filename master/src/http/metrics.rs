@@ -1,0 +1,312 @@
+//! `/metrics` in the Prometheus text exposition format (version 0.0.4),
+//! written by hand: a dozen families do not justify a metrics crate and
+//! its registry. Behind the cluster token like the API (Prometheus sends
+//! it with `authorization: {credentials: TOKEN}` in a scrape config).
+//!
+//! Counters and histograms reset when the master restarts, which
+//! Prometheus's `rate()` and `increase()` expect of counters.
+
+use super::lock;
+use crate::jobs::JobState;
+use crate::service::Shared;
+use crate::state::MasterState;
+use crate::stats::{Histogram, JOB_BUCKETS};
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use common::sched::Locality;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::time::Instant;
+
+/// The content type Prometheus asks for and parses.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+#[tracing::instrument(level = "debug", skip_all)]
+pub async fn handler(State(s): State<Shared>) -> impl IntoResponse {
+    let text = render(&lock(&s), Instant::now());
+    ([(header::CONTENT_TYPE, CONTENT_TYPE)], text)
+}
+
+/// Text-format writer: one `# HELP`/`# TYPE` per family, then its samples.
+struct Text(String);
+
+impl Text {
+    fn family(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.0, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+        self.0.push_str(name);
+        if !labels.is_empty() {
+            self.0.push('{');
+            for (i, (k, v)) in labels.iter().enumerate() {
+                if i > 0 {
+                    self.0.push(',');
+                }
+                let _ = write!(self.0, "{k}=\"{}\"", escape(v));
+            }
+            self.0.push('}');
+        }
+        let _ = writeln!(self.0, " {}", number(value));
+    }
+
+    fn histogram(&mut self, name: &str, labels: &[(&str, &str)], h: &Histogram) {
+        for (le, count) in h.cumulative() {
+            let le = number(le);
+            let mut l = labels.to_vec();
+            l.push(("le", &le));
+            self.sample(&format!("{name}_bucket"), &l, count as f64);
+        }
+        self.sample(&format!("{name}_sum"), labels, h.sum);
+        self.sample(&format!("{name}_count"), labels, h.count() as f64);
+    }
+}
+
+/// Label values escape backslash, double quote and newline.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn number(v: f64) -> String {
+    if v == f64::INFINITY {
+        "+Inf".into()
+    } else if v.is_nan() {
+        "NaN".into()
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Every metric of the master, as of `now`.
+pub fn render(s: &MasterState, now: Instant) -> String {
+    let mut t = Text(String::with_capacity(16 << 10));
+    let st = s.cluster_status();
+
+    type Gauge = (
+        &'static str,
+        &'static str,
+        fn(&proto::WorkerStatus, &proto::ResourceVector) -> f64,
+    );
+    let gauges: &[Gauge] = &[
+        (
+            "mr_worker_up",
+            "1 if the worker is registered and heartbeating, else 0.",
+            |w, _| f64::from(u8::from(w.alive)),
+        ),
+        (
+            "mr_worker_cpu_percent",
+            "CPU busy, percent of all cores.",
+            |_, r| r.cpu_pct,
+        ),
+        ("mr_worker_load1", "One-minute load average.", |_, r| {
+            r.load1
+        }),
+        ("mr_worker_memory_used_bytes", "Memory in use.", |_, r| {
+            r.mem_used_bytes as f64
+        }),
+        (
+            "mr_worker_memory_total_bytes",
+            "Memory installed.",
+            |_, r| r.mem_total_bytes as f64,
+        ),
+        (
+            "mr_worker_disk_read_bytes_per_second",
+            "Disk read rate.",
+            |_, r| r.disk_read_bps as f64,
+        ),
+        (
+            "mr_worker_disk_write_bytes_per_second",
+            "Disk write rate.",
+            |_, r| r.disk_write_bps as f64,
+        ),
+        (
+            "mr_worker_network_receive_bytes_per_second",
+            "Network receive rate.",
+            |_, r| r.net_rx_bps as f64,
+        ),
+        (
+            "mr_worker_network_transmit_bytes_per_second",
+            "Network transmit rate.",
+            |_, r| r.net_tx_bps as f64,
+        ),
+        ("mr_worker_map_slots", "Map slots.", |w, _| {
+            f64::from(w.map_slots)
+        }),
+        (
+            "mr_worker_map_slots_free",
+            "Map slots free at the last heartbeat.",
+            |w, _| f64::from(w.free_map_slots),
+        ),
+        ("mr_worker_reduce_slots", "Reduce slots.", |w, _| {
+            f64::from(w.reduce_slots)
+        }),
+        (
+            "mr_worker_reduce_slots_free",
+            "Reduce slots free at the last heartbeat.",
+            |w, _| f64::from(w.free_reduce_slots),
+        ),
+        (
+            "mr_worker_blocks",
+            "Block replicas the worker stores.",
+            |w, _| w.blocks as f64,
+        ),
+        (
+            "mr_worker_cache_used_bytes",
+            "Bytes in the worker's block cache.",
+            |w, _| w.cache_used_bytes as f64,
+        ),
+        (
+            "mr_worker_cache_capacity_bytes",
+            "Byte bound of the worker's block cache.",
+            |w, _| w.cache_capacity_bytes as f64,
+        ),
+    ];
+    let none = proto::ResourceVector::default();
+    for (name, help, f) in gauges {
+        t.family(name, "gauge", help);
+        for w in &st.workers {
+            let r = w.resources.as_ref().unwrap_or(&none);
+            t.sample(name, &[("worker", &w.name), ("rack", &w.rack)], f(w, r));
+        }
+    }
+
+    t.family(
+        "mr_worker_heartbeat_age_seconds",
+        "gauge",
+        "Seconds since the worker's last heartbeat (registered workers only).",
+    );
+    for w in s.workers.values() {
+        let age = now
+            .saturating_duration_since(w.last_heartbeat)
+            .as_secs_f64();
+        t.sample(
+            "mr_worker_heartbeat_age_seconds",
+            &[("worker", &w.name), ("rack", &w.rack)],
+            age,
+        );
+    }
+
+    for (name, help, hits) in [
+        (
+            "mr_worker_cache_hits_total",
+            "Map tasks on this worker that read their block from its cache.",
+            true,
+        ),
+        (
+            "mr_worker_cache_misses_total",
+            "Map tasks on this worker that read their block from its disk or another worker.",
+            false,
+        ),
+    ] {
+        t.family(name, "counter", help);
+        for w in &st.workers {
+            let c = s.stats.cache.get(&w.name).copied().unwrap_or_default();
+            let v = if hits { c.hits } else { c.misses };
+            t.sample(name, &[("worker", &w.name), ("rack", &w.rack)], v as f64);
+        }
+    }
+
+    t.family(
+        "mr_map_tasks_total",
+        "counter",
+        "Map tasks that succeeded, by the locality level they ran at.",
+    );
+    let mut by_level: BTreeMap<Locality, u64> = BTreeMap::new();
+    for j in s.jobs.jobs.values() {
+        for (l, n) in &j.locality {
+            *by_level.entry(*l).or_default() += u64::from(*n);
+        }
+    }
+    for l in Locality::ALL {
+        let n = by_level.get(&l).copied().unwrap_or(0);
+        t.sample("mr_map_tasks_total", &[("locality", l.as_str())], n as f64);
+    }
+
+    t.family("mr_jobs", "gauge", "Jobs this master run knows, by state.");
+    for state in [
+        JobState::Queued,
+        JobState::Running,
+        JobState::Succeeded,
+        JobState::Failed,
+        JobState::Killed,
+    ] {
+        let n = s.jobs.jobs.values().filter(|j| j.state == state).count();
+        t.sample("mr_jobs", &[("state", state.as_str())], n as f64);
+    }
+
+    t.family(
+        "mr_job_exec_time_seconds",
+        "histogram",
+        "Execution time (submit to output committed) of succeeded jobs, by the scheduler that placed them.",
+    );
+    let mut exec: BTreeMap<&str, Histogram> = BTreeMap::new();
+    for j in s.jobs.jobs.values() {
+        if let (JobState::Succeeded, Some(secs)) = (j.state, j.exec_time_s) {
+            exec.entry(j.scheduler.as_str())
+                .or_insert_with(|| Histogram::new(JOB_BUCKETS))
+                .observe(secs);
+        }
+    }
+    for (sched, h) in &exec {
+        t.histogram("mr_job_exec_time_seconds", &[("scheduler", sched)], h);
+    }
+
+    t.family(
+        "mr_scheduler_decision_seconds",
+        "histogram",
+        "Time the scheduling policy took per decision (one assign call), by policy.",
+    );
+    for (policy, h) in &s.stats.decisions {
+        t.histogram("mr_scheduler_decision_seconds", &[("policy", policy)], h);
+    }
+
+    t.family(
+        "mr_scheduler_active",
+        "gauge",
+        "1 for the policy placing tasks now.",
+    );
+    t.sample(
+        "mr_scheduler_active",
+        &[("policy", &s.scheduler_spec().name)],
+        1.0,
+    );
+
+    for (name, help, v) in [
+        ("mr_dfs_files", "Files in the namespace.", st.files),
+        ("mr_dfs_blocks", "Blocks in the namespace.", st.blocks),
+        (
+            "mr_dfs_under_replicated_blocks",
+            "Blocks with fewer live replicas than their replication factor.",
+            st.under_replicated_blocks,
+        ),
+    ] {
+        t.family(name, "gauge", help);
+        t.sample(name, &[], v as f64);
+    }
+    t.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_and_histograms_follow_the_text_format() {
+        let mut t = Text(String::new());
+        t.family("m", "gauge", "help");
+        t.sample("m", &[("a", "x\"y\\z\n")], 1.5);
+        let mut h = Histogram::new(&[0.5]);
+        h.observe(0.25);
+        h.observe(2.0);
+        t.histogram("h", &[("p", "fifo")], &h);
+        assert_eq!(
+            t.0,
+            "# HELP m help\n# TYPE m gauge\nm{a=\"x\\\"y\\\\z\\n\"} 1.5\n\
+             h_bucket{p=\"fifo\",le=\"0.5\"} 1\nh_bucket{p=\"fifo\",le=\"+Inf\"} 2\n\
+             h_sum{p=\"fifo\"} 2.25\nh_count{p=\"fifo\"} 2\n"
+        );
+    }
+}

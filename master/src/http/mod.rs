@@ -1,0 +1,92 @@
+//! The master's web face on `http_addr`: a REST API over its state, a web
+//! UI embedded in the binary, and Prometheus `/metrics`.
+//!
+//! # Layout
+//! - [`auth`]: the bearer-token check every `/api` route and `/metrics` pass.
+//! - [`api`]: thin REST handlers over plain functions on `MasterState`.
+//! - [`metrics`]: the Prometheus text format, written by hand.
+//! - [`ui`]: the embedded HTML, CSS and JavaScript (no build step).
+//! - [`error`]: the one place that turns master errors into HTTP statuses.
+//!
+//! Handlers take the master's lock as the gRPC handlers do (a std
+//! `Mutex`: nothing awaits while it is held) and build their JSON under it.
+
+pub mod api;
+pub mod auth;
+pub mod error;
+pub mod metrics;
+pub mod ui;
+
+use crate::history::HISTORY_EVERY;
+use crate::service::Shared;
+use axum::routing::{get, post};
+use axum::Router;
+use std::future::Future;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+/// Serves the web UI, the REST API and `/metrics` on `listener` until
+/// `shutdown` resolves. The caller binds the socket (`http_addr`, or port 0
+/// in tests). While it runs, each live worker's resource vector is sampled
+/// into the history the UI draws sparklines from.
+pub async fn serve(
+    state: Shared,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let token = lock(&state).cfg.token.clone();
+    tracing::info!(addr = %listener.local_addr()?, "web UI, REST API and /metrics listening");
+    let sampler = tokio::spawn(sample(state.clone()));
+    let served = axum::serve(listener, router(state, &token))
+        .with_graceful_shutdown(shutdown)
+        .await;
+    sampler.abort();
+    served
+}
+
+/// Every route. Only the three static files of the UI are open: they hold
+/// no data, and the page asks for the token before it asks for anything.
+pub fn router(state: Shared, token: &str) -> Router {
+    let check = Arc::new(auth::Bearer::new(token));
+    let protected = Router::new()
+        .route("/api/workers", get(api::workers))
+        .route("/api/jobs", get(api::jobs))
+        .route("/api/jobs/{id}", get(api::job))
+        .route("/api/jobs/{id}/kill", post(api::kill_job))
+        .route("/api/files", get(api::files))
+        .route("/api/file", get(api::file))
+        .route("/api/blocks/{id}", get(api::block))
+        .route("/api/cache", get(api::cache))
+        .route(
+            "/api/scheduler",
+            get(api::scheduler)
+                .put(api::set_scheduler)
+                .post(api::set_scheduler),
+        )
+        .route("/api/{*rest}", get(api::not_found))
+        .route("/metrics", get(metrics::handler))
+        .route_layer(axum::middleware::from_fn_with_state(check, auth::require));
+    Router::new()
+        .merge(protected)
+        .route("/", get(ui::index))
+        .route("/index.html", get(ui::index))
+        .route("/app.js", get(ui::script))
+        .route("/style.css", get(ui::style))
+        .fallback(api::not_found)
+        .with_state(state)
+}
+
+pub(crate) fn lock(state: &Shared) -> std::sync::MutexGuard<'_, crate::state::MasterState> {
+    // A panic while holding the lock is a bug; keep serving the rest.
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Samples every live worker's resource vector each [`HISTORY_EVERY`].
+async fn sample(state: Shared) {
+    let mut tick = tokio::time::interval(HISTORY_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        lock(&state).sample_resources(common::now_ms());
+    }
+}

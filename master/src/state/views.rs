@@ -1,0 +1,182 @@
+//! Read-only views of the master's state for the REST API and the web UI,
+//! as JSON built with the same builders as the CLI's `--json`
+//! (`common::json`), so the shapes cannot drift apart. A child module of
+//! `state` so that it reads the block tables without widening their
+//! visibility.
+
+use super::MasterState;
+use crate::error::{MasterError, Result};
+use crate::jobs::{Job, TaskStatus};
+use common::sched::TaskKind;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+impl MasterState {
+    /// `GET /api/workers`: the `mr cluster status --json` object, each worker
+    /// with its recent resource samples (`history`, one array per field).
+    pub fn workers_json(&self) -> Value {
+        let st = self.cluster_status();
+        let ui = self.cfg.ui_url();
+        let mut v = common::json::cluster_status(&st, &self.cfg.master.addr, ui.as_deref());
+        if let Some(ws) = v["workers"].as_array_mut() {
+            for w in ws {
+                let name = w["name"].as_str().unwrap_or_default().to_string();
+                w["history"] = self.history.json(&name);
+            }
+        }
+        v
+    }
+
+    /// Appends every live worker's latest resource vector to its history.
+    pub fn sample_resources(&mut self, t_ms: u64) {
+        for w in self.workers.values().filter(|w| w.alive) {
+            self.history.record(&w.name, &w.resources, t_ms);
+        }
+    }
+
+    /// `GET /api/jobs/{id}`: the job summary (as `mr job status --json`)
+    /// with `tasks`: every finished attempt as the job history records it
+    /// (node, locality, start and end, bytes) and every running one
+    /// (`state` "running", `end_ms` 0, no locality yet).
+    pub fn job_detail_json(&self, id: u64, now: Instant) -> Result<Value> {
+        let mut v = self.job_json(id)?;
+        let live = self.jobs.jobs.get(&id);
+        let mut tasks: Vec<Value> = match live {
+            // While a job runs its records are in memory; when it ends they
+            // move to its history file.
+            Some(j) if !j.state.is_final() => j.records.clone(),
+            _ => self
+                .job_history(id)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|r| r["type"] == "task")
+                .collect(),
+        };
+        if let Some(j) = live {
+            tasks.extend(running_tasks(j, now));
+        }
+        v["tasks"] = Value::Array(tasks);
+        Ok(v)
+    }
+
+    /// `GET /api/files?path=`: the `mr fs ls --json` array.
+    pub fn files_json(&self, path: &str) -> Result<Value> {
+        Ok(self
+            .list(path)?
+            .iter()
+            .map(common::json::list_entry)
+            .collect())
+    }
+
+    /// `GET /api/file?path=`: the `mr fs stat --json` object.
+    pub fn file_json(&self, path: &str) -> Result<Value> {
+        Ok(common::json::file_status(&self.file_status(path)?))
+    }
+
+    /// `GET /api/blocks/{id}`: a block as `mr fs stat --json` lists it, with
+    /// the file it belongs to and its replication factor.
+    pub fn block_json(&self, id: u64) -> Result<Value> {
+        let owner = self
+            .owners
+            .get(&id)
+            .ok_or_else(|| MasterError::NotFound(format!("no block {id}")))?;
+        let file = self
+            .ns
+            .files
+            .iter()
+            .find(|(_, f)| f.blocks.iter().any(|b| b.id == id))
+            .map(|(p, _)| p.clone());
+        let status = proto::BlockStatus {
+            block: Some(super::to_info(&owner.meta)),
+            replicas: self.holders(&self.locations, id),
+            cached_on: self.holders(&self.cached, id),
+        };
+        let mut v = common::json::block_status(&status);
+        v["file"] = json!(file);
+        v["replication"] = json!(owner.replication);
+        Ok(v)
+    }
+
+    /// `GET /api/cache`: per worker, the bytes its LRU holds, the blocks it
+    /// reported cached, and the hits and misses of the maps it ran.
+    pub fn cache_json(&self) -> Value {
+        let mut blocks: BTreeMap<&str, u64> = BTreeMap::new();
+        for set in self.cached.values() {
+            for n in set {
+                *blocks.entry(n.as_str()).or_default() += 1;
+            }
+        }
+        let st = self.cluster_status();
+        let workers: Vec<Value> = st
+            .workers
+            .iter()
+            .map(|w| {
+                let c = self.stats.cache.get(&w.name).copied().unwrap_or_default();
+                json!({
+                    "name": w.name,
+                    "rack": w.rack,
+                    "state": if w.alive { "alive" } else { "dead" },
+                    "cache_used_bytes": w.cache_used_bytes,
+                    "cache_capacity_bytes": w.cache_capacity_bytes,
+                    "cached_blocks": blocks.get(w.name.as_str()).copied().unwrap_or(0),
+                    "hits": c.hits,
+                    "misses": c.misses,
+                })
+            })
+            .collect();
+        let live = st.workers.iter().filter(|w| w.alive);
+        json!({
+            "used_bytes": live.clone().map(|w| w.cache_used_bytes).sum::<u64>(),
+            "capacity_bytes": live.map(|w| w.cache_capacity_bytes).sum::<u64>(),
+            "cached_blocks": self.cached.values().filter(|s| !s.is_empty()).count(),
+            "workers": workers,
+        })
+    }
+
+    /// `GET /api/scheduler`: the active policy, its parameters, and every
+    /// name `set_scheduler` accepts.
+    pub fn scheduler_json(&self) -> Value {
+        let spec = self.scheduler_spec();
+        json!({
+            "name": spec.name,
+            "params": spec.params,
+            "available": common::sched::registry::NAMES,
+        })
+    }
+}
+
+/// The running attempts of a job in the shape of the history's task
+/// records, times from the master's clock.
+fn running_tasks(j: &Job, now: Instant) -> Vec<Value> {
+    let now_ms = common::now_ms();
+    let mut v = Vec::new();
+    for (kind, tasks) in [(TaskKind::Map, &j.maps), (TaskKind::Reduce, &j.reduces)] {
+        for (i, t) in tasks.iter().enumerate() {
+            if let TaskStatus::Running {
+                attempt,
+                worker,
+                started,
+                ..
+            } = &t.status
+            {
+                let ran = now.saturating_duration_since(*started);
+                v.push(json!({
+                    "type": "task",
+                    "job_id": j.id,
+                    "kind": if kind == TaskKind::Map { "map" } else { "reduce" },
+                    "index": i,
+                    "attempt": attempt,
+                    "node": worker,
+                    "state": "running",
+                    "locality": null,
+                    "start_ms": now_ms.saturating_sub(ran.as_millis() as u64),
+                    "end_ms": 0,
+                    "runtime_s": ran.as_secs_f64(),
+                }));
+            }
+        }
+    }
+    v
+}
