@@ -1,15 +1,28 @@
 #!/usr/bin/env bash
 # The test command: builds the daemons the integration tests start as real
-# processes, runs every test of the workspace, then the emulated-LAN test
-# (scripts/lan-test.sh: about 30 s; it skips itself without root and ip netns).
+# processes, runs every test of the workspace (among them the web UI in
+# headless Chromium, master/tests/browser.rs, which skips itself without a
+# browser), then the emulated-LAN test (scripts/lan-test.sh: about 30 s; it
+# skips itself without root and ip netns).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --workspace --bins
+UI_ARTIFACTS=target/ui-test
+rm -rf "$UI_ARTIFACTS"
+chromium=${MR_CHROMIUM:-$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)}
+if [ -n "$chromium" ] && "$chromium" --version >/dev/null 2>&1; then
+  echo "browser test: $("$chromium" --version 2>/dev/null); screenshots go to $UI_ARTIFACTS/"
+else
+  echo "browser test: SKIPPED (no runnable chromium; .ci/run installs Debian's chromium as root, or set MR_CHROMIUM)"
+fi
 if command -v cargo-nextest >/dev/null 2>&1 || cargo nextest --version >/dev/null 2>&1; then
   # nextest runs each test in its own process: a crashed cluster test
   # cannot take the others down.
   cargo nextest run --workspace --no-fail-fast "$@"
 else
   cargo test --workspace "$@"
+fi
+if ls "$UI_ARTIFACTS"/*.png >/dev/null 2>&1; then
+  echo "browser test screenshots: $(ls "$UI_ARTIFACTS"/*.png | tr '\n' ' ')"
 fi
 scripts/lan-test.sh

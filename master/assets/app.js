@@ -194,7 +194,7 @@ async function overview() {
 function timeline(job, workers) {
   const now = Date.now();
   const t0 = job.submit_ms;
-  const t1 = Math.max(job.end_ms || now, ...job.tasks.map((t) => t.end_ms || now), t0 + 1000);
+  const t1 = Math.max(job.end_ms || now, ...job.tasks.map((t) => t.end_ms || now), t0 + 100);
   const nodes = workers.slice().sort((a, b) => a.rack.localeCompare(b.rack) ||
     a.name.localeCompare(b.name, undefined, { numeric: true })).map((w) => w.name);
   for (const t of job.tasks) if (!nodes.includes(t.node)) nodes.push(t.node);
@@ -224,9 +224,11 @@ function timeline(job, workers) {
     svg += `<line class="grid" x1="${xs}" x2="${xs}" y1="12" y2="${y}"/>` +
       `<text x="${xs + 2}" y="10">${+s.toFixed(1)}s</text>`;
   }
+  const rackOf = new Map(workers.map((w) => [w.name, w.rack]));
   for (const n of nodes) {
     const ry = rowY.get(n);
-    svg += `<text class="rowname" x="4" y="${ry + 11}">${esc(n)}</text>`;
+    svg += `<text class="rowname" x="4" y="${ry + 11}">${esc(n)}</text>` +
+      `<text x="34" y="${ry + 11}">${esc(rackOf.get(n) || '')}</text>`;
   }
   for (const t of tasks) {
     const level = t.kind === 'reduce' ? 'reduce' : (t.locality || 'running');
