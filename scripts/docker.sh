@@ -270,8 +270,9 @@ shape() { # rate (empty or 0: none)
   done
 }
 
-BIN="$ROOT/target/release"
-[ -x "$BIN/mr" ] || BIN="$ROOT/target/debug"
+if [ -n "${MR_BIN_DIR:-}" ]; then BIN=$MR_BIN_DIR
+elif [ "$DEBUG" = 0 ] && [ -x "$ROOT/target/release/mr" ]; then BIN="$ROOT/target/release"
+else BIN="$ROOT/target/debug"; fi
 mr_host() { "$BIN/mr" --config "$CONF" "$@"; }
 
 wait_alive() {
@@ -330,6 +331,10 @@ case "$cmd" in
     allow_routing
     if [ -n "$NAME" ]; then dc start "$NAME"; else dc start; fi
     shape "${SAVED_UPLINK:-}"
+    if [ -z "$NAME" ]; then
+      wait_alive "$(grep -c '^\[\[workers\]\]' "$CONF")"
+      echo "docker cluster started; config $CONF"
+    fi
     ;;
   kill)
     [ -f "$COMPOSE" ] || die "no cluster in $DIR"

@@ -428,14 +428,16 @@ impl Job {
 
     /// A worker died: its running attempts go back to the queue (not counted
     /// as failures), and so do its finished maps while a reduce still needs
-    /// their output (Hadoop's `actOnUnusableNode`). Returns true if anything
-    /// changed.
-    pub fn worker_lost(&mut self, worker: &str, now: Instant) -> bool {
+    /// their output (Hadoop's `actOnUnusableNode`). Reduces running
+    /// elsewhere would only retry fetches from the dead worker until they
+    /// fail, so they go back too, to run again once the lost maps have:
+    /// the attempts returned are to be killed on their workers.
+    pub fn worker_lost(&mut self, worker: &str, now: Instant) -> Vec<(String, proto::TaskRef)> {
         if self.state.is_final() {
-            return false;
+            return Vec::new();
         }
         let reduces_need_maps = !self.spec.map_only && !self.reduces.iter().all(Task::is_done);
-        let mut changed = false;
+        let mut lost_maps = false;
         for kind in [TaskKind::Map, TaskKind::Reduce] {
             let n = match kind {
                 TaskKind::Map => self.maps.len(),
@@ -451,6 +453,7 @@ impl Job {
                     TaskStatus::Pending => false,
                 };
                 if hit {
+                    lost_maps |= kind == TaskKind::Map && t.is_done();
                     tracing::warn!(
                         job = self.id,
                         ?kind,
@@ -459,11 +462,23 @@ impl Job {
                         "re-queued: its worker was lost"
                     );
                     self.requeue(kind, i, now);
-                    changed = true;
                 }
             }
         }
-        changed
+        if !lost_maps {
+            return Vec::new();
+        }
+        let kills: Vec<_> = self
+            .running_attempts()
+            .into_iter()
+            .filter(|(_, t)| !t.is_map)
+            .collect();
+        for (w, t) in &kills {
+            tracing::info!(job = self.id, index = t.index, worker = %w,
+                "reduce re-queued: map outputs it needs were lost");
+            self.requeue(TaskKind::Reduce, t.index, now);
+        }
+        kills
     }
 
     pub fn fail(&mut self, why: String) {

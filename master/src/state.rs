@@ -140,9 +140,7 @@ impl MasterState {
         }
         // Forget whatever the previous incarnation reported or ran.
         self.drop_worker_tables(&req.name);
-        for j in self.jobs.jobs.values_mut() {
-            j.worker_lost(&req.name, now);
-        }
+        self.worker_lost(&req.name, now);
         let prev_epoch = self.workers.get(&req.name).map_or(0, |w| w.epoch);
         let epoch = next_epoch(prev_epoch);
         let mut delete_blocks = Vec::new();
@@ -316,8 +314,22 @@ impl MasterState {
             w.free_map_slots = 0;
             w.free_reduce_slots = 0;
         }
+        self.worker_lost(name, now);
+    }
+
+    /// Re-queues what `name` ran or holds for running jobs, and kills the
+    /// reduce attempts that re-queueing made useless.
+    fn worker_lost(&mut self, name: &str, now: Instant) {
+        let mut kills = Vec::new();
         for j in self.jobs.jobs.values_mut() {
-            j.worker_lost(name, now);
+            kills.extend(j.worker_lost(name, now));
+        }
+        for (w, t) in kills {
+            if let Some(e) = self.workers.get_mut(&w).filter(|e| e.alive) {
+                e.commands.push(Command {
+                    kind: Some(Kind::KillTask(t)),
+                });
+            }
         }
     }
 

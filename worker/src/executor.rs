@@ -65,7 +65,10 @@ pub fn launch(node: &Arc<Node>, l: LaunchTask) {
         return;
     }
     let key: TaskKey = (t.job_id, t.is_map, t.index);
+    // A root span: a launch that comes back with another task's report
+    // must not nest under that task.
     let span = tracing::info_span!(
+        parent: None,
         "task",
         job = t.job_id,
         kind = if t.is_map { "map" } else { "reduce" },
