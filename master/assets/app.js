@@ -338,6 +338,8 @@ $('login-form').addEventListener('submit', (ev) => {
 });
 $('logout').addEventListener('click', () => showLogin());
 $('sched-form').addEventListener('submit', switchScheduler);
+// Another policy takes other parameters: start it from its defaults.
+$('sched-name').addEventListener('change', () => { $('sched-params').value = ''; });
 document.addEventListener('click', async (ev) => {
   const b = ev.target.closest('button.kill');
   if (!b || !confirm(`Kill job ${b.dataset.job}?`)) return;
