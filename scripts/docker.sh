@@ -151,6 +151,7 @@ write_files() {
     echo
     echo "[master]"
     echo "addr = \"$SUBNET.0.10:7070\""
+    echo "http_addr = \"$SUBNET.0.10:7080\"   # web UI, REST API, /metrics"
     echo "data_dir = \"/data/master\""
     echo
     echo "[dfs]"

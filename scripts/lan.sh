@@ -6,6 +6,9 @@
 #                  [--uplink-rate 300mbit] [--client-rate RATE] [--subnet 10.77.0.0/16]
 #                  [--block-size 64MiB] [--replication 3] [--heartbeat 1s] [--dead-after 5]
 #                  [--cache 256MiB] [--burst 256kb] [--latency 50ms] [--release]
+#                  [--no-daemons]   (the network and cluster.toml only: hosts
+#                                    without mr processes, as scripts/deploy-test.sh
+#                                    wants them for sshd)
 #   scripts/lan.sh down [--dir D] [--purge]    kill, remove every mrlan-* object (idempotent)
 #   scripts/lan.sh status [--dir D]            namespaces, links, rates, nft tables, processes
 #   scripts/lan.sh cut NAME | restore NAME     isolate host NAME (master, w3) / undo
@@ -52,7 +55,7 @@ esac
 
 DIR="./mr-lan" WORKERS=6 RACKS=2 HOST_RATE=1gbit UPLINK_RATE=300mbit CLIENT_RATE=""
 SUBNET=10.77.0.0/16 BLOCK=64MiB REPL=3 HB=1s DEAD=5 CACHE=256MiB BURST=256kb LATENCY=50ms
-RELEASE=0 PURGE=0
+RELEASE=0 PURGE=0 NO_DAEMONS=0
 ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -72,6 +75,7 @@ while [ $# -gt 0 ]; do
     --latency) LATENCY=$2; shift 2 ;;
     --release) RELEASE=1; shift ;;
     --purge) PURGE=1; shift ;;
+    --no-daemons) NO_DAEMONS=1; shift ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "lan.sh: unknown option $1" >&2; exit 2 ;;
     *) ARGS+=("$1"); shift ;;
@@ -284,6 +288,11 @@ lan_up() {
     done
   } > "$CONF"
 
+  if [ "$NO_DAEMONS" = 1 ]; then
+    trap - EXIT
+    echo "lan up: $WORKERS worker hosts in $RACKS racks, no daemons started; config $CONF"
+    return 0
+  fi
   mkdir -p "$DIR/pids" "$DIR/logs"
   start_in() { # name cmd...
     local name=$1; shift

@@ -3,7 +3,9 @@
 # processes, runs every test of the workspace (among them the web UI in
 # headless Chromium, master/tests/browser.rs, which skips itself without a
 # browser), then the emulated-LAN test (scripts/lan-test.sh: about 30 s; it
-# skips itself without root and ip netns).
+# skips itself without root and ip netns), the container test
+# (scripts/docker-test.sh, about 40 s) and the SSH deployment test
+# (scripts/deploy-test.sh, about 60 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --workspace --bins
@@ -26,3 +28,7 @@ if ls "$UI_ARTIFACTS"/*.png >/dev/null 2>&1; then
   echo "browser test screenshots: $(ls "$UI_ARTIFACTS"/*.png | tr '\n' ' ')"
 fi
 scripts/lan-test.sh
+# The launch paths (each skips itself, saying why, where it cannot run):
+# containers (a Docker engine) and SSH deployment (root, ip netns, sshd).
+scripts/docker-test.sh
+scripts/deploy-test.sh
