@@ -307,6 +307,8 @@ async fn endpoints_match_the_cli_and_metrics_count_the_work() {
     // --- /api/workers is `mr cluster status --json` plus a history
     let cli = c.mr_json(&["cluster", "status", "--json"]).await;
     assert_eq!(cli["ui"], format!("http://{}/", c.http));
+    let text = c.mr(&["cluster", "status"]).await;
+    assert!(text.contains(&format!("http://{}/", c.http)), "{text}");
     c.wait_for("resource history", Duration::from_secs(10), || async {
         c.api("/api/workers").await["workers"]
             .as_array()

@@ -132,5 +132,8 @@ pub async fn status(cfg: &ClusterConfig, as_json: bool) -> anyhow::Result<()> {
         st.blocks,
         st.under_replicated_blocks
     );
+    if let Some(ui) = cfg.ui_url() {
+        println!("web UI, REST API and metrics: {ui}");
+    }
     Ok(())
 }
