@@ -84,11 +84,7 @@ pub async fn run_with_http(
     bg.abort();
     drop(stop);
     if let Some(web) = web {
-        match web.await {
-            Ok(Err(e)) => tracing::warn!("web server failed: {e}"),
-            Err(e) => tracing::warn!("web server panicked: {e}"),
-            Ok(Ok(())) => {}
-        }
+        http::join(web).await;
     }
     state.lock().unwrap_or_else(|e| e.into_inner()).sync()?;
     tracing::info!("mr-master stopped; edit log flushed");

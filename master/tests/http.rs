@@ -580,3 +580,46 @@ async fn metrics(c: &Cluster) -> BTreeMap<String, f64> {
     }
     out
 }
+
+/// A browser keeps its connection open between polls: the master still
+/// stops at once, closing it, and flushes its edit log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_master_stops_with_a_browser_connected() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut c = Cluster::start(
+        "stop",
+        Opts {
+            workers: 1,
+            start: 0,
+            racks: 1,
+        },
+    )
+    .await;
+    let mut s = tokio::net::TcpStream::connect(c.http).await.unwrap();
+    let req = format!(
+        "GET /api/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\r\n",
+        c.token
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = s.read(&mut buf).await.unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    // The connection stays open (keep-alive) while the master stops.
+    let (r, took) = c.stop_master().await;
+    r.unwrap();
+    assert!(took < Duration::from_secs(3), "shutdown took {took:?}");
+    let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf))
+        .await
+        .expect("the connection is closed")
+        .unwrap_or(0);
+    assert_eq!(n, 0, "closed, not answered");
+    assert!(
+        refused(c.http).await,
+        "nothing listens any more"
+    );
+}
+
+/// True when a connection to `addr` is refused.
+async fn refused(addr: std::net::SocketAddr) -> bool {
+    tokio::net::TcpStream::connect(addr).await.is_err()
+}

@@ -76,6 +76,22 @@ pub fn router(state: Shared, token: &str) -> Router {
         .with_state(state)
 }
 
+/// How long the master waits at shutdown for the web server to finish its
+/// requests: a browser's request ends in milliseconds; a client stuck
+/// mid-request must not keep the master from exiting.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Waits for the web server [`serve`] runs in `web` to stop (after its
+/// shutdown future resolved), at most [`STOP_GRACE`].
+pub async fn join(web: tokio::task::JoinHandle<std::io::Result<()>>) {
+    match tokio::time::timeout(STOP_GRACE, web).await {
+        Ok(Ok(Ok(()))) => {}
+        Ok(Ok(Err(e))) => tracing::warn!("web server failed: {e}"),
+        Ok(Err(e)) => tracing::warn!("web server panicked: {e}"),
+        Err(_) => tracing::warn!("web server still busy after {STOP_GRACE:?}: left behind"),
+    }
+}
+
 pub(crate) fn lock(state: &Shared) -> std::sync::MutexGuard<'_, crate::state::MasterState> {
     // A panic while holding the lock is a bug; keep serving the rest.
     state.lock().unwrap_or_else(|e| e.into_inner())

@@ -32,6 +32,8 @@ pub struct Cluster {
     procs: Vec<Child>,
     /// Dropped to stop the master.
     stop: Option<tokio::sync::oneshot::Sender<()>>,
+    /// The in-process master.
+    master: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
 }
 
 /// Where cargo put this package's binaries; the workspace's other binaries
@@ -90,7 +92,7 @@ impl Cluster {
         std::fs::write(&config, &toml).unwrap();
         let cfg = common::config::ClusterConfig::parse(&toml).unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(master::run_with_http(cfg, grpc_l, Some(http_l), async {
+        let master = tokio::spawn(master::run_with_http(cfg, grpc_l, Some(http_l), async {
             let _ = stopped.await;
         }));
         let bin = bin_dir();
@@ -119,6 +121,7 @@ impl Cluster {
             bin,
             procs,
             stop: Some(stop),
+            master: Some(master),
         };
         let n = o.start;
         c.wait_for(
@@ -138,6 +141,15 @@ impl Cluster {
         )
         .await;
         c
+    }
+
+    /// Shuts the master down as SIGTERM would; returns what `run_with_http`
+    /// returned and how long the shutdown took.
+    pub async fn stop_master(&mut self) -> (anyhow::Result<()>, Duration) {
+        let t = Instant::now();
+        drop(self.stop.take());
+        let r = self.master.take().expect("running").await.unwrap();
+        (r, t.elapsed())
     }
 
     /// Runs `mr` against the cluster, asserting success; returns stdout.
