@@ -86,7 +86,13 @@ pub async fn run_with_http(
     if let Some(web) = web {
         http::join(web).await;
     }
-    state.lock().unwrap_or_else(|e| e.into_inner()).sync()?;
+    let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+    let abandoned = s.abandon_jobs("the master shut down while the job ran; resubmit it");
+    if abandoned > 0 {
+        tracing::warn!(jobs = abandoned, "unfinished jobs failed at shutdown");
+    }
+    s.sync()?;
+    drop(s);
     tracing::info!("mr-master stopped; edit log flushed");
     served?;
     Ok(())

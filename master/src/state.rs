@@ -1686,6 +1686,26 @@ impl MasterState {
         }
     }
 
+    /// On a graceful stop. Jobs live in the master's memory only, so each
+    /// unfinished one ends here, failed, its staging removed and its history
+    /// written, rather than vanish unrecorded; clients are told to resubmit.
+    pub fn abandon_jobs(&mut self, why: &str) -> usize {
+        let ids: Vec<u64> = self
+            .jobs
+            .jobs
+            .values()
+            .filter(|j| !j.state.is_final())
+            .map(|j| j.id)
+            .collect();
+        for &id in &ids {
+            if let Some(j) = self.jobs.jobs.get_mut(&id) {
+                j.fail(why.to_string());
+            }
+            self.end_job(id);
+        }
+        ids.len()
+    }
+
     pub fn kill_job(&mut self, id: u64) -> Result<serde_json::Value> {
         let job = self
             .jobs

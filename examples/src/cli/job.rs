@@ -155,6 +155,24 @@ pub async fn get(dfs: &Dfs, id: u64) -> anyhow::Result<Value> {
     Ok(serde_json::from_str(&r.json)?)
 }
 
+/// How long `wait` waits for a master that stopped answering.
+const MASTER_WAIT: Duration = Duration::from_secs(60);
+
+enum MasterGone {
+    Unreachable,
+    Forgot,
+    No,
+}
+
+fn master_gone(e: &anyhow::Error) -> MasterGone {
+    match e.downcast_ref::<DfsError>() {
+        Some(DfsError::Rpc(s)) if s.code() == tonic::Code::Unavailable => MasterGone::Unreachable,
+        Some(DfsError::Rpc(s)) if s.code() == tonic::Code::NotFound => MasterGone::Forgot,
+        Some(DfsError::Connect { .. }) => MasterGone::Unreachable,
+        _ => MasterGone::No,
+    }
+}
+
 fn is_final(v: &Value) -> bool {
     matches!(v["state"].as_str(), Some("succeeded" | "failed" | "killed"))
 }
@@ -165,8 +183,38 @@ pub async fn wait(cfg: &ClusterConfig, id: u64) -> anyhow::Result<Value> {
     let tty = std::io::stderr().is_terminal();
     let t = Instant::now();
     let mut last_line = String::new();
+    let mut away: Option<Instant> = None;
     loop {
-        let v = get(&dfs, id).await?;
+        let v = match get(&dfs, id).await {
+            Ok(v) => {
+                if away.take().is_some() {
+                    eprintln!("job {id}: the master answers again");
+                }
+                v
+            }
+            Err(e) => match master_gone(&e) {
+                // A master that restarts (an upgrade, a crash) is waited
+                // for: the job may still be there if it only lost a call.
+                MasterGone::Unreachable if away.is_none_or(|t| t.elapsed() < MASTER_WAIT) => {
+                    if away.is_none() {
+                        eprintln!(
+                            "job {id}: the master does not answer ({e:#}); waiting up to {}s",
+                            MASTER_WAIT.as_secs()
+                        );
+                    }
+                    away.get_or_insert_with(Instant::now);
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+                // Jobs live in the master's memory: one that restarted has
+                // forgotten this job (its history on disk says how it ended).
+                MasterGone::Forgot if away.is_some() || !last_line.is_empty() => anyhow::bail!(
+                    "the master restarted and no longer knows job {id}: it did not finish; \
+                     resubmit it (its input is intact, and nothing of its output was committed)"
+                ),
+                _ => return Err(e),
+            },
+        };
         let p = &v["progress"];
         let line = format!(
             "job {id} {} [{}]: map {}/{} reduce {}/{}",
