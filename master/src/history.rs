@@ -21,6 +21,8 @@ pub const HISTORY_EVERY: Duration = Duration::from_secs(1);
 pub struct Sample {
     /// Wall-clock milliseconds of the sample.
     pub t_ms: u64,
+    /// The fields of the worker's last heartbeat's resource vector that the
+    /// UI draws; per-core figures and the 5/15-minute loads are left out.
     pub cpu_pct: f64,
     pub load1: f64,
     pub mem_used_bytes: u64,

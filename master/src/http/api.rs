@@ -88,7 +88,9 @@ pub async fn scheduler(State(s): State<Shared>) -> ApiResult {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SchedulerBody {
+    /// A policy name, as `mr admin scheduler set` takes it.
     name: String,
+    /// Its parameters; absent ones take the policy's defaults.
     #[serde(default)]
     params: serde_json::Map<String, Value>,
 }

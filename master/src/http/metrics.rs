@@ -28,7 +28,8 @@ pub async fn handler(State(s): State<Shared>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, CONTENT_TYPE)], text)
 }
 
-/// Text-format writer: one `# HELP`/`# TYPE` per family, then its samples.
+/// A text-format writer over the text so far: one `# HELP`/`# TYPE` per
+/// family, then its samples.
 struct Text(String);
 
 impl Text {
