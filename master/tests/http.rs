@@ -613,10 +613,7 @@ async fn the_master_stops_with_a_browser_connected() {
         .expect("the connection is closed")
         .unwrap_or(0);
     assert_eq!(n, 0, "closed, not answered");
-    assert!(
-        refused(c.http).await,
-        "nothing listens any more"
-    );
+    assert!(refused(c.http).await, "nothing listens any more");
 }
 
 /// True when a connection to `addr` is refused.
