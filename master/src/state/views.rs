@@ -180,3 +180,58 @@ fn running_tasks(j: &Job, now: Instant) -> Vec<Value> {
     }
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::JobSpec;
+    use std::time::Duration;
+
+    #[test]
+    fn running_attempts_look_like_history_records() {
+        let spec = JobSpec {
+            job: "wordcount".into(),
+            inputs: vec!["/in".into()],
+            output: "/out".into(),
+            reducers: 1,
+            params_json: String::new(),
+            output_replication: 1,
+            output_block_size: 1 << 20,
+            splits: vec![],
+            queue: "default".into(),
+            sort_buffer_bytes: 1 << 20,
+            map_only: false,
+        };
+        let t0 = Instant::now();
+        let mut j = Job::new(7, 7, spec, vec![], 2, "fifo", t0);
+        j.launch(TaskKind::Map, 1, "w3", 1, t0);
+        let now = t0 + Duration::from_millis(1500);
+        let before = common::now_ms();
+        let v = running_tasks(&j, now);
+        assert_eq!(v.len(), 1);
+        let t = &v[0];
+        assert_eq!(
+            (
+                &t["kind"],
+                &t["index"],
+                &t["node"],
+                &t["state"],
+                &t["end_ms"]
+            ),
+            (
+                &json!("map"),
+                &json!(1),
+                &json!("w3"),
+                &json!("running"),
+                &json!(0)
+            )
+        );
+        assert_eq!(t["runtime_s"], 1.5);
+        let start = t["start_ms"].as_u64().unwrap();
+        // Started 1.5 s before the (wall-clock) moment of the call.
+        assert!(
+            (before - 1500..before - 1500 + 100).contains(&start),
+            "{start} vs {before}"
+        );
+    }
+}
