@@ -83,16 +83,31 @@ fn channel(addr: &str) -> Result<Channel> {
         .connect_lazy())
 }
 
+/// Makes the channel to one address. The daemons and the CLI use TCP
+/// ([`Dfs::connect`]); the deterministic simulation (`simtest/`) passes one
+/// that dials turmoil's simulated sockets ([`Dfs::connect_with`]).
+pub type ChannelMaker = std::sync::Arc<dyn Fn(&str) -> Result<Channel> + Send + Sync>;
+
 pub fn master_conn(addr: &str, token: &str) -> Result<MasterConn> {
+    master_conn_on(channel(addr)?, token)
+}
+
+/// A master client over an existing channel.
+pub fn master_conn_on(ch: Channel, token: &str) -> Result<MasterConn> {
     let attach = TokenAttach::new(token)?;
-    Ok(MasterClient::with_interceptor(channel(addr)?, attach)
+    Ok(MasterClient::with_interceptor(ch, attach)
         .max_decoding_message_size(64 << 20)
         .max_encoding_message_size(64 << 20))
 }
 
 pub fn worker_conn(addr: &str, token: &str) -> Result<WorkerConn> {
+    worker_conn_on(channel(addr)?, token)
+}
+
+/// A worker client over an existing channel.
+pub fn worker_conn_on(ch: Channel, token: &str) -> Result<WorkerConn> {
     let attach = TokenAttach::new(token)?;
-    Ok(WorkerClient::with_interceptor(channel(addr)?, attach)
+    Ok(WorkerClient::with_interceptor(ch, attach)
         .max_decoding_message_size(MAX_MESSAGE)
         .max_encoding_message_size(MAX_MESSAGE))
 }
@@ -189,6 +204,8 @@ pub struct Dfs {
     workers: Mutex<HashMap<String, WorkerConn>>,
     /// The reader's rack, to prefer close replicas.
     pub rack: Option<String>,
+    /// How worker channels are made: TCP unless [`Dfs::connect_with`] says.
+    make: Option<ChannelMaker>,
 }
 
 impl Dfs {
@@ -198,6 +215,18 @@ impl Dfs {
             token: cfg.token.clone(),
             workers: Mutex::new(HashMap::new()),
             rack: None,
+            make: None,
+        })
+    }
+
+    /// Like [`Dfs::connect`], with every channel made by `make`.
+    pub fn connect_with(cfg: &ClusterConfig, make: ChannelMaker) -> Result<Self> {
+        Ok(Dfs {
+            master: master_conn_on(make(&cfg.master.addr)?, &cfg.token)?,
+            token: cfg.token.clone(),
+            workers: Mutex::new(HashMap::new()),
+            rack: None,
+            make: Some(make),
         })
     }
 
@@ -210,7 +239,10 @@ impl Dfs {
         if let Some(c) = map.get(addr) {
             return Ok(c.clone());
         }
-        let c = worker_conn(addr, &self.token)?;
+        let c = match &self.make {
+            Some(make) => worker_conn_on(make(addr)?, &self.token)?,
+            None => worker_conn(addr, &self.token)?,
+        };
         map.insert(addr.to_string(), c.clone());
         Ok(c)
     }

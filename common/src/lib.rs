@@ -31,8 +31,22 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// that no message ever hits it.
 pub const CHUNK: usize = 1 << 20;
 
-/// Milliseconds since the Unix epoch, for timestamps shown to users.
+/// The wall clock's replacement, when one was set.
+static WALL_CLOCK: std::sync::OnceLock<fn() -> Option<u64>> = std::sync::OnceLock::new();
+
+/// Replaces the wall clock [`now_ms`] reads, for this whole process: the
+/// deterministic simulation (`simtest/`) passes its simulated clock, which
+/// answers `None` outside a simulation. The daemons never call it.
+pub fn set_wall_clock(f: fn() -> Option<u64>) {
+    let _ = WALL_CLOCK.set(f);
+}
+
+/// Milliseconds since the Unix epoch, for timestamps shown to users (and
+/// the master's epochs, which must outlive a restart).
 pub fn now_ms() -> u64 {
+    if let Some(ms) = WALL_CLOCK.get().and_then(|f| f()) {
+        return ms;
+    }
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)

@@ -5,6 +5,7 @@
 //! - [`namespace`]: files and their blocks, pure data.
 //! - [`editlog`]: the fsynced edit log and snapshots that make it durable.
 //! - [`jobs`]: jobs, tasks, attempts, fencing and job metrics.
+//! - [`recovery`]: jobs across a restart: ids go on, running ones end failed.
 //! - [`membership`]: workers, epochs, heartbeats.
 //! - [`state`]: every operation, as plain functions tests drive directly.
 //! - [`service`]: the thin gRPC layer.
@@ -20,6 +21,7 @@ pub mod http;
 pub mod jobs;
 pub mod membership;
 pub mod namespace;
+pub mod recovery;
 pub mod schedstate;
 pub mod service;
 pub mod state;
@@ -42,7 +44,14 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    run_with_http(cfg, listener, None, shutdown).await
+    let state = open(cfg)?;
+    tracing::info!(addr = %listener.local_addr()?, "mr-master listening");
+    serve(
+        state,
+        tokio_stream::wrappers::TcpListenerStream::new(listener),
+        shutdown,
+    )
+    .await
 }
 
 /// Runs the master as [`run`] does and, when `http` is given (the caller
@@ -54,19 +63,56 @@ pub async fn run_with_http(
     http: Option<TcpListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let interval = cfg.heartbeat.interval;
-    let token = cfg.token.clone();
-    let state: Shared = Arc::new(Mutex::new(MasterState::open(cfg, Instant::now())?));
+    let Some(http) = http else {
+        return run(cfg, listener, shutdown).await;
+    };
+    let state = open(cfg)?;
     tracing::info!(addr = %listener.local_addr()?, "mr-master listening");
-
     // The web server stops when gRPC serving has (dropping `stop`), so the
     // edit log is flushed before the process can exit.
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let web = http.map(|l| {
-        tokio::spawn(http::serve(state.clone(), l, async {
-            let _ = stopped.await;
-        }))
-    });
+    let web = tokio::spawn(http::serve(state.clone(), http, async {
+        let _ = stopped.await;
+    }));
+    let served = serve(
+        state,
+        tokio_stream::wrappers::TcpListenerStream::new(listener),
+        shutdown,
+    )
+    .await;
+    drop(stop);
+    http::join(web).await;
+    served
+}
+
+/// Opens the master's state from its data directory (snapshot + edit log).
+pub fn open(cfg: ClusterConfig) -> anyhow::Result<Shared> {
+    Ok(Arc::new(Mutex::new(MasterState::open(cfg, now())?)))
+}
+
+/// Serves `state` over any stream of connections until `shutdown`
+/// resolves, then flushes the edit log. [`run`] passes a TCP listener; the
+/// deterministic simulation (`simtest/`) passes turmoil's simulated sockets
+/// and keeps `state` to check its invariants.
+pub async fn serve<I, IO, IE>(
+    state: Shared,
+    incoming: I,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()>
+where
+    I: tokio_stream::Stream<Item = Result<IO, IE>>,
+    IO: tokio::io::AsyncRead
+        + tokio::io::AsyncWrite
+        + tonic::transport::server::Connected
+        + Unpin
+        + Send
+        + 'static,
+    IE: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (interval, token) = {
+        let s = state.lock().unwrap_or_else(|e| e.into_inner());
+        (s.cfg.heartbeat.interval, s.cfg.token.clone())
+    };
     let bg = tokio::spawn(background(state.clone(), interval));
     let svc = MasterServer::with_interceptor(
         MasterService {
@@ -76,16 +122,9 @@ pub async fn run_with_http(
     );
     let served = tonic::transport::Server::builder()
         .add_service(svc)
-        .serve_with_incoming_shutdown(
-            tokio_stream::wrappers::TcpListenerStream::new(listener),
-            shutdown,
-        )
+        .serve_with_incoming_shutdown(incoming, shutdown)
         .await;
     bg.abort();
-    drop(stop);
-    if let Some(web) = web {
-        http::join(web).await;
-    }
     let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
     let abandoned = s.abandon_jobs("the master shut down while the job ran; resubmit it");
     if abandoned > 0 {
@@ -98,6 +137,14 @@ pub async fn run_with_http(
     Ok(())
 }
 
+/// The master's clock: `std::time::Instant::now()` in the daemon, and the
+/// runtime's paused, simulated clock under turmoil (tokio's `Instant::now`
+/// reads the paused clock when there is one and the system clock otherwise),
+/// so that heartbeat expiry is deterministic in the simulation.
+pub fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
+
 /// Liveness and re-replication, at half the heartbeat interval so that a
 /// death is noticed within one interval of its deadline.
 async fn background(state: Shared, interval: std::time::Duration) {
@@ -105,7 +152,7 @@ async fn background(state: Shared, interval: std::time::Duration) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        let now = Instant::now();
+        let now = now();
         let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
         s.expire_workers(now);
         s.replication_scan(now);

@@ -5,7 +5,6 @@ use crate::state::MasterState;
 use proto::master_server::Master;
 use proto::*;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
 use tonic::{Request, Response, Status};
 
 /// The master's shared state. A std `Mutex`, not a tokio one: no handler
@@ -29,14 +28,14 @@ type Rpc<T> = Result<Response<T>, Status>;
 impl Master for MasterService {
     #[tracing::instrument(skip_all, fields(worker = %req.get_ref().name))]
     async fn register(&self, req: Request<RegisterRequest>) -> Rpc<RegisterResponse> {
-        let r = self.lock().register(req.into_inner(), Instant::now())?;
+        let r = self.lock().register(req.into_inner(), crate::now())?;
         Ok(Response::new(r))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]
     async fn heartbeat(&self, req: Request<HeartbeatRequest>) -> Rpc<HeartbeatResponse> {
         Ok(Response::new(
-            self.lock().heartbeat(req.into_inner(), Instant::now()),
+            self.lock().heartbeat(req.into_inner(), crate::now()),
         ))
     }
 
@@ -106,7 +105,7 @@ impl Master for MasterService {
 
     #[tracing::instrument(skip_all, fields(job = %req.get_ref().job))]
     async fn submit_job(&self, req: Request<SubmitJobRequest>) -> Rpc<SubmitJobResponse> {
-        let job_id = self.lock().submit_job(req.into_inner(), Instant::now())?;
+        let job_id = self.lock().submit_job(req.into_inner(), crate::now())?;
         Ok(Response::new(SubmitJobResponse { job_id }))
     }
 
@@ -172,7 +171,7 @@ impl Master for MasterService {
     #[tracing::instrument(skip_all, fields(worker = %req.get_ref().worker))]
     async fn task_update(&self, req: Request<TaskUpdateRequest>) -> Rpc<HeartbeatResponse> {
         Ok(Response::new(
-            self.lock().task_update(req.into_inner(), Instant::now()),
+            self.lock().task_update(req.into_inner(), crate::now()),
         ))
     }
 

@@ -86,7 +86,10 @@ impl MasterState {
         let safe_until = now + cfg.heartbeat.expiry();
         let mut jobs = Jobs::new(cfg.scheduler.spec(), now)?;
         crate::schedstate::load(&cfg.master.data_dir, jobs.scheduler.as_mut());
-        Ok(MasterState {
+        let (next_id, _interrupted) =
+            crate::recovery::recover(&cfg.master.data_dir.join("history"), common::now_ms());
+        jobs.next_id = next_id;
+        let mut st = MasterState {
             jobs,
             cfg,
             ns,
@@ -102,7 +105,13 @@ impl MasterState {
             rng: fastrand::Rng::new(),
             stats: Default::default(),
             history: Default::default(),
-        })
+        };
+        // No job survives a restart (see `recovery.rs`): what they staged
+        // is garbage.
+        if !st.ns.matching("/_staging").is_empty() {
+            st.delete("/_staging")?;
+        }
+        Ok(st)
     }
 
     fn commit(&mut self, edit: Edit) -> Result<()> {
@@ -185,6 +194,22 @@ impl MasterState {
                 blocks: stored,
             },
         );
+        // Cleanups this worker may have missed (it was cut off or dead when
+        // the job ended): ended jobs leave no map outputs behind.
+        let ended: Vec<u64> = self
+            .jobs
+            .jobs
+            .values()
+            .filter(|j| j.state.is_final())
+            .map(|j| j.id)
+            .collect();
+        if let Some(w) = self.workers.get_mut(&req.name) {
+            for id in ended {
+                w.commands.push(Command {
+                    kind: Some(Kind::CleanupJob(id)),
+                });
+            }
+        }
         Ok(proto::RegisterResponse {
             epoch,
             heartbeat_interval_ms: self.cfg.heartbeat.interval.as_millis() as u64,
@@ -458,6 +483,14 @@ impl MasterState {
         issued
     }
 
+    /// Paths with an open write (a lease not yet completed or abandoned),
+    /// sorted: what the simulation's leak check looks at.
+    pub fn open_writes(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.pending.values().map(|p| p.path.clone()).collect();
+        v.sort();
+        v
+    }
+
     pub fn under_replicated(&self) -> usize {
         self.owners
             .iter()
@@ -487,6 +520,7 @@ impl MasterState {
         };
         validate_block_size(block_size).map_err(MasterError::InvalidArgument)?;
         self.check_creatable(path.as_str(), req.overwrite)?;
+        self.check_staging_open(path.as_str())?;
         if self.pending.values().any(|p| p.path == path.as_str()) {
             return Err(MasterError::AlreadyExists(format!(
                 "{path} is being written by another client"
@@ -514,6 +548,22 @@ impl MasterState {
             replication,
             block_size,
         })
+    }
+
+    /// A part staged for a job that ended (a late attempt, or one from
+    /// before a master restart) is refused: nothing would ever commit or
+    /// remove it.
+    fn check_staging_open(&self, path: &str) -> Result<()> {
+        let Some(rest) = path.strip_prefix("/_staging/job-") else {
+            return Ok(());
+        };
+        let id = rest.split('/').next().and_then(|n| n.parse::<u64>().ok());
+        match id.and_then(|id| self.jobs.jobs.get(&id)) {
+            Some(j) if !j.state.is_final() => Ok(()),
+            _ => Err(MasterError::FailedPrecondition(format!(
+                "cannot write {path}: its job is not running"
+            ))),
+        }
     }
 
     fn check_creatable(&self, path: &str, overwrite: bool) -> Result<()> {
@@ -1191,6 +1241,8 @@ impl MasterState {
         };
         let sched_name = self.jobs.spec.name.clone();
         let job = Job::new(id, id, spec, map_inputs, maps, &sched_name, now);
+        crate::recovery::record_submitted(&self.history_dir(), id, &job.summary())
+            .map_err(|e| MasterError::Unavailable(format!("cannot record job {id}: {e}")))?;
         let view = job.view(self.jobs.started);
         self.jobs.scheduler.on_job_added(&view);
         tracing::info!(job = id, name = %req.job, maps, reducers, scheduler = %sched_name, "job submitted");
@@ -1611,6 +1663,21 @@ impl MasterState {
             }
         }
         let staging = staging_dir(id);
+        let open: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.path.starts_with(&format!("{staging}/")))
+            .map(|(lease, _)| *lease)
+            .collect();
+        for lease in open {
+            // A late complete of this lease fails; its blocks go.
+            if let Some(p) = self.pending.remove(&lease) {
+                for b in p.blocks {
+                    self.pending_blocks.remove(&b);
+                    self.forget_block(b);
+                }
+            }
+        }
         if !self.ns.matching(&staging).is_empty() {
             if let Err(e) = self.delete(&staging) {
                 tracing::warn!(job = id, "could not remove staging: {e}");
@@ -1676,6 +1743,11 @@ impl MasterState {
     }
 
     pub fn job_history(&self, id: u64) -> Result<Vec<String>> {
+        if self.jobs.jobs.get(&id).is_some_and(|j| !j.state.is_final()) {
+            return Err(MasterError::FailedPrecondition(format!(
+                "job {id} is still running: its history is written when it ends"
+            )));
+        }
         let p = self.history_dir().join(format!("job-{id}.jsonl"));
         match std::fs::read_to_string(&p) {
             Ok(t) => Ok(t.lines().map(str::to_string).collect()),

@@ -1,0 +1,120 @@
+//! Jobs across a master restart. Jobs live in memory only, so a restart
+//! cannot resume them; what it must not do is lose them silently or hand
+//! out their ids again (a client polling job 3 would read another job 3,
+//! and a late attempt of the old job could write into the new one's
+//! staging). So a job's history file is created, fsynced, when the job is
+//! accepted, holding a `submitted` record; the final `job` record is
+//! written when it ends. At start the master reads the history directory:
+//! ids continue after the highest one, and every job without a final
+//! record ends `failed` with the reason "the master restarted", which its
+//! clients then read (RELIABILITY.md, scenario 4c: never stuck, never
+//! succeeded with partial output; it can be submitted again).
+
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::Path;
+
+/// Why a job that was running when the master stopped ended.
+pub const RESTARTED: &str =
+    "the master restarted while the job ran: its output was discarded; submit it again";
+
+fn file(dir: &Path, id: u64) -> std::path::PathBuf {
+    dir.join(format!("job-{id}.jsonl"))
+}
+
+/// Writes the job's first history record, durably, before its id is
+/// returned to the client.
+pub fn record_submitted(dir: &Path, id: u64, summary: &Value) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut s = summary.clone();
+    s["type"] = json!("submitted");
+    let mut f = std::fs::File::create(file(dir, id))?;
+    writeln!(f, "{s}")?;
+    f.sync_all()?;
+    // The new name must survive a crash too.
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Reads the history directory at start: returns the next job id and the
+/// jobs that were still running, each now ended with [`RESTARTED`].
+pub fn recover(dir: &Path, now_ms: u64) -> (u64, Vec<u64>) {
+    let mut max = 0;
+    let mut interrupted = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return (1, interrupted);
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(id) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("job-"))
+            .and_then(|n| n.strip_suffix(".jsonl"))
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        max = max.max(id);
+        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        let last: Value = text
+            .lines()
+            .last()
+            .and_then(|l| serde_json::from_str(l).ok())
+            .unwrap_or(Value::Null);
+        if last["type"] == "job" {
+            continue;
+        }
+        let mut fin = if last.is_object() {
+            last
+        } else {
+            json!({ "job_id": id })
+        };
+        fin["type"] = json!("job");
+        fin["state"] = json!("failed");
+        fin["error"] = json!(RESTARTED);
+        fin["end_ms"] = json!(now_ms);
+        let res = std::fs::OpenOptions::new()
+            .append(true)
+            .open(e.path())
+            .and_then(|mut f| {
+                writeln!(f, "{fin}")?;
+                f.sync_all()
+            });
+        match res {
+            Ok(()) => {
+                tracing::warn!(job = id, "job was running when the master stopped: failed");
+                interrupted.push(id);
+            }
+            Err(err) => tracing::warn!(job = id, "cannot end an interrupted job: {err}"),
+        }
+    }
+    interrupted.sort_unstable();
+    (max + 1, interrupted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interrupted_jobs_fail_and_ids_continue() {
+        let d = std::env::temp_dir().join(format!("mr-recovery-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        assert_eq!(recover(&d, 0), (1, vec![]));
+        record_submitted(&d, 1, &json!({"job_id": 1, "state": "queued"})).unwrap();
+        record_submitted(&d, 2, &json!({"job_id": 2, "state": "queued"})).unwrap();
+        // Job 2 ended before the restart.
+        std::fs::write(
+            file(&d, 2),
+            "{\"type\":\"submitted\"}\n{\"type\":\"job\",\"state\":\"succeeded\"}\n",
+        )
+        .unwrap();
+        assert_eq!(recover(&d, 5), (3, vec![1]));
+        let last = std::fs::read_to_string(file(&d, 1)).unwrap();
+        let v: Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+        assert_eq!(v["state"], "failed");
+        assert_eq!(v["error"], RESTARTED);
+        // A second start finds nothing more to end.
+        assert_eq!(recover(&d, 6), (3, vec![]));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

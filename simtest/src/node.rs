@@ -1,0 +1,104 @@
+//! One model worker incarnation: its durable disk (an in-memory block store
+//! that outlives crashes, as a real disk does), and what dies with the
+//! process: the block-report delta, the map outputs (volatile here, so a
+//! restarted worker has lost them: the strict case), the running attempts,
+//! the epoch.
+
+use crate::history::{self, TaskKey};
+use bytes::Bytes;
+use common::dfs::Dfs;
+use proto::BlockInfo;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+/// The blocks a worker stores; shared across its incarnations.
+#[derive(Default)]
+pub struct Disk {
+    pub blocks: BTreeMap<u64, (BlockInfo, Bytes)>,
+}
+
+pub type SharedDisk = Arc<Mutex<Disk>>;
+
+/// Block changes since the last heartbeat the master answered.
+#[derive(Default)]
+pub struct Delta {
+    pub added: BTreeMap<u64, BlockInfo>,
+    pub removed: BTreeSet<u64>,
+}
+
+/// A map attempt's output: one buffer per partition.
+pub type MapOutputKey = (u64, u32, u32);
+
+/// What a model worker observes of itself at the end of a run.
+#[derive(Debug, Default, Clone)]
+pub struct Snapshot {
+    pub running: Vec<TaskKey>,
+    pub map_output_jobs: BTreeSet<u64>,
+}
+
+pub struct Node {
+    pub name: String,
+    pub addr: String,
+    pub rack: String,
+    pub cfg: common::config::ClusterConfig,
+    pub disk: SharedDisk,
+    pub delta: Mutex<Delta>,
+    pub map_outputs: Mutex<BTreeMap<MapOutputKey, Vec<Bytes>>>,
+    /// Running attempts: attempt and handle by task.
+    pub tasks: Mutex<BTreeMap<TaskKey, (u32, tokio::task::AbortHandle)>>,
+    pub epoch: Mutex<Option<u64>>,
+    /// Jobs whose cleanup waits for their last attempt here to end.
+    pub pending_cleanup: Mutex<BTreeSet<u64>>,
+    pub dfs: Arc<Dfs>,
+    pub history: history::Shared,
+    pub rng: Mutex<fastrand::Rng>,
+    /// Successful reports this incarnation sent, for the replay fault.
+    pub sent: Mutex<Vec<proto::TaskUpdateRequest>>,
+    /// Where the run reads this worker's state at the end.
+    pub snapshot: Arc<Mutex<Snapshot>>,
+}
+
+impl Node {
+    pub fn store(&self, info: BlockInfo, data: Bytes) {
+        let mut d = self.disk.lock().unwrap();
+        if d.blocks.contains_key(&info.id) {
+            return;
+        }
+        d.blocks.insert(info.id, (info, data));
+        let mut delta = self.delta.lock().unwrap();
+        delta.removed.remove(&info.id);
+        delta.added.insert(info.id, info);
+    }
+
+    pub fn delete(&self, id: u64) {
+        if self.disk.lock().unwrap().blocks.remove(&id).is_some() {
+            let mut delta = self.delta.lock().unwrap();
+            delta.added.remove(&id);
+            delta.removed.insert(id);
+        }
+    }
+
+    pub fn read(&self, id: u64) -> Option<(BlockInfo, Bytes)> {
+        self.disk.lock().unwrap().blocks.get(&id).cloned()
+    }
+
+    pub fn rand_ms(&self, lo: u64, hi: u64) -> std::time::Duration {
+        std::time::Duration::from_millis(self.rng.lock().unwrap().u64(lo..hi))
+    }
+
+    /// Publishes what the end-of-run checks look at.
+    pub fn publish(&self) {
+        let running = self.tasks.lock().unwrap().keys().copied().collect();
+        let map_output_jobs = self
+            .map_outputs
+            .lock()
+            .unwrap()
+            .keys()
+            .map(|k| k.0)
+            .collect();
+        *self.snapshot.lock().unwrap() = Snapshot {
+            running,
+            map_output_jobs,
+        };
+    }
+}

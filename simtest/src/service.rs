@@ -1,0 +1,88 @@
+//! The worker's gRPC service (`mr.v1.Worker`), served by each model worker
+//! over simulated TCP behind the real token interceptor: block writes and
+//! reads against the in-memory disk, and the shuffle's partition fetches.
+
+use crate::node::Node;
+use futures::Stream;
+use proto::worker_server::Worker;
+use proto::*;
+use std::pin::Pin;
+use std::sync::Arc;
+use tonic::{Request, Response, Status, Streaming};
+
+pub struct ModelWorker(pub Arc<Node>);
+
+type Chunks = Pin<Box<dyn Stream<Item = Result<DataChunk, Status>> + Send>>;
+
+fn one_chunk(data: bytes::Bytes) -> Chunks {
+    Box::pin(futures::stream::iter([Ok(DataChunk {
+        data,
+        from_cache: false,
+    })]))
+}
+
+#[tonic::async_trait]
+impl Worker for ModelWorker {
+    async fn write_block(
+        &self,
+        req: Request<Streaming<WriteBlockChunk>>,
+    ) -> Result<Response<WriteBlockResponse>, Status> {
+        let mut s = req.into_inner();
+        let mut info = None;
+        let mut buf = Vec::new();
+        while let Some(c) = s.message().await? {
+            if info.is_none() {
+                info = c.block;
+            }
+            buf.extend_from_slice(&c.data);
+        }
+        let info = info.ok_or_else(|| Status::invalid_argument("no block header"))?;
+        if buf.len() as u64 != info.len || crc32c::crc32c(&buf) != info.crc32c {
+            return Err(Status::data_loss("block does not match its checksum"));
+        }
+        self.0.store(info, buf.into());
+        Ok(Response::new(WriteBlockResponse {
+            worker: self.0.name.clone(),
+        }))
+    }
+
+    type ReadBlockStream = Chunks;
+
+    async fn read_block(&self, req: Request<ReadBlockRequest>) -> Result<Response<Chunks>, Status> {
+        let r = req.into_inner();
+        let (_, data) = self
+            .0
+            .read(r.block_id)
+            .ok_or_else(|| Status::not_found(format!("no block {}", r.block_id)))?;
+        let start = (r.offset as usize).min(data.len());
+        let end = if r.len == 0 {
+            data.len()
+        } else {
+            (start + r.len as usize).min(data.len())
+        };
+        Ok(Response::new(one_chunk(data.slice(start..end))))
+    }
+
+    type FetchPartitionStream = Chunks;
+
+    async fn fetch_partition(
+        &self,
+        req: Request<FetchPartitionRequest>,
+    ) -> Result<Response<Chunks>, Status> {
+        let r = req.into_inner();
+        let outputs = self.0.map_outputs.lock().unwrap();
+        let parts = outputs
+            .get(&(r.job_id, r.map_index, r.attempt))
+            .ok_or_else(|| {
+                Status::not_found(format!(
+                    "no output of map {} attempt {}",
+                    r.map_index, r.attempt
+                ))
+            })?;
+        let p = parts
+            .get(r.partition as usize)
+            .cloned()
+            .ok_or_else(|| Status::invalid_argument("no such partition"))?;
+        Ok(Response::new(one_chunk(p)))
+    }
+}

@@ -1,0 +1,283 @@
+//! Task attempts on a model worker, as `worker/src/executor.rs` runs them:
+//! launched into the running set, run, reported (the report carries the
+//! launch's epoch and is retried a few times), killed by attempt, and a
+//! finished job's local files (here: map outputs) cleaned up. Maps read
+//! their block from the local disk or a replica over the real `ReadBlock`;
+//! reduces fetch partitions over the real `FetchPartition` and write their
+//! part through the real DFS client (create, add block, write to every
+//! target, complete), as the real output writer does.
+
+use crate::history::{Launch, Report, TaskKey};
+use crate::node::Node;
+use crate::wordcount;
+use bytes::Bytes;
+use common::dfs::{FileWriter, PutOptions};
+use proto::{LaunchTask, TaskRef};
+use std::sync::Arc;
+
+struct Failure {
+    msg: String,
+    fetch_failed_map: Option<u32>,
+}
+
+impl Failure {
+    fn msg(m: impl Into<String>) -> Self {
+        Failure {
+            msg: m.into(),
+            fetch_failed_map: None,
+        }
+    }
+}
+
+pub fn launch(node: &Arc<Node>, l: LaunchTask) {
+    let Some(t) = l.task else { return };
+    let key: TaskKey = (t.job_id, t.is_map, t.index);
+    {
+        let mut h = node.history.lock().unwrap();
+        h.launches.entry(key).or_default().push(Launch {
+            attempt: t.attempt,
+            worker: node.name.clone(),
+            epoch: l.epoch,
+        });
+        h.note(format!(
+            "{} launch {key:?} attempt {} epoch {}",
+            node.name, t.attempt, l.epoch
+        ));
+    }
+    let n = node.clone();
+    let handle = tokio::spawn(async move {
+        let res = run(&n, &l).await;
+        report(&n, &l, t, res).await;
+        {
+            let mut tasks = n.tasks.lock().unwrap();
+            if tasks.get(&key).is_some_and(|e| e.0 == t.attempt) {
+                tasks.remove(&key);
+            }
+        }
+        cleanup_if_pending(&n, key.0);
+    });
+    if let Some(old) = node
+        .tasks
+        .lock()
+        .unwrap()
+        .insert(key, (t.attempt, handle.abort_handle()))
+    {
+        old.1.abort();
+    }
+}
+
+pub fn kill(node: &Node, t: TaskRef) {
+    let key: TaskKey = (t.job_id, t.is_map, t.index);
+    let mut tasks = node.tasks.lock().unwrap();
+    if tasks.get(&key).is_some_and(|e| e.0 == t.attempt) {
+        if let Some((_, h)) = tasks.remove(&key) {
+            h.abort();
+            node.history.lock().unwrap().note(format!(
+                "{} killed {key:?} attempt {}",
+                node.name, t.attempt
+            ));
+        }
+    }
+    drop(tasks);
+    cleanup_if_pending(node, t.job_id);
+}
+
+fn cleanup_if_pending(node: &Node, job: u64) {
+    if node.pending_cleanup.lock().unwrap().contains(&job) {
+        cleanup(node, job);
+    }
+}
+
+/// As the real executor: a job's files go once no attempt of it runs; while
+/// one does (the attempt whose report brought the command, a late one), the
+/// cleanup waits for it to end.
+pub fn cleanup(node: &Node, job: u64) {
+    if node.tasks.lock().unwrap().keys().any(|k| k.0 == job) {
+        node.pending_cleanup.lock().unwrap().insert(job);
+        return;
+    }
+    node.pending_cleanup.lock().unwrap().remove(&job);
+    node.map_outputs.lock().unwrap().retain(|k, _| k.0 != job);
+}
+
+async fn run(node: &Arc<Node>, l: &LaunchTask) -> Result<Vec<(String, u64)>, Failure> {
+    let t = l.task.expect("checked");
+    // The work itself takes a while: long enough for faults to land mid-task.
+    tokio::time::sleep(node.rand_ms(20, 250)).await;
+    if t.is_map {
+        let loc = l.input.as_ref().ok_or_else(|| Failure::msg("no input"))?;
+        let info = loc.block.ok_or_else(|| Failure::msg("no block info"))?;
+        let data = match node.read(info.id) {
+            Some((_, d)) => d,
+            None => read_remote(node, loc, &info).await?,
+        };
+        let parts = wordcount::map(&data, l.reducers.max(1));
+        node.map_outputs
+            .lock()
+            .unwrap()
+            .insert((t.job_id, t.index, t.attempt), parts);
+        Ok(vec![("map_input_bytes".into(), data.len() as u64)])
+    } else {
+        let mut inputs = Vec::new();
+        for m in &l.map_outputs {
+            let got = async {
+                let mut conn = node.dfs.worker(&m.addr)?;
+                let mut s = conn
+                    .fetch_partition(proto::FetchPartitionRequest {
+                        job_id: t.job_id,
+                        map_index: m.map_index,
+                        attempt: m.attempt,
+                        partition: t.index,
+                    })
+                    .await?
+                    .into_inner();
+                let mut buf = Vec::new();
+                while let Some(c) = s.message().await? {
+                    buf.extend_from_slice(&c.data);
+                }
+                Ok::<_, common::dfs::DfsError>(Bytes::from(buf))
+            }
+            .await;
+            match got {
+                Ok(b) => inputs.push(b),
+                Err(e) => {
+                    return Err(Failure {
+                        msg: format!("fetch of map {} from {}: {e}", m.map_index, m.worker),
+                        fetch_failed_map: Some(m.map_index),
+                    })
+                }
+            }
+        }
+        let counts = wordcount::reduce(&inputs).map_err(Failure::msg)?;
+        let body = wordcount::header(t.job_id, t.index, t.attempt) + &wordcount::render(&counts);
+        write_part(node, l, Bytes::from(body)).await?;
+        Ok(vec![("reduce_output_words".into(), counts.len() as u64)])
+    }
+}
+
+async fn read_remote(
+    node: &Arc<Node>,
+    loc: &proto::BlockLocation,
+    info: &proto::BlockInfo,
+) -> Result<Bytes, Failure> {
+    let mut last = "no replica".to_string();
+    for w in &loc.replicas {
+        if w.name == node.name {
+            continue;
+        }
+        let r = async {
+            let mut conn = node.dfs.worker(&w.addr)?;
+            common::dfs::read_block(&mut conn, info, false, &w.name).await
+        }
+        .await;
+        match r {
+            Ok((b, _)) => return Ok(b),
+            Err(e) => last = format!("{}: {e}", w.name),
+        }
+    }
+    Err(Failure::msg(format!(
+        "block {} unreadable: {last}",
+        info.id
+    )))
+}
+
+/// Abandons an unfinished part when its attempt is dropped (killed), as the
+/// real output writer's `Drop` does. A crashed host abandons nothing.
+struct Unfinished(Option<(Arc<common::dfs::Dfs>, FileWriter)>);
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some((dfs, w)) = self.0.take() {
+            tokio::spawn(async move { dfs.abandon(w).await });
+        }
+    }
+}
+
+async fn write_part(node: &Arc<Node>, l: &LaunchTask, data: Bytes) -> Result<(), Failure> {
+    let opts = PutOptions {
+        replication: l.output_replication,
+        block_size: l.output_block_size,
+        overwrite: false,
+        writer: node.name.clone(),
+    };
+    let err = |e: common::dfs::DfsError| Failure::msg(format!("output: {e}"));
+    let w = node.dfs.create(&l.output_path, &opts).await.map_err(err)?;
+    let mut guard = Unfinished(Some((node.dfs.clone(), w)));
+    let res = {
+        let (_, w) = guard.0.as_mut().expect("just set");
+        node.dfs.write_block_of(w, data).await
+    };
+    let (_, w) = guard.0.take().expect("still set");
+    if let Err(e) = res {
+        node.dfs.abandon(w).await;
+        return Err(err(e));
+    }
+    node.dfs.complete(w).await.map_err(err)?;
+    Ok(())
+}
+
+async fn report(
+    node: &Arc<Node>,
+    l: &LaunchTask,
+    t: TaskRef,
+    res: Result<Vec<(String, u64)>, Failure>,
+) {
+    let key: TaskKey = (t.job_id, t.is_map, t.index);
+    let mut req = proto::TaskUpdateRequest {
+        worker: node.name.clone(),
+        epoch: l.epoch,
+        task: Some(t),
+        metrics: Some(proto::TaskMetrics {
+            locality: "node_local".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    match res {
+        Ok(counters) => {
+            req.succeeded = true;
+            req.counters = counters.into_iter().collect();
+        }
+        Err(f) => {
+            req.error = f.msg;
+            if let Some(m) = f.fetch_failed_map {
+                req.fetch_failure = true;
+                req.failed_map = m;
+            }
+        }
+    }
+    for i in 0..5u64 {
+        {
+            let mut h = node.history.lock().unwrap();
+            let stale = h.is_stale(key, t.attempt, &node.name, l.epoch);
+            h.reports.push(Report {
+                task: key,
+                attempt: t.attempt,
+                worker: node.name.clone(),
+                epoch: l.epoch,
+                succeeded: req.succeeded,
+                stale,
+            });
+            h.note(format!(
+                "{} report {key:?} attempt {} ok={} stale={stale} {}",
+                node.name, t.attempt, req.succeeded, req.error
+            ));
+        }
+        match node.dfs.master().task_update(req.clone()).await {
+            Ok(resp) => {
+                if req.succeeded {
+                    node.sent.lock().unwrap().push(req.clone());
+                }
+                crate::worker::handle(node, resp.into_inner().commands);
+                return;
+            }
+            Err(e) => {
+                node.history
+                    .lock()
+                    .unwrap()
+                    .note(format!("{} report failed: {e}", node.name));
+                tokio::time::sleep(std::time::Duration::from_millis(200 * (i + 1))).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! A model worker as a turmoil host: the worker's side of the protocol as
+//! `worker/src/heartbeat.rs` and `executor.rs` speak it (register with full
+//! reports, heartbeat with deltas, re-register on any failure or when told,
+//! carry out the commands that come back, report attempts fenced by the
+//! launch's epoch), with an in-memory disk and the model job instead of
+//! files, `memmap2`, `sysinfo` and blocking threads, which turmoil cannot
+//! simulate. The gRPC services and clients are the real generated ones.
+
+use crate::cluster::{Layout, WORKER_PORT};
+use crate::history::{self, note};
+use crate::node::{Delta, Node, SharedDisk, Snapshot};
+use crate::service::ModelWorker;
+use common::auth::TokenCheck;
+use common::config::ClusterConfig;
+use proto::command::Kind;
+use std::sync::{Arc, Mutex};
+
+/// What a worker host needs, cloned into each incarnation.
+#[derive(Clone)]
+pub struct Spec {
+    pub index: usize,
+    pub layout: Layout,
+    pub cfg: ClusterConfig,
+    pub disk: SharedDisk,
+    pub history: history::Shared,
+    pub seed: u64,
+    pub snapshot: Arc<Mutex<Snapshot>>,
+    /// Set by the run to make this worker replay its old reports once.
+    pub replay: Arc<Mutex<bool>>,
+}
+
+/// The host's software: one incarnation of the worker.
+pub async fn run(spec: Spec) -> turmoil::Result {
+    let name = spec.layout.worker(spec.index);
+    let dfs = common::dfs::Dfs::connect_with(&spec.cfg, crate::net::maker())?;
+    let node = Arc::new(Node {
+        name: name.clone(),
+        addr: spec.layout.worker_addr(spec.index),
+        rack: spec.layout.rack_of(spec.index),
+        cfg: spec.cfg.clone(),
+        disk: spec.disk.clone(),
+        delta: Mutex::new(Delta::default()),
+        map_outputs: Default::default(),
+        tasks: Default::default(),
+        epoch: Mutex::new(None),
+        pending_cleanup: Default::default(),
+        dfs: Arc::new(dfs),
+        history: spec.history.clone(),
+        rng: Mutex::new(fastrand::Rng::with_seed(spec.seed)),
+        sent: Default::default(),
+        snapshot: spec.snapshot.clone(),
+    });
+    spec.history.lock().unwrap().epochs.insert(name.clone(), 0);
+    note(&spec.history, format!("{name} starts"));
+    tokio::spawn(heartbeats(node.clone(), spec.replay.clone()));
+    let incoming = crate::net::incoming(WORKER_PORT).await?;
+    tonic::transport::Server::builder()
+        .add_service(tonic::service::interceptor::InterceptedService::new(
+            proto::worker_server::WorkerServer::new(ModelWorker(node)),
+            TokenCheck::new(&spec.cfg.token),
+        ))
+        .serve_with_incoming(incoming)
+        .await?;
+    Ok(())
+}
+
+/// Registers, then heartbeats every interval; any failure or a
+/// `reregister` answer goes back to registration (as the real worker).
+async fn heartbeats(node: Arc<Node>, replay: Arc<Mutex<bool>>) {
+    let mut tick = tokio::time::interval(node.cfg.heartbeat.interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        node.publish();
+        if std::mem::take(&mut *replay.lock().unwrap()) {
+            replay_reports(&node).await;
+        }
+        let epoch = *node.epoch.lock().unwrap();
+        match epoch {
+            None => match register(&node).await {
+                Ok(e) => set_epoch(&node, Some(e)),
+                Err(e) => note(&node.history, format!("{} register failed: {e}", node.name)),
+            },
+            Some(e) => match beat(&node, e).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    note(&node.history, format!("{} told to re-register", node.name));
+                    set_epoch(&node, None)
+                }
+                Err(err) => {
+                    note(
+                        &node.history,
+                        format!("{} heartbeat failed: {err}", node.name),
+                    );
+                    set_epoch(&node, None)
+                }
+            },
+        }
+    }
+}
+
+fn set_epoch(node: &Node, e: Option<u64>) {
+    *node.epoch.lock().unwrap() = e;
+    node.history
+        .lock()
+        .unwrap()
+        .epochs
+        .insert(node.name.clone(), e.unwrap_or(0));
+}
+
+async fn register(node: &Arc<Node>) -> Result<u64, common::dfs::DfsError> {
+    *node.delta.lock().unwrap() = Delta::default();
+    let blocks = node
+        .disk
+        .lock()
+        .unwrap()
+        .blocks
+        .values()
+        .map(|(i, _)| *i)
+        .collect();
+    let req = proto::RegisterRequest {
+        protocol_version: common::PROTOCOL_VERSION,
+        name: node.name.clone(),
+        addr: node.addr.clone(),
+        rack: node.rack.clone(),
+        map_slots: node.cfg.worker(&node.name).map_or(2, |w| w.map_slots),
+        reduce_slots: node.cfg.worker(&node.name).map_or(2, |w| w.reduce_slots),
+        cache_capacity_bytes: 1 << 20,
+        blocks,
+        cached: vec![],
+        cache_used_bytes: 0,
+    };
+    let resp = node.dfs.master().register(req).await?.into_inner();
+    for id in &resp.delete_blocks {
+        node.delete(*id);
+    }
+    note(
+        &node.history,
+        format!(
+            "{} registered epoch {} ({} orphans deleted)",
+            node.name,
+            resp.epoch,
+            resp.delete_blocks.len()
+        ),
+    );
+    Ok(resp.epoch)
+}
+
+async fn beat(node: &Arc<Node>, epoch: u64) -> Result<bool, common::dfs::DfsError> {
+    let delta = std::mem::take(&mut *node.delta.lock().unwrap());
+    let (running_maps, running_reduces) = {
+        let t = node.tasks.lock().unwrap();
+        let maps = t.keys().filter(|k| k.1).count() as u32;
+        (maps, t.len() as u32 - maps)
+    };
+    let me = node.cfg.worker(&node.name).expect("configured");
+    let req = proto::HeartbeatRequest {
+        name: node.name.clone(),
+        epoch,
+        free_map_slots: me.map_slots.saturating_sub(running_maps),
+        free_reduce_slots: me.reduce_slots.saturating_sub(running_reduces),
+        resources: Some(Default::default()),
+        blocks_added: delta.added.into_values().collect(),
+        blocks_removed: delta.removed.into_iter().collect(),
+        cache_added: vec![],
+        cache_removed: vec![],
+        cache_used_bytes: 0,
+        ..Default::default()
+    };
+    let resp = node.dfs.master().heartbeat(req).await?.into_inner();
+    if resp.reregister {
+        return Ok(false);
+    }
+    handle(node, resp.commands);
+    Ok(true)
+}
+
+/// Carries out commands from a heartbeat or task-report answer.
+pub fn handle(node: &Arc<Node>, commands: Vec<proto::Command>) {
+    for cmd in commands {
+        match cmd.kind {
+            Some(Kind::Launch(l)) => crate::task::launch(node, l),
+            Some(Kind::KillTask(t)) => crate::task::kill(node, t),
+            Some(Kind::CleanupJob(j)) => crate::task::cleanup(node, j),
+            Some(Kind::DeleteBlock(id)) => node.delete(id),
+            Some(Kind::Replicate(r)) => {
+                tokio::spawn(replicate(node.clone(), r));
+            }
+            Some(Kind::CacheBlock(_) | Kind::UncacheBlock(_) | Kind::SetCacheCapacity(_)) => {}
+            None => {}
+        }
+    }
+}
+
+async fn replicate(node: Arc<Node>, r: proto::ReplicateBlock) {
+    let Some(info) = r.block else { return };
+    let Some((_, data)) = node.read(info.id) else {
+        return;
+    };
+    for t in r.targets {
+        let res = async {
+            let mut conn = node.dfs.worker(&t)?;
+            common::dfs::write_block(&mut conn, info, data.clone()).await
+        }
+        .await;
+        note(
+            &node.history,
+            format!(
+                "{} replicate block {} to {t}: {}",
+                node.name,
+                info.id,
+                res.map_or_else(|e| e.to_string(), |_| "ok".into())
+            ),
+        );
+    }
+}
+
+/// The zombie fault: send again every successful report this incarnation
+/// sent, as a late duplicate would arrive. Each is judged stale or not now.
+async fn replay_reports(node: &Arc<Node>) {
+    let sent = node.sent.lock().unwrap().clone();
+    for req in sent {
+        let t = req.task.expect("reports name their task");
+        let key = (t.job_id, t.is_map, t.index);
+        let stale = {
+            let mut h = node.history.lock().unwrap();
+            let stale = h.is_stale(key, t.attempt, &node.name, req.epoch);
+            h.reports.push(crate::history::Report {
+                task: key,
+                attempt: t.attempt,
+                worker: node.name.clone(),
+                epoch: req.epoch,
+                succeeded: true,
+                stale,
+            });
+            h.note(format!(
+                "{} replays its report of {key:?} attempt {} (stale: {stale})",
+                node.name, t.attempt
+            ));
+            stale
+        };
+        let _ = stale;
+        // Any answer carries this worker's queued commands: carry them out.
+        if let Ok(resp) = node.dfs.master().task_update(req).await {
+            handle(node, resp.into_inner().commands);
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! The simulation under many seeds. `MR_SIM_SEEDS` (default 200) seeds,
+//! starting at `MR_SIM_SEED_BASE` (default 0), split over four shards that
+//! nextest runs in parallel; `MR_SIM_SEED=N` runs one seed (`one_seed`),
+//! and a failing seed prints the command that replays it.
+
+use std::time::Instant;
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+const SHARDS: u64 = 4;
+
+/// Runs this shard's seeds; panics listing every failing seed.
+fn shard(k: u64) {
+    simtest::init_logging();
+    let n = env_u64("MR_SIM_SEEDS").unwrap_or(200);
+    let base = env_u64("MR_SIM_SEED_BASE").unwrap_or(0);
+    let seeds: Vec<u64> = (base..base + n).filter(|s| s % SHARDS == k).collect();
+    let t0 = Instant::now();
+    let mut failures = Vec::new();
+    let (mut succeeded, mut failed_cleanly, mut sim_secs) = (0, 0, 0.0);
+    for &seed in &seeds {
+        match simtest::run(seed) {
+            Ok(o) => {
+                sim_secs += o.sim_time.as_secs_f64();
+                match o.job_end {
+                    Some(simtest::history::JobEnd::Succeeded { .. }) => succeeded += 1,
+                    _ => failed_cleanly += 1,
+                }
+            }
+            Err(f) => {
+                eprintln!("{f}\n");
+                failures.push(f.seed);
+            }
+        }
+    }
+    eprintln!(
+        "shard {k}: {} seeds in {:.1} s ({sim_secs:.0} s simulated): {succeeded} jobs succeeded, {failed_cleanly} failed cleanly, {} seeds broke an invariant",
+        seeds.len(),
+        t0.elapsed().as_secs_f64(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "failing seeds {failures:?}: rerun one with MR_SIM_SEED=<seed> cargo test -p simtest --test seeds -- --nocapture one_seed"
+    );
+}
+
+#[test]
+fn seeds_shard_0() {
+    shard(0)
+}
+
+#[test]
+fn seeds_shard_1() {
+    shard(1)
+}
+
+#[test]
+fn seeds_shard_2() {
+    shard(2)
+}
+
+#[test]
+fn seeds_shard_3() {
+    shard(3)
+}
+
+/// `MR_SIM_SEED=N`: that one seed, with its whole verdict; without it, a
+/// fixed seed. Either way run twice: the two histories must be identical,
+/// or the simulation is not deterministic and seeds would not replay.
+#[test]
+fn one_seed() {
+    simtest::init_logging();
+    let seed = env_u64("MR_SIM_SEED").unwrap_or(7);
+    let a = simtest::run(seed).unwrap_or_else(|f| panic!("{f}"));
+    eprintln!("{a:?}");
+    let b = simtest::run(seed).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!(
+        a.digest, b.digest,
+        "seed {seed} ran twice with different histories: the simulation is not deterministic"
+    );
+}
+
+/// Ten seeds (with crashes, partitions, holds and master restarts among
+/// them), each run twice: same history, or seeds would not replay.
+#[test]
+fn deterministic() {
+    for seed in 1000..1010 {
+        let a = simtest::run(seed).unwrap_or_else(|f| panic!("{f}"));
+        let b = simtest::run(seed).unwrap_or_else(|f| panic!("{f}"));
+        assert_eq!(
+            a.digest, b.digest,
+            "seed {seed} ran twice with different histories ({} faults)",
+            a.faults
+        );
+    }
+}
