@@ -260,7 +260,7 @@ pub struct Env {
     nodes: EnvNodes,
     /// One entry per free slot (its node): the order in which slots are
     /// offered is drawn from it, as heartbeats arrive in any order.
-    slots: Vec<u32>,
+    slots: Slots,
     /// Which tasks this episode has placed.
     scheduled: Vec<bool>,
     /// Tasks not placed yet: the episode ends at 0.
@@ -281,6 +281,8 @@ pub struct Env {
 struct EnvNodes {
     rack: Arc<Vec<u32>>,
     cap: Arc<Vec<(u32, u32)>>,
+    /// Running totals of `cap`'s free slots: entry k's slots end at ends[k].
+    ends: Arc<Vec<u32>>,
 }
 
 impl EnvNodes {
@@ -289,17 +291,64 @@ impl EnvNodes {
             Some(ix) => ix.racks().to_vec(),
             None => view.rack_numbers(),
         };
-        let cap = view
+        let cap: Vec<(u32, u32)> = view
             .nodes
             .iter()
             .enumerate()
             .filter(|(_, n)| n.free_map_slots > 0)
             .map(|(i, n)| (i as u32, n.free_map_slots))
             .collect();
+        let ends = cap
+            .iter()
+            .scan(0u32, |total, &(_, f)| {
+                *total += f;
+                Some(*total)
+            })
+            .collect();
         EnvNodes {
             rack: Arc::new(rack),
             cap: Arc::new(cap),
+            ends: Arc::new(ends),
         }
+    }
+}
+
+/// The free slots of an episode as the list `cap` spells out (each node
+/// repeated once per free slot), without writing it out: an episode of a
+/// few steps on a large cluster would otherwise pay for every free slot at
+/// each reset. Slot `p` is the list's entry unless a `swap_remove` moved
+/// another there (`moved`), so draws give what `Vec::swap_remove` on the
+/// written-out list would, and the same random numbers the same slots.
+#[derive(Debug, Clone, Default)]
+struct Slots {
+    len: usize,
+    moved: IdMap<usize, u32>,
+}
+
+impl Slots {
+    fn reset(&mut self, nodes: &EnvNodes) {
+        self.len = nodes.ends.last().copied().unwrap_or(0) as usize;
+        self.moved.clear();
+    }
+
+    fn get(&self, nodes: &EnvNodes, p: usize) -> u32 {
+        match self.moved.get(&p) {
+            Some(&n) => n,
+            None => nodes.cap[nodes.ends.partition_point(|&e| e as usize <= p)].0,
+        }
+    }
+
+    /// Takes slot `at` out, the last slot filling its place.
+    fn swap_remove(&mut self, nodes: &EnvNodes, at: usize) -> u32 {
+        let taken = self.get(nodes, at);
+        let last = self.len - 1;
+        if at != last {
+            let l = self.get(nodes, last);
+            self.moved.insert(at, l);
+        }
+        self.moved.remove(&last);
+        self.len = last;
+        taken
     }
 }
 
@@ -366,7 +415,7 @@ impl Env {
             scheduled: vec![false; tasks.len()],
             left: tasks.len(),
             tasks,
-            slots: Vec::new(),
+            slots: Slots::default(),
             counts: [0; 5],
             state: Locality::OffRack,
             next: None,
@@ -392,7 +441,10 @@ impl Env {
             // done sparsely so that a step does not cost a pass over a
             // large queue.
             let len = view.pending.len();
-            let mut moved: IdMap<usize, usize> = IdMap::default();
+            // Sized once: growing it rehashes, which cost a tenth of a
+            // 5000-node run.
+            let mut moved: IdMap<usize, usize> =
+                IdMap::with_capacity_and_hasher(2 * max_tasks, Default::default());
             for i in 0..max_tasks {
                 let j = rng.usize(i..len);
                 let at_i = moved.get(&i).copied().unwrap_or(i);
@@ -438,10 +490,7 @@ impl Env {
     pub fn reset(&mut self) {
         self.scheduled.iter_mut().for_each(|s| *s = false);
         self.left = self.tasks.len();
-        self.slots.clear();
-        for &(i, f) in self.nodes.cap.iter() {
-            self.slots.extend(std::iter::repeat_n(i, f as usize));
-        }
+        self.slots.reset(&self.nodes);
         self.counts = [0; 5];
         self.state = Locality::OffRack;
         self.next = None;
@@ -449,7 +498,7 @@ impl Env {
 
     /// The episode is over: no task left or no slot free.
     pub fn done(&self) -> bool {
-        self.left == 0 || self.slots.is_empty()
+        self.left == 0 || self.slots.len == 0
     }
 
     /// N: the episode's tasks.
@@ -498,10 +547,11 @@ impl Env {
 
     /// Offers a random free slot: its node.
     fn draw_slot(&mut self, rng: &mut fastrand::Rng) -> Option<usize> {
-        if self.slots.is_empty() {
+        if self.slots.len == 0 {
             return None;
         }
-        Some(self.slots.swap_remove(rng.usize(..self.slots.len())) as usize)
+        let at = rng.usize(..self.slots.len);
+        Some(self.slots.swap_remove(&self.nodes, at) as usize)
     }
 
     /// Places task `t` on `w`, whose slot is already taken: the next state
@@ -523,8 +573,8 @@ impl Env {
             return None;
         }
         // A node with no free slot left has no entry.
-        let at = self.slots.iter().position(|&s| s as usize == w)?;
-        self.slots.swap_remove(at);
+        let at = (0..self.slots.len).find(|&p| self.slots.get(&self.nodes, p) as usize == w)?;
+        self.slots.swap_remove(&self.nodes, at);
         Some(self.place(t, w))
     }
 }
@@ -563,6 +613,8 @@ pub struct Clqlmrs {
     /// Maps placed live and not finished: their (S, A) for the online
     /// update when they report.
     placed: HashMap<TaskId, (Locality, Locality)>,
+    /// `placed` is pruned once it outgrows this (twice the map slots).
+    prune_above: usize,
     /// Per job, its maps finished at each level: the online N_level.
     job_levels: HashMap<u64, [u32; 5]>,
 }
@@ -583,6 +635,7 @@ impl Clqlmrs {
             env: None,
             live_state: Locality::OffRack,
             placed: HashMap::new(),
+            prune_above: 0,
             job_levels: HashMap::new(),
             params,
         }
@@ -767,8 +820,14 @@ impl Clqlmrs {
     /// the job was killed): only when they outnumber the slots, so the scan
     /// is rare.
     fn prune(&mut self, view: &ClusterView) {
+        // The bound is looked up only past the last one seen: summing the
+        // slots of every node at each decision costs more than the scan.
+        if self.placed.len() <= self.prune_above {
+            return;
+        }
         let slots: usize = view.nodes.iter().map(|n| n.map_slots as usize).sum();
-        if self.placed.len() <= 2 * slots + 64 {
+        self.prune_above = 2 * slots + 64;
+        if self.placed.len() <= self.prune_above {
             return;
         }
         let alive: HashSet<TaskId> = view
