@@ -90,7 +90,17 @@ for s in master w1 w2 w3; do
   [ "$h" = healthy ] || fail "container $s is $h, not healthy"
 done
 tc qdisc show dev $PROJECT-r1 | grep -q tbf || fail "rack r1's uplink is not shaped"
-ok "3 workers alive in racks r1, r2; every container healthy; uplinks shaped"
+python3 - "$C/cluster.toml" <<'PY' || fail "the master's REST API in its container does not list the 3 workers"
+import json, re, sys, urllib.request
+conf = open(sys.argv[1]).read()
+token = re.search(r'^token = "(.*)"', conf, re.M).group(1)
+http = re.search(r'^http_addr = "(.*?)"', conf, re.M).group(1)
+req = urllib.request.Request(f"http://{http}/api/workers", headers={"Authorization": f"Bearer {token}"})
+workers = json.load(urllib.request.urlopen(req, timeout=10))
+workers = workers.get("workers", workers) if isinstance(workers, dict) else workers
+assert len(workers) == 3, workers
+PY
+ok "3 workers alive in racks r1, r2; every container healthy; uplinks shaped; web API answers from the host"
 
 step "input across racks; WordCount equals mr local wordcount"
 quiet mr gen randomtextwriter --size 24MiB --output /in || fail "randomtextwriter failed"
