@@ -84,6 +84,7 @@ pub fn launch(node: &Arc<Node>, l: LaunchTask) {
             let cpu_s = (thread_cpu_total() - cpu0).max(0.0);
             report(&n, &l, t, res, start_ms, cpu_s).await;
             n.tasks.lock().unwrap().remove(&key);
+            cleanup_if_pending(&n, key.0);
         }
         .instrument(span),
     );
@@ -212,17 +213,31 @@ pub fn kill(node: &Node, t: TaskRef) {
             tracing::info!(job = t.job_id, index = t.index, "task killed");
         }
     }
+    drop(tasks);
+    cleanup_if_pending(node, t.job_id);
 }
 
 /// Removes a finished job's local files (map outputs, spills, segments).
+/// When an attempt of the job is still finishing (its own report's answer
+/// carries the cleanup), the cleanup waits until the last one is gone.
 pub fn cleanup(node: &Node, job: u64) {
-    let still_running = node.tasks.lock().unwrap().keys().any(|k| k.0 == job);
-    if still_running {
+    let tasks = node.tasks.lock().unwrap();
+    if tasks.keys().any(|k| k.0 == job) {
+        node.pending_cleanup.lock().unwrap().insert(job);
         return;
     }
+    drop(tasks);
+    node.pending_cleanup.lock().unwrap().remove(&job);
     let dir = job_dir(node, job);
     if dir.exists() {
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Runs a deferred [`cleanup`] once no attempt of `job` is left.
+fn cleanup_if_pending(node: &Node, job: u64) {
+    if node.pending_cleanup.lock().unwrap().contains(&job) {
+        cleanup(node, job);
     }
 }
 
@@ -260,4 +275,57 @@ pub fn peak_rss() -> u64 {
             })
         })
         .map_or(0, |kb| kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(tag: &str) -> (Arc<Node>, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("mr-exec-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let text = format!(
+            "token = \"t\"\n[master]\naddr = \"127.0.0.1:1\"\ndata_dir = \"{0}/m\"\n\
+             [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:2\"\ndata_dir = \"{0}/w1\"\n",
+            dir.display()
+        );
+        let cfg = common::config::ClusterConfig::parse(&text).unwrap();
+        (Node::open(cfg, "w1").unwrap(), dir)
+    }
+
+    /// The last attempt's own report answer carries the job's cleanup while
+    /// that attempt is still in `tasks`: the cleanup must happen once it
+    /// leaves, not be dropped (it leaked every finished job's map outputs).
+    #[tokio::test]
+    async fn cleanup_waits_for_the_last_attempt_then_runs() {
+        let (n, dir) = node("cleanup");
+        let jd = job_dir(&n, 7);
+        std::fs::create_dir_all(&jd).unwrap();
+        std::fs::write(jd.join("map-0-0.out"), b"x").unwrap();
+        let h = tokio::spawn(async {});
+        n.tasks.lock().unwrap().insert((7, false, 0), (0, false, h));
+        cleanup(&n, 7);
+        assert!(jd.exists(), "cleaned while an attempt still runs");
+        n.tasks.lock().unwrap().remove(&(7, false, 0));
+        cleanup_if_pending(&n, 7);
+        assert!(!jd.exists(), "deferred cleanup did not run");
+        assert!(n.pending_cleanup.lock().unwrap().is_empty());
+        // a killed attempt also runs the deferred cleanup
+        std::fs::create_dir_all(&jd).unwrap();
+        let h = tokio::spawn(async {});
+        n.tasks.lock().unwrap().insert((7, true, 1), (2, true, h));
+        cleanup(&n, 7);
+        assert!(jd.exists());
+        kill(
+            &n,
+            TaskRef {
+                job_id: 7,
+                is_map: true,
+                index: 1,
+                attempt: 2,
+            },
+        );
+        assert!(!jd.exists(), "cleanup after kill did not run");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

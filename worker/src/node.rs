@@ -23,6 +23,10 @@ pub struct Node {
     pub epoch: std::sync::atomic::AtomicU64,
     /// Set on SIGTERM: launches are handed back, heartbeats say so.
     pub draining: std::sync::atomic::AtomicBool,
+    /// Jobs whose cleanup came while one of their attempts was still
+    /// finishing (the last report's answer carries the cleanup): done when
+    /// that attempt leaves [`Node::tasks`].
+    pub pending_cleanup: std::sync::Mutex<std::collections::HashSet<u64>>,
 }
 
 impl Node {
@@ -45,6 +49,7 @@ impl Node {
             tasks: Default::default(),
             epoch: Default::default(),
             draining: Default::default(),
+            pending_cleanup: Default::default(),
         }))
     }
 

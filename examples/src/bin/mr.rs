@@ -366,6 +366,14 @@ enum AdminCmd {
     /// The placement policy.
     #[command(subcommand)]
     Scheduler(SchedCmd),
+    /// Debug: call every gRPC method of the master and of each listed worker
+    /// with no token and with a wrong one; each must be refused
+    /// (Unauthenticated). Exits non-zero otherwise.
+    AuthProbe {
+        /// Worker addresses to probe (default: every worker in the cluster file).
+        #[arg(long = "worker")]
+        workers: Vec<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -713,5 +721,6 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             SchedCmd::Show => cli::admin::scheduler_show(&cfg).await,
             SchedCmd::List => unreachable!("handled before loading the config"),
         },
+        Cmd::Admin(AdminCmd::AuthProbe { workers }) => cli::admin::auth_probe(&cfg, &workers).await,
     }
 }

@@ -41,3 +41,120 @@ fn print_spec(r: &proto::SchedulerResponse) {
     let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     println!("scheduler: {} {}", r.name, p.join(" "));
 }
+
+/// `mr admin auth-probe`: every method of the master's and the workers'
+/// gRPC services, called with no token and with a wrong token, must come
+/// back Unauthenticated (the token check runs before any handler, so the
+/// empty requests sent here never reach one).
+pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Result<()> {
+    use proto::master_client::MasterClient;
+    use proto::worker_client::WorkerClient;
+    use tonic::transport::Endpoint;
+
+    fn url(addr: &str) -> String {
+        if addr.starts_with("http") {
+            addr.to_string()
+        } else {
+            format!("http://{addr}")
+        }
+    }
+    async fn chan(addr: &str) -> anyhow::Result<tonic::transport::Channel> {
+        Ok(Endpoint::from_shared(url(addr))?
+            .connect_timeout(std::time::Duration::from_secs(5))
+            .timeout(std::time::Duration::from_secs(10))
+            .connect()
+            .await?)
+    }
+    fn judge<T>(what: &str, r: Result<T, tonic::Status>, bad: &mut Vec<String>) {
+        match r {
+            Err(s) if s.code() == tonic::Code::Unauthenticated => {
+                println!("refused  {what}: {}", s.message())
+            }
+            Err(s) => bad.push(format!("{what}: {:?} {}", s.code(), s.message())),
+            Ok(_) => bad.push(format!("{what}: ACCEPTED")),
+        }
+    }
+    // Every method: the generated clients have one function per rpc.
+    macro_rules! master_all {
+        ($c:expr, $tag:expr, $bad:expr) => {{
+            let c = &mut $c;
+            macro_rules! m {
+                ($name:ident, $req:expr) => {
+                    judge(
+                        &format!("master {} {}", stringify!($name), $tag),
+                        c.$name($req).await,
+                        $bad,
+                    )
+                };
+            }
+            m!(register, proto::RegisterRequest::default());
+            m!(heartbeat, proto::HeartbeatRequest::default());
+            m!(report_bad_block, proto::ReportBadBlockRequest::default());
+            m!(create_file, proto::CreateFileRequest::default());
+            m!(add_block, proto::AddBlockRequest::default());
+            m!(complete_file, proto::CompleteFileRequest::default());
+            m!(abandon_file, proto::AbandonFileRequest::default());
+            m!(get_file, proto::PathRequest::default());
+            m!(list_files, proto::PathRequest::default());
+            m!(delete_file, proto::PathRequest::default());
+            m!(cache_file, proto::CacheFileRequest::default());
+            m!(set_cache_capacity, proto::CacheCapacityRequest::default());
+            m!(cluster_status, proto::Empty::default());
+            m!(submit_job, proto::SubmitJobRequest::default());
+            m!(get_job, proto::JobRequest::default());
+            m!(list_jobs, proto::Empty::default());
+            m!(kill_job, proto::JobRequest::default());
+            m!(job_history, proto::JobRequest::default());
+            m!(set_scheduler, proto::SchedulerRequest::default());
+            m!(get_scheduler, proto::Empty::default());
+            m!(task_update, proto::TaskUpdateRequest::default());
+        }};
+    }
+    macro_rules! worker_all {
+        ($c:expr, $tag:expr, $addr:expr, $bad:expr) => {{
+            let c = &mut $c;
+            let w = |m: &str| format!("worker {} {m} {}", $addr, $tag);
+            let r = c
+                .write_block(tokio_stream::iter(vec![proto::WriteBlockChunk::default()]))
+                .await;
+            judge(&w("write_block"), r, $bad);
+            let r = c.read_block(proto::ReadBlockRequest::default()).await;
+            judge(&w("read_block"), r, $bad);
+            let r = c
+                .fetch_partition(proto::FetchPartitionRequest::default())
+                .await;
+            judge(&w("fetch_partition"), r, $bad);
+        }};
+    }
+    let wrong = format!("not-{}", cfg.token);
+    let mut bad = Vec::new();
+    let ch = chan(&cfg.master.addr).await?;
+    let mut none = MasterClient::new(ch.clone());
+    master_all!(none, "(no token)", &mut bad);
+    let mut wrong_c = common::dfs::master_conn_on(ch, &wrong)?;
+    master_all!(wrong_c, "(wrong token)", &mut bad);
+    let addrs: Vec<String> = if workers.is_empty() {
+        cfg.workers.iter().map(|w| w.addr.clone()).collect()
+    } else {
+        workers.to_vec()
+    };
+    for a in &addrs {
+        let ch = chan(a).await?;
+        let mut none = WorkerClient::new(ch.clone());
+        worker_all!(none, "(no token)", a, &mut bad);
+        let mut wrong_c = common::dfs::worker_conn_on(ch, &wrong)?;
+        worker_all!(wrong_c, "(wrong token)", a, &mut bad);
+    }
+    if bad.is_empty() {
+        println!(
+            "auth-probe: every call refused (master and {} workers)",
+            addrs.len()
+        );
+        Ok(())
+    } else {
+        anyhow::bail!(
+            "calls not refused as Unauthenticated:\n  {}",
+            bad.join("\n  ")
+        )
+    }
+}

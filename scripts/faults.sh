@@ -1,0 +1,569 @@
+#!/usr/bin/env bash
+# The fault harness of RELIABILITY.md (issue 8): each scenario brings up its
+# own emulated LAN (scripts/lan.sh, about 1 s), runs a real job on real
+# processes, injects its fault (kill -9, SIGSTOP, lan.sh cut-rack, a flipped
+# byte, a tmpfs, garbage frames, ...) and checks the job against an
+# independent oracle (`mr local wordcount` on the input fetched back) plus
+# the invariants of section 2: exactly-once commit of every part-NNNNN,
+# stale attempts fenced, bounded time (every wait has a timeout, every
+# scenario a watchdog), no leaked tasks, temp files or cache bytes.
+#
+#   scripts/faults.sh [--list] [--keep] [SCENARIO ...]   (default: all)
+#
+# Ends with the line `N passed, M failed`; exits non-zero if any failed.
+# --keep leaves the temp dir (logs of every scenario). Needs root and ip
+# netns (lan.sh); skips otherwise. Not part of scripts/test.sh (minutes).
+
+# shellcheck disable=SC2015 # `test && test || fail` is meant
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+LAN="$ROOT/scripts/lan.sh"
+
+SCENARIOS=(worker-crash-map worker-crash-shuffle zombie-worker master-restart rack-partition
+  corrupt-block disk-full straggler malformed oversized-record client-killed bad-token)
+
+KEEP=0 LIST=0 WANT=()
+for a in "$@"; do
+  case "$a" in
+    --list) LIST=1 ;;
+    --keep) KEEP=1 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "faults.sh: unknown option $a" >&2; exit 2 ;;
+    *) WANT+=("$a") ;;
+  esac
+done
+if [ "$LIST" = 1 ]; then printf '%s\n' "${SCENARIOS[@]}"; exit 0; fi
+[ "${#WANT[@]}" -gt 0 ] || WANT=("${SCENARIOS[@]}")
+for s in "${WANT[@]}"; do
+  [[ " ${SCENARIOS[*]} " == *" $s "* ]] || { echo "faults.sh: unknown scenario $s (see --list)" >&2; exit 2; }
+done
+
+if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1 || ! unshare --net true 2>/dev/null \
+   || ! command -v tc >/dev/null || ! command -v nft >/dev/null; then
+  echo "faults: skipped: needs root and ip netns (and tc, nft)"
+  exit 0
+fi
+if [ -n "$(ip netns list | grep '^mrlan-' || true)" ]; then
+  echo "faults: a LAN is already up (mrlan-* namespaces); scripts/lan.sh down first" >&2
+  exit 1
+fi
+
+BIN=${MR_BIN_DIR:-$ROOT/target/debug}
+if [ -z "${MR_BIN_DIR:-}" ]; then cargo build --workspace --bins -q || exit 1; fi
+MRBIN="$BIN/mr"
+TMP=$(mktemp -d /tmp/mr-faults.XXXXXX)
+mkdir -p "$TMP/oracles"
+MOUNTS=()
+
+cleanup() {
+  "$LAN" down >/dev/null 2>&1 || true
+  for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+  [ "$KEEP" = 1 ] && echo "faults: kept $TMP" || rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- helpers (used inside a scenario's subshell) -------------------------------
+
+D="" CONF=""
+say() { echo "   $*"; }
+fail() { echo "   FAIL: $*" >&2; exit 1; }
+mr() { timeout "${MR_TIMEOUT:-60}" "$MRBIN" --config "$CONF" "$@"; }
+jq_() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
+mlog() { sed 's/\x1b\[[0-9;]*m//g' "$D/logs/master.log"; }
+count_log() { mlog | grep -c -- "$1" || true; }
+pid_of() { cat "$D/pids/$1.pid"; }
+
+lan_up() { # [lan.sh up options]: 4 workers in 2 racks, replication 2, hb 250ms x 8 (2 s expiry)
+  D="$TMP/$SC"
+  "$LAN" up --dir "$D" --workers 4 --racks 2 --replication 2 --heartbeat 250ms --dead-after 8 \
+    --block-size 2MiB "$@" > "$D.up.log" 2>&1 || { cat "$D.up.log" >&2; fail "lan.sh up failed"; }
+  CONF="$D/cluster.toml"
+}
+start_daemon() { # name: start (again) the master or worker NAME in its host, as lan.sh does
+  local name=$1 cmd
+  if [ "$name" = master ]; then cmd=("$BIN/mr-master" --config "$CONF")
+  else cmd=("$BIN/mr-worker" --config "$CONF" --name "$name"); fi
+  ip netns exec "mrlan-$name" setsid nohup "${cmd[@]}" >>"$D/logs/$name.log" 2>&1 </dev/null &
+  echo $! > "$D/pids/$name.pid"
+}
+workers_in() { # state -> names
+  mr cluster status --json 2>/dev/null \
+    | python3 -c 'import json,sys; print(" ".join(w["name"] for w in json.load(sys.stdin)["workers"] if w["state"]==sys.argv[1]))' "$1" || true
+}
+wait_until() { # secs what cmd...: poll cmd every 0.1 s
+  local secs=$1 what=$2; shift 2
+  local end=$(( $(date +%s) + secs ))
+  until "$@"; do [ "$(date +%s)" -lt "$end" ] || fail "timed out after ${secs}s waiting for: $what"; sleep 0.1; done
+}
+all_alive() { [ "$(workers_in alive | wc -w)" = 4 ]; }
+under_replicated() { mr cluster status --json | jq_ 'd["under_replicated_blocks"]'; }
+no_under_replicated() { [ "$(under_replicated 2>/dev/null)" = 0 ]; }
+
+gen_input() { # size path [block]: random text, and the oracle for it (cached by content)
+  mr gen randomtextwriter --size "$1" --output "$2" --block-size "${3:-2MiB}" --seed 7 >/dev/null 2>&1 \
+    || fail "mr gen randomtextwriter $1 $2 failed"
+  oracle_for "$2"
+}
+cat_dir() { # dir -> every part, in order
+  local p
+  for p in $(mr fs ls "$1" | awk '$NF ~ /\/part-/ {print $NF}'); do mr fs cat "$p" || return 1; done
+}
+ORACLE=""
+oracle_for() { # dir-or-file in the cluster -> ORACLE = sorted `mr local wordcount` of its bytes
+  local f="$TMP/$SC.input" sum
+  if mr fs ls "$1" | awk 'NR>1' | grep -q '/$\|/part-'; then cat_dir "$1" > "$f" || fail "cannot read $1 back"
+  else mr fs cat "$1" > "$f" || fail "cannot read $1 back"; fi
+  sum=$(md5sum < "$f" | cut -c1-32)
+  ORACLE="$TMP/oracles/$sum.txt"
+  if [ ! -f "$ORACLE" ]; then
+    timeout 120 "$MRBIN" local wordcount "$f" --reducers 1 --output "$TMP/oracles/$sum.d" >/dev/null \
+      || fail "mr local wordcount failed"
+    cat "$TMP/oracles/$sum.d"/part-* | sort > "$ORACLE"
+  fi
+}
+job_state() { mr job status "$1" --json 2>/dev/null | jq_ 'd["state"]' 2>/dev/null || echo "?"; }
+wait_job() { # id [secs] -> prints the final state
+  local end=$(( $(date +%s) + ${2:-90} )) s
+  while :; do
+    s=$(job_state "$1")
+    case "$s" in succeeded|failed|killed) echo "$s"; return 0 ;; esac
+    [ "$(date +%s)" -lt "$end" ] || { echo "timeout($s)"; return 0; }
+    sleep 0.2
+  done
+}
+progress() { # id key
+  mr job status "$1" --json 2>/dev/null | jq_ "d['progress']['$2']" 2>/dev/null || echo 0
+}
+maps_running() { [ "$(progress "$1" maps_running)" -gt 0 ]; }
+is_dead() { [[ " $(workers_in dead) " == *" $1 "* ]]; }
+maps_all_done() { [ "$(progress "$1" maps_done)" = "$2" ]; }
+some_job() { [ -n "$(mr job list 2>/dev/null | awk 'NR>1')" ]; }
+busy_worker() { # a worker running a map now (fewer free map slots than slots)
+  mr cluster status --json | python3 -c '
+import json,sys
+for w in json.load(sys.stdin)["workers"]:
+    if w["state"] == "alive" and w["free_map_slots"] < w["map_slots"]:
+        print(w["name"]); break'
+}
+
+# check_job ID OUT REDUCERS [ORACLE]: the job succeeded with exactly one
+# committed part per reducer, equal to the oracle, and left nothing behind.
+check_job() {
+  local id=$1 out=$2 r=$3 oracle=${4:-$ORACLE} st parts want w i
+  st=$(wait_job "$id" 120)
+  [ "$st" = succeeded ] || { mr job status "$id" >&2; fail "job $id: $st"; }
+  parts=$(mr fs ls "$out" | awk 'NR>1 {print $NF}' | sed "s|^$out/||" | sort | tr '\n' ' ')
+  want="_SUCCESS "; for ((i = 0; i < r; i++)); do want+="$(printf 'part-%05d ' "$i")"; done
+  [ "$parts" = "$want" ] || fail "job $id output is [$parts], want [$want] (exactly-once commit)"
+  cat_dir "$out" | sort > "$TMP/$SC.out.$id" || fail "cannot read $out"
+  [ -s "$TMP/$SC.out.$id" ] || fail "job $id output is empty"
+  cmp -s "$TMP/$SC.out.$id" "$oracle" \
+    || { diff "$oracle" "$TMP/$SC.out.$id" | head -5 >&2; fail "job $id output differs from the oracle"; }
+  mr fs ls / | grep -q '/_staging' && fail "/_staging left after job $id"
+  # no leaked tasks or temp files on the live workers (cleanup comes with a heartbeat)
+  local end=$(( $(date +%s) + 15 )) left
+  while :; do
+    left=""
+    for w in $(workers_in alive); do
+      [ -e "$D/$w/jobs/job-$id" ] && left+=" $w:jobs/job-$id"
+      [ -n "$(ls -A "$D/$w/blocks/tmp" 2>/dev/null)" ] && left+=" $w:blocks/tmp"
+    done
+    [ -z "$left" ] && break
+    [ "$(date +%s)" -lt "$end" ] || fail "job $id left files behind:$left"
+    sleep 0.25
+  done
+  mr cluster status --json | python3 -c '
+import json,sys
+for w in json.load(sys.stdin)["workers"]:
+    assert w["cache_used_bytes"] <= w["cache_capacity_bytes"], w' || fail "cache over capacity"
+  say "job $id: succeeded, parts $(echo "$parts" | wc -w) exactly once, == oracle ($(wc -l < "$oracle") words), nothing left"
+}
+history_json() { mr job history "$1" 2>/dev/null; }
+# rerun_check ID VICTIM: the maps re-run (attempt > 0) are exactly those the
+# master re-queued because VICTIM was lost (running there, or their output
+# lived only there): each has >= 2 attempts, no other map was re-run, and no
+# attempt after the first ran on the dead worker.
+rerun_check() {
+  mlog | grep "re-queued: its worker was lost job=$1 kind=Map" | grep "worker=\"$2\"" \
+    | sed -E 's/.* index=([0-9]+) .*/\1/' | sort -un > "$TMP/$SC.requeued"
+  history_json "$1" | python3 -c '
+import json,sys
+v, requeued = sys.argv[1], {int(x) for x in open(sys.argv[2]).read().split()}
+recs = [json.loads(l) for l in sys.stdin if l.strip()]
+maps = [r for r in recs if r.get("kind") == "map"]
+rerun = {r["index"] for r in maps if r["attempt"] > 0}
+assert requeued, f"the master re-queued no map of {v}"
+assert rerun == requeued, f"maps re-run {sorted(rerun)} != maps re-queued for the loss of {v} {sorted(requeued)}"
+late = [(r["kind"], r["index"], r["attempt"]) for r in recs if r.get("node") == v and r["attempt"] > 0]
+assert not late, f"retries ran on the dead worker: {late}"
+print(f"   maps re-run: {sorted(rerun)} == re-queued for the loss of {v}; none elsewhere")' "$2" "$TMP/$SC.requeued" \
+    || fail "attempt history"
+}
+
+# ---- scenarios -------------------------------------------------------------------
+
+sc_worker-crash-map() {
+  lan_up
+  gen_input 32MiB /in
+  local id victim
+  id=$(mr job submit wordcount --input /in --output /out --reducers 4) || fail "submit failed"
+  wait_until 30 "maps running" maps_running "$id"
+  victim=$(busy_worker); [ -n "$victim" ] || fail "no worker runs a map"
+  kill -9 "$(pid_of "$victim")"
+  say "killed $victim (kill -9) with $(progress "$id" maps_done) maps done"
+  wait_until 8 "$victim marked dead (expiry 2 s + a heartbeat)" is_dead "$victim"
+  check_job "$id" /out 4
+  [[ " $(workers_in dead) " == *" $victim "* ]] || fail "$victim not marked dead"
+  rerun_check "$id" "$victim"
+  wait_until 30 "re-replication after the death" no_under_replicated
+  say "blocks re-replicated: 0 under-replicated"
+}
+
+sc_worker-crash-shuffle() {
+  lan_up
+  gen_input 32MiB /in
+  local id victim maps
+  id=$(mr job submit wordcount --input /in --output /out --reducers 8) || fail "submit failed"
+  maps=$(mr job status "$id" --json | jq_ 'd["maps"]')
+  # slow the shuffle so that the reduces are still fetching when the kill lands
+  wait_until 60 "every map done" maps_all_done "$id" "$maps"
+  victim=""
+  for w in w1 w2 w3 w4; do ls "$D/$w/jobs/job-$id"/map-*.out >/dev/null 2>&1 && { victim=$w; break; }; done
+  [ -n "$victim" ] || fail "no worker holds map outputs"
+  local rdone; rdone=$(progress "$id" reduces_done)
+  kill -9 "$(pid_of "$victim")"
+  say "killed $victim (holding map outputs) after all $maps maps, $rdone/8 reduces done"
+  [ "$rdone" -lt 8 ] || fail "the reduces were all done before the kill (the window was missed)"
+  check_job "$id" /out 8
+  rerun_check "$id" "$victim"
+}
+
+sc_zombie-worker() {
+  lan_up
+  gen_input 48MiB /in
+  local id victim f0
+  f0=$(count_log fenced)
+  id=$(mr job submit wordcount --input /in --output /out --reducers 4) || fail "submit failed"
+  wait_until 30 "maps running" maps_running "$id"
+  victim=$(busy_worker); [ -n "$victim" ] || fail "no worker runs a map"
+  kill -STOP "$(pid_of "$victim")"
+  say "SIGSTOP $victim for 5 s (expiry 2 s)"
+  sleep 5
+  [[ " $(workers_in dead) " == *" $victim "* ]] || fail "$victim not dead after 5 s stopped"
+  kill -CONT "$(pid_of "$victim")"
+  check_job "$id" /out 4
+  wait_until 10 "$victim back (re-registered)" all_alive
+  local f1; f1=$(count_log fenced)
+  mlog | grep -E 'fenced' | tail -3 | sed 's/^/     /'
+  [ "$f1" -gt "$f0" ] || fail "no stale report or heartbeat of $victim fenced in the master log"
+  say "$victim re-registered; $((f1 - f0)) stale messages fenced"
+}
+
+sc_master-restart() {
+  lan_up
+  gen_input 32MiB /in
+  head -c $((3 << 20)) /dev/urandom > "$TMP/$SC.acked"
+  mr fs put "$TMP/$SC.acked" /acked >/dev/null || fail "put /acked failed"
+  local id waiter
+  id=$(mr job submit wordcount --input /in --output /out --reducers 4) || fail "submit failed"
+  MR_TIMEOUT=150 mr job wait "$id" > "$TMP/$SC.wait" 2>&1 &
+  waiter=$!
+  wait_until 30 "maps running" maps_running "$id"
+  kill -9 "$(pid_of master)"
+  say "master killed (kill -9) mid-job; restarting it in 2 s"
+  sleep 2
+  start_daemon master
+  wait_until 30 "workers re-registered without a restart" all_alive
+  local rc=0; wait "$waiter" || rc=$?
+  say "mr job wait: rc=$rc: $(tail -n 1 "$TMP/$SC.wait")"
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "mr job wait: rc=$rc (want a clean failure)"
+  grep -qi 'resubmit' "$TMP/$SC.wait" || fail "mr job wait does not say to resubmit"
+  cmp -s <(mr fs cat /acked) "$TMP/$SC.acked" || fail "/acked differs after the restart"
+  oracle_for /in
+  say "acknowledged files byte-identical after the restart"
+  mr fs ls / | grep -q ' /out/' && fail "the forgotten job left /out"
+  mr fs ls / | grep -q '/_staging' && fail "/_staging left after the restart"
+  id=$(mr job submit wordcount --input /in --output /out --reducers 4) || fail "resubmit failed"
+  check_job "$id" /out 4
+}
+
+sc_rack-partition() {
+  lan_up --heartbeat 250ms --dead-after 16   # expiry 4 s
+  gen_input 24MiB /in
+  local id r0 d0 r1 x0
+  r0=$(count_log re-replicating) d0=$(count_log 'marked dead')
+  id=$(mr job submit wordcount --input /in --output /out1 --reducers 4) || fail "submit failed"
+  wait_until 30 "maps running" maps_running "$id"
+  "$LAN" cut-rack 2 >/dev/null; sleep 2; "$LAN" restore-rack 2 >/dev/null
+  say "short cut: rack 2 partitioned for 2 s (expiry 4 s)"
+  check_job "$id" /out1 4
+  sleep 1
+  [ "$(count_log 'marked dead')" = "$d0" ] || fail "a worker was declared dead by a 2 s flap"
+  [ "$(count_log re-replicating)" = "$r0" ] || fail "re-replication issued for a 2 s flap (storm)"
+  say "no worker declared dead, 0 re-replications for the short flap"
+  "$LAN" cut-rack 2 >/dev/null
+  say "long cut: rack 2 partitioned for 12 s"
+  local t0; t0=$(date +%s)
+  id=$(mr job submit wordcount --input /in --output /out2 --reducers 4) || fail "submit failed"
+  check_job "$id" /out2 4
+  wait_until 30 "under-replicated blocks restored on rack 1" no_under_replicated
+  r1=$(count_log re-replicating)
+  [ "$r1" -gt "$r0" ] || fail "no re-replication after the long cut"
+  say "$((r1 - r0)) re-replications; every block at its factor on rack 1"
+  sleep $(( 12 - ($(date +%s) - t0) > 0 ? 12 - ($(date +%s) - t0) : 0 ))
+  x0=$(count_log 'excess replica')
+  "$LAN" restore-rack 2 >/dev/null
+  wait_until 20 "rack 2 back" all_alive
+  over_ok() {
+    [ "$(count_log 'excess replica')" -gt "$x0" ] || return 1
+    mr fs stat /in/part-00000 --json >/dev/null || return 1
+    local f
+    for f in $(mr fs ls /in | awk '$NF ~ /\/part-/ {print $NF}'); do
+      mr fs stat "$f" --json | python3 -c '
+import json,sys; d=json.load(sys.stdin)
+sys.exit(0 if all(len(b["replicas"]) == d["replication"] for b in d["blocks"]) else 1)' || return 1
+    done
+  }
+  wait_until 30 "over-replicas trimmed after the heal" over_ok
+  say "after the heal: $(( $(count_log 'excess replica') - x0 )) excess replicas removed, every input block at 2"
+  cmp -s <(cat_dir /in) "$TMP/$SC.input" || fail "input changed"
+}
+
+sc_corrupt-block() {
+  lan_up
+  gen_input 16MiB /in
+  local f blk victim c0
+  f=/in/part-00001
+  read -r blk victim < <(mr fs stat "$f" --json | python3 -c '
+import json,sys; b=json.load(sys.stdin)["blocks"][0]
+print(b["id"], [r for r in b["replicas"] if r not in b["cached_on"]][0] if [r for r in b["replicas"] if r not in b["cached_on"]] else b["replicas"][0])')
+  [ -f "$D/$victim/blocks/blk_$blk" ] || fail "no block file blk_$blk on $victim"
+  mr cache drop / >/dev/null 2>&1 || true
+  python3 - "$D/$victim/blocks/blk_$blk" <<'PY'
+import sys
+p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[len(b) // 2] ^= 0x01
+open(p, "r+b").write(b)
+PY
+  say "flipped one byte of block $blk ($f) on $victim"
+  c0=$(count_log 'corrupt replica')
+  local id
+  id=$(mr job submit wordcount --input /in --output /out --reducers 4) || fail "submit failed"
+  check_job "$id" /out 4
+  # reads of every replica: the flip must be caught by the checksum, never served
+  for _ in 1 2 3 4; do mr fs cat "$f" | cmp -s - <(cat_dir /in | head -c 0; mr fs cat "$f") || true; done
+  cmp -s <(cat_dir /in) "$TMP/$SC.input" || fail "mr fs cat of the input differs from what was written"
+  corrupt_seen() { [ "$(count_log 'corrupt replica')" -gt "$c0" ]; }
+  if ! corrupt_seen; then
+    # no map read that replica: read it from there (a read on a stale replica must detect it)
+    timeout 20 "$MRBIN" --config "$CONF" fs cat "$f" >/dev/null 2>&1 || true
+    mr job run wordcount --input "$f" --output /out-f --reducers 1 >/dev/null 2>&1 || true
+  fi
+  wait_until 20 "the corrupt replica reported to the master" corrupt_seen
+  mlog | grep 'corrupt replica' | tail -1 | sed 's/^/     /'
+  good() { # the block is back at 2 replicas and the bad file is gone or rewritten good
+    no_under_replicated || return 1
+    [ ! -f "$D/$victim/blocks/blk_$blk" ] || cmp -s <(mr fs cat "$f") "$D/$victim/blocks/blk_$blk"
+  }
+  wait_until 30 "re-replication from the good copy, corrupt file deleted" good
+  say "block $blk re-replicated from the good replica; the corrupt file on $victim is gone"
+}
+
+sc_disk-full() {
+  lan_up
+  # w4's data dir becomes a 6 MiB tmpfs: stop it, mount, start it again
+  kill -9 "$(pid_of w4)"; sleep 0.3
+  rm -rf "$D/w4"; mkdir -p "$D/w4"
+  mount -t tmpfs -o size=6m tmpfs "$D/w4" || fail "cannot mount a tmpfs"
+  MOUNTS+=("$D/w4")
+  echo "$D/w4" >> "$TMP/mounts"
+  start_daemon w4
+  wait_until 20 "w4 alive on its tmpfs" all_alive
+  gen_input 32MiB /in
+  say "w4 on a 6 MiB tmpfs: $(df -h --output=used,size "$D/w4" | tail -1 | xargs) used"
+  head -c $((8 << 20)) /dev/urandom > "$TMP/$SC.big"
+  mr fs put "$TMP/$SC.big" /big --replication 2 >/dev/null || fail "put with w4 full failed"
+  cmp -s <(mr fs cat /big) "$TMP/$SC.big" || fail "/big differs"
+  say "writes that landed on the full w4 failed over: /big intact"
+  local id
+  id=$(mr job submit wordcount --input /in --output /out --reducers 4) || fail "submit failed"
+  check_job "$id" /out 4
+  [ -z "$(ls "$D/w4/blocks/tmp" 2>/dev/null)" ] || fail "half-written blocks left in w4's tmp"
+}
+
+sc_straggler() {
+  fail "speculative execution is not implemented yet (see the README table)"
+}
+
+sc_malformed() {
+  lan_up --block-size 1MiB
+  gen_input 4MiB /in 1MiB
+  local before jobs0 out
+  before=$(mr fs ls / ; mr fs ls /in)
+  jobs0=$(mr job list --json | jq_ 'len(d) if isinstance(d, list) else len(d.get("jobs", []))')
+  bad() { # description, then the mr arguments: must fail with a message, nothing written
+    local what=$1; shift
+    if out=$(mr "$@" 2>&1); then fail "$what: accepted ($out)"; fi
+    [ -n "$out" ] || fail "$what: refused without a message"
+    say "refused: $what: $(echo "$out" | tail -n 1 | cut -c1-110)"
+  }
+  bad "unknown job type" job submit nosuchjob --input /in --output /o1
+  bad "reducers 0" job submit wordcount --input /in --output /o2 --reducers 0
+  bad "reducers -1" job submit wordcount --input /in --output /o3 --reducers -1
+  bad "missing input" job submit wordcount --input /nope --output /o4
+  bad "existing output" job submit wordcount --input /in --output /in
+  bad "output inside input" job submit wordcount --input /in --output /in/sub
+  bad "relative output" job submit wordcount --input /in --output o5
+  bad "sort buffer 0" job submit wordcount --input /in --output /o6 --sort-buffer 0
+  bad "bad parameter" job submit wordcount --input /in --output /o7 --param novalue
+  bad "bad format" job submit sort --input /in --output /o8 --format nonsense
+  bad "non-UTF-8 path" job submit wordcount --input "$(printf '/in\xff')" --output /o9
+  bad "huge path" job submit wordcount --input "/$(head -c 300000 /dev/zero | tr '\0' a)" --output /o10
+  bad "block size 0" fs put "$TMP/$SC.input" /o11 --block-size 0
+  bad "replication 0 output" job submit wordcount --input /in --output /o12 --output-replication 100
+  [ "$(mr fs ls / ; mr fs ls /in)" = "$before" ] || fail "a refused spec wrote something"
+  [ "$(mr job list --json | jq_ 'len(d) if isinstance(d, list) else len(d.get("jobs", []))')" = "$jobs0" ] \
+    || fail "a refused spec created a job"
+  say "no file and no job created by the refused specs"
+  # garbage, truncated and oversized frames to the master's and a worker's gRPC ports
+  python3 - 10.77.0.1 7070 10.77.1.1 7100 <<'PY' || fail "garbage sender failed"
+import socket, sys, os, struct
+targets = [(sys.argv[1], int(sys.argv[2])), (sys.argv[3], int(sys.argv[4]))]
+pre = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+def frame(t, flags, sid, payload, length=None):
+    n = len(payload) if length is None else length
+    return struct.pack(">I", n)[1:] + bytes([t, flags]) + struct.pack(">I", sid) + payload
+sends = [
+    os.urandom(4096),                                        # garbage
+    pre[:10],                                                # truncated preface
+    pre + frame(4, 0, 0, b"") + frame(1, 4, 1, b"\x00" * 5), # bad HPACK headers
+    pre + frame(4, 0, 0, b"") + frame(0, 0, 1, b"", length=16_000_000),  # oversized frame header
+    pre + frame(4, 0, 0, b"") + os.urandom(100_000),         # garbage after the preface
+    b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",                    # HTTP/1
+    b"\x00\x00\x00\x00\x05" + os.urandom(5),                  # a bare gRPC message, no HTTP/2
+]
+for host, port in targets:
+    for s in sends:
+        for _ in range(3):
+            try:
+                c = socket.create_connection((host, port), timeout=3)
+                c.sendall(s)
+                c.settimeout(1)
+                try: c.recv(65536)
+                except Exception: pass
+                c.close()
+            except Exception as e:
+                pass
+print(f"   sent {len(sends) * 3} bad streams to each of {targets}")
+PY
+  kill -0 "$(pid_of master)" && kill -0 "$(pid_of w1)" || fail "a daemon died of the garbage"
+  all_alive || fail "not every worker alive after the garbage"
+  local id
+  id=$(mr job submit wordcount --input /in --output /out --reducers 2) || fail "submit after garbage failed"
+  check_job "$id" /out 2
+  mr fs cat /in/part-00000 >/dev/null || fail "w1 or the master stopped serving reads"
+  say "master and w1 alive and serving after the garbage"
+}
+
+sc_oversized-record() {
+  lan_up --block-size 1MiB
+  python3 - "$TMP/$SC.txt" <<'PY'
+import random, sys
+r = random.Random(5)
+words = ["w%d" % i for i in range(3000)]
+with open(sys.argv[1], "w") as f:
+    for _ in range(40000):
+        f.write(" ".join(r.choice(words) for _ in range(8)) + "\n")
+    # a 3 MiB line of words (bigger than a block and than the 1 MiB sort buffer)
+    f.write(" ".join(r.choice(words) for _ in range(600000)) + "\n")
+    # a 2 MiB word: one key bigger than a block and than the sort buffer
+    f.write("x" * (2 << 20) + " tail\n")
+    for _ in range(40000):
+        f.write(" ".join(r.choice(words) for _ in range(8)) + "\n")
+PY
+  mr fs put "$TMP/$SC.txt" /big.txt --block-size 1MiB >/dev/null || fail "put failed"
+  oracle_for /big.txt
+  say "input $(stat -c %s "$TMP/$SC.txt") bytes in 1 MiB blocks: a 3 MiB line and a 2 MiB word, sort buffer 1 MiB"
+  local id
+  id=$(mr job submit wordcount --input /big.txt --output /out --reducers 2 --sort-buffer 1MiB) || fail "submit failed"
+  check_job "$id" /out 2
+  mlog | grep -q OutOfRange && fail "OutOfRange (message too large) in the master log"
+  ! grep -q OutOfRange "$D"/logs/w*.log || fail "OutOfRange (message too large) in a worker log"
+}
+
+sc_client-killed() {
+  lan_up
+  gen_input 32MiB /in
+  local cli id
+  "$MRBIN" --config "$CONF" job run wordcount --input /in --output /out --reducers 4 > "$TMP/$SC.run" 2>&1 &
+  cli=$!
+  wait_until 30 "the job submitted" some_job
+  id=$(mr job list --json | jq_ 'max(j["job_id"] for j in (d if isinstance(d, list) else d["jobs"]))' | tail -1)
+  wait_until 30 "maps running" maps_running "$id"
+  kill -9 "$cli"
+  wait "$cli" 2>/dev/null
+  say "mr job run (pid $cli) killed -9 with $(progress "$id" maps_done) maps done"
+  check_job "$id" /out 4
+  [ "$(job_state "$id")" = succeeded ] || fail "mr job status: not succeeded"
+}
+
+sc_bad-token() {
+  lan_up
+  gen_input 4MiB /in
+  local ui token code j0
+  j0=$(mr job list --json | md5sum)
+  mr admin auth-probe > "$TMP/$SC.probe" 2>&1 || { cat "$TMP/$SC.probe" >&2; fail "auth-probe: a call was not refused"; }
+  say "gRPC: $(grep -c '^refused' "$TMP/$SC.probe") calls (every master and worker method, no token and a wrong one) refused Unauthenticated"
+  token=$(sed -nE 's/^token = "(.*)"/\1/p' "$CONF")
+  ui=http://10.77.0.1:7080
+  for p in /api/workers /api/jobs /api/jobs/1 /api/files /api/file?path=/in /api/cache /api/scheduler /metrics; do
+    for h in "" "Authorization: Bearer wrong-$token" "Authorization: $token"; do
+      code=$(curl -s -o /dev/null -w '%{http_code}' -m 5 ${h:+-H "$h"} "$ui$p")
+      [ "$code" = 401 ] || fail "GET $p with [${h:-no header}] answered $code, want 401"
+    done
+    code=$(curl -s -o /dev/null -w '%{http_code}' -m 5 -H "Authorization: Bearer $token" "$ui$p")
+    [[ "$code" == 2* || "$code" == 404 ]] || fail "GET $p with the token answered $code"
+  done
+  for req in "POST /api/jobs/1/kill" "PUT /api/scheduler" "POST /api/scheduler"; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' -m 5 -X "${req% *}" -d '{"name":"lsap"}' \
+      -H "Authorization: Bearer nope" "$ui${req#* }")
+    [ "$code" = 401 ] || fail "$req with a wrong token answered $code"
+  done
+  [ "$(mr admin scheduler show)" = "scheduler: fifo " ] || say "scheduler: $(mr admin scheduler show)"
+  mr admin scheduler show | grep -q 'fifo' || fail "a refused request switched the scheduler"
+  [ "$(mr job list --json | md5sum)" = "$j0" ] || fail "a refused call changed the job table"
+  say "HTTP: every API route and /metrics refused (401) without or with a wrong token; no side effects"
+}
+
+# ---- driver ------------------------------------------------------------------------
+
+LIMIT=${FAULTS_SCENARIO_TIMEOUT:-150}
+PASSED=0 FAILED=0 FAILS=()
+T0=$(date +%s)
+for SC in "${WANT[@]}"; do
+  echo "== $SC"
+  t=$(date +%s)
+  ( set +e; "sc_$SC" ) &
+  pid=$!
+  ( sleep "$LIMIT"; echo "   FAIL: $SC timed out after ${LIMIT}s" >&2; kill -TERM "$pid" 2>/dev/null ) &
+  wd=$!
+  rc=0; wait "$pid" || rc=$?
+  kill "$wd" 2>/dev/null; wait "$wd" 2>/dev/null
+  if [ "$rc" = 0 ]; then
+    PASSED=$((PASSED + 1)); echo "   PASS $SC ($(( $(date +%s) - t ))s)"
+  else
+    FAILED=$((FAILED + 1)); FAILS+=("$SC"); echo "   FAILED $SC ($(( $(date +%s) - t ))s)"
+    if [ -d "$TMP/$SC/logs" ]; then
+      for f in "$TMP/$SC"/logs/*.log; do echo "   --- $f" >&2; sed 's/\x1b\[[0-9;]*m//g' "$f" | tail -n 4 | cut -c1-240 >&2; done
+    fi
+  fi
+  "$LAN" down >/dev/null 2>&1 || true
+  if [ -f "$TMP/mounts" ]; then
+    while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done < "$TMP/mounts"
+    rm -f "$TMP/mounts"
+  fi
+done
+echo "faults: took $(( $(date +%s) - T0 ))s${FAILS[*]:+; failed: ${FAILS[*]}}"
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
