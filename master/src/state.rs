@@ -1221,7 +1221,6 @@ impl MasterState {
             }
         }
         let id = self.jobs.next_id;
-        self.jobs.next_id += 1;
         let spec = JobSpec {
             job: req.job.clone(),
             inputs: req.inputs.clone(),
@@ -1243,6 +1242,8 @@ impl MasterState {
         let job = Job::new(id, id, spec, map_inputs, maps, &sched_name, now);
         crate::recovery::record_submitted(&self.history_dir(), id, &job.summary())
             .map_err(|e| MasterError::Unavailable(format!("cannot record job {id}: {e}")))?;
+        // Only now: a refused job uses no id.
+        self.jobs.next_id += 1;
         let view = job.view(self.jobs.started);
         self.jobs.scheduler.on_job_added(&view);
         tracing::info!(job = id, name = %req.job, maps, reducers, scheduler = %sched_name, "job submitted");

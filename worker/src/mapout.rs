@@ -39,8 +39,13 @@ impl MapOutputIndex {
     }
 
     pub fn read(path: &Path) -> io::Result<Self> {
-        let b = fs::read(path)?;
-        if b.len() % 24 != 0 {
+        Self::parse(&fs::read(path)?)
+    }
+
+    /// Decodes an index file's bytes: 24 bytes (offset, length, records)
+    /// per partition.
+    pub fn parse(b: &[u8]) -> io::Result<Self> {
+        if !b.len().is_multiple_of(24) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "map output index has a bad length",

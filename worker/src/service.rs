@@ -24,6 +24,37 @@ fn to_status(e: StoreError) -> Status {
     }
 }
 
+/// The block a write is for, from its first chunk: refused unless the
+/// write has a first chunk carrying a block of 1..=`MAX_BLOCK_SIZE` bytes.
+pub fn block_header(first: Option<&WriteBlockChunk>) -> Result<proto::BlockInfo, Status> {
+    let first = first.ok_or_else(|| Status::invalid_argument("empty block write"))?;
+    let info = first.block.ok_or_else(|| {
+        Status::invalid_argument("the first chunk of a block write must carry the block info")
+    })?;
+    if info.len == 0 || info.len > MAX_BLOCK_SIZE {
+        return Err(Status::invalid_argument(format!(
+            "block {} has length {}, outside 1..={MAX_BLOCK_SIZE}",
+            info.id, info.len
+        )));
+    }
+    Ok(info)
+}
+
+/// The bytes of a `block_len`-byte block a read of `len` bytes (0: to the
+/// end) at `offset` returns, clamped to the block whatever the numbers (a
+/// `len` near `u64::MAX` once overflowed into a reversed range: a panic).
+pub fn read_range(block_len: usize, offset: u64, len: u64) -> std::ops::Range<usize> {
+    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(block_len);
+    let end = if len == 0 {
+        block_len
+    } else {
+        start
+            .saturating_add(usize::try_from(len).unwrap_or(usize::MAX))
+            .min(block_len)
+    };
+    start..end
+}
+
 type ChunkStream = Pin<Box<dyn Stream<Item = Result<DataChunk, Status>> + Send>>;
 
 #[tonic::async_trait]
@@ -34,19 +65,9 @@ impl Worker for WorkerService {
         req: Request<Streaming<WriteBlockChunk>>,
     ) -> Result<Response<WriteBlockResponse>, Status> {
         let mut stream = req.into_inner();
-        let first = stream
-            .message()
-            .await?
-            .ok_or_else(|| Status::invalid_argument("empty block write"))?;
-        let info = first.block.ok_or_else(|| {
-            Status::invalid_argument("the first chunk of a block write must carry the block info")
-        })?;
-        if info.len == 0 || info.len > MAX_BLOCK_SIZE {
-            return Err(Status::invalid_argument(format!(
-                "block {} has length {}, outside 1..={MAX_BLOCK_SIZE}",
-                info.id, info.len
-            )));
-        }
+        let first = stream.message().await?;
+        let info = block_header(first.as_ref())?;
+        let first = first.expect("checked by block_header");
         // Chunks go to a blocking writer thread as they arrive: the block is
         // never whole in memory here.
         let (tx, mut rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(4);
@@ -110,13 +131,7 @@ impl Worker for WorkerService {
             .read_block(r.block_id, r.fill_cache)
             .await
             .map_err(to_status)?;
-        let start = (r.offset as usize).min(data.len());
-        let end = if r.len == 0 {
-            data.len()
-        } else {
-            (start + r.len as usize).min(data.len())
-        };
-        let data = data.slice(start..end);
+        let data = data.slice(read_range(data.len(), r.offset, r.len));
         let chunks: Vec<Result<DataChunk, Status>> = (0..data.len().div_ceil(CHUNK).max(1))
             .map(|i| {
                 let s = i * CHUNK;
@@ -127,5 +142,40 @@ impl Worker for WorkerService {
             })
             .collect();
         Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_ranges_stay_inside_the_block() {
+        assert_eq!(read_range(10, 0, 0), 0..10);
+        assert_eq!(read_range(10, 3, 4), 3..7);
+        assert_eq!(read_range(10, 3, 100), 3..10);
+        assert_eq!(read_range(10, 30, 4), 10..10);
+        // offset + len near u64::MAX used to wrap into a reversed range.
+        assert_eq!(read_range(10, 5, u64::MAX), 5..10);
+        assert_eq!(read_range(10, u64::MAX, u64::MAX), 10..10);
+    }
+
+    #[test]
+    fn block_header_refuses_what_the_handler_refuses() {
+        assert!(block_header(None).is_err());
+        let mut c = WriteBlockChunk::default();
+        assert!(block_header(Some(&c)).is_err());
+        c.block = Some(proto::BlockInfo {
+            id: 1,
+            len: 0,
+            crc32c: 0,
+        });
+        assert!(block_header(Some(&c)).is_err());
+        c.block = Some(proto::BlockInfo {
+            id: 1,
+            len: 5,
+            crc32c: 0,
+        });
+        assert_eq!(block_header(Some(&c)).unwrap().len, 5);
     }
 }

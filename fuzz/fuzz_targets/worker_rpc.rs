@@ -1,0 +1,118 @@
+//! Every request a worker's gRPC service accepts, and every command it
+//! takes from the master, decoded from fuzzed protobuf bytes and put
+//! through the worker's own validation: a block write's header and chunks
+//! against a real block store (length and CRC32C checks, nothing half
+//! written left visible), a read's byte range, a shuffle fetch against a
+//! fuzzed map-output index, and a launch's job and parameters. Never a
+//! panic; a refused write stores nothing.
+//!
+//! Input: `[kind, body...]`; block writes are a sequence of
+//! length-delimited `WriteBlockChunk`s.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use prost::Message;
+use proto::*;
+
+fn store() -> (worker::store::BlockStore, std::path::PathBuf) {
+    let base = if std::path::Path::new("/dev/shm").is_dir() {
+        std::path::PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
+    let dir = base.join(format!("mr-fuzz-worker-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    (
+        worker::store::BlockStore::open(&dir).expect("an empty store opens"),
+        dir,
+    )
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&kind, body)) = data.split_first() else {
+        return;
+    };
+    match kind % 5 {
+        0 => {
+            // WriteBlock: the handler's header check, then the store's
+            // streaming writer, chunk by chunk, as the handler feeds it.
+            let mut buf = body;
+            let mut chunks = Vec::new();
+            while !buf.is_empty() && chunks.len() < 64 {
+                match WriteBlockChunk::decode_length_delimited(&mut buf) {
+                    Ok(c) => chunks.push(c),
+                    Err(_) => break,
+                }
+            }
+            let Ok(info) = worker::service::block_header(chunks.first()) else {
+                return;
+            };
+            // Keep the fuzzer from writing gigabytes of zeros.
+            if info.len > 1 << 20 {
+                return;
+            }
+            let (st, dir) = store();
+            let stored = (|| {
+                let mut w = st.begin(info).ok()?;
+                let mut received = 0u64;
+                for c in &chunks {
+                    received += c.data.len() as u64;
+                    if received > info.len {
+                        return None;
+                    }
+                    w.write(&c.data).ok()?;
+                }
+                w.commit(&st).ok()
+            })();
+            match stored {
+                Some(()) => {
+                    let all: Vec<u8> = chunks.iter().flat_map(|c| c.data.to_vec()).collect();
+                    assert_eq!(all.len() as u64, info.len);
+                    assert_eq!(crc32c::crc32c(&all), info.crc32c);
+                    assert_eq!(&st.read(info.id).expect("stored block reads")[..], &all[..]);
+                }
+                None => assert!(!st.contains(info.id), "a refused write left a block"),
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        1 => {
+            if let Ok(r) = ReadBlockRequest::decode(body) {
+                let block_len = (r.block_id % (1 << 20)) as usize;
+                let range = worker::service::read_range(block_len, r.offset, r.len);
+                assert!(range.start <= range.end && range.end <= block_len);
+            }
+        }
+        2 => {
+            // FetchPartition: the request, then the index it is served from.
+            let (head, index) = body.split_at(body.len().min(16));
+            if let Ok(r) = FetchPartitionRequest::decode(head) {
+                if let Ok(idx) = worker::mapout::MapOutputIndex::parse(index) {
+                    assert_eq!(idx.parts.len(), index.len() / 24);
+                    let _ = idx.parts.get(r.partition as usize);
+                }
+            }
+        }
+        3 => {
+            // What comes back from the master: heartbeat answers and the
+            // launches in them.
+            if let Ok(resp) = HeartbeatResponse::decode(body) {
+                for c in resp.commands {
+                    if let Some(command::Kind::Launch(l)) = c.kind {
+                        if examples::jobs::registry::lookup(&l.job_name).is_some() {
+                            let _ = examples::spec::params_from_json(&l.params_json);
+                        }
+                        let splits: Vec<Vec<u8>> = l.splits.iter().map(|s| s.to_vec()).collect();
+                        let part = examples::jobs::formats::range_partition(b"key", &splits);
+                        assert!(part as usize <= splits.len());
+                    }
+                }
+            }
+        }
+        _ => {
+            let _ = RegisterResponse::decode(body);
+            let _ = LaunchTask::decode(body);
+            let _ = DataChunk::decode(body);
+        }
+    }
+});
