@@ -90,7 +90,7 @@ start_daemon() { # name: start (again) the master or worker NAME in its host, as
 }
 workers_in() { # state -> names
   mr cluster status --json 2>/dev/null \
-    | python3 -c 'import json,sys; print(" ".join(w["name"] for w in json.load(sys.stdin)["workers"] if w["state"]==sys.argv[1]))' "$1" || true
+    | python3 -c 'import json,sys; print(" ".join(w["name"] for w in json.load(sys.stdin)["workers"] if w["state"]==sys.argv[1]))' "$1" 2>/dev/null || true
 }
 wait_until() { # secs what cmd...: poll cmd every 0.1 s
   local secs=$1 what=$2; shift 2
@@ -194,11 +194,14 @@ v, requeued = sys.argv[1], {int(x) for x in open(sys.argv[2]).read().split()}
 recs = [json.loads(l) for l in sys.stdin if l.strip()]
 maps = [r for r in recs if r.get("kind") == "map"]
 rerun = {r["index"] for r in maps if r["attempt"] > 0}
+# maps whose output lived on v (a fetch failure of a reducer may re-queue them first)
+on_v = {r["index"] for r in maps if r["attempt"] == 0 and r["node"] == v}
 assert requeued, f"the master re-queued no map of {v}"
-assert rerun == requeued, f"maps re-run {sorted(rerun)} != maps re-queued for the loss of {v} {sorted(requeued)}"
+assert requeued <= rerun, f"maps re-queued for the loss of {v} {sorted(requeued)} not all re-run {sorted(rerun)}"
+assert rerun <= requeued | on_v, f"maps re-run {sorted(rerun - requeued - on_v)} neither ran on nor were lost with {v}"
 late = [(r["kind"], r["index"], r["attempt"]) for r in recs if r.get("node") == v and r["attempt"] > 0]
 assert not late, f"retries ran on the dead worker: {late}"
-print(f"   maps re-run: {sorted(rerun)} == re-queued for the loss of {v}; none elsewhere")' "$2" "$TMP/$SC.requeued" \
+print(f"   maps re-run: {sorted(rerun)}: re-queued for the loss of {v} {sorted(requeued)}, or their output was on it; none other")' "$2" "$TMP/$SC.requeued" \
     || fail "attempt history"
 }
 
@@ -222,21 +225,30 @@ sc_worker-crash-map() {
 }
 
 sc_worker-crash-shuffle() {
-  lan_up
-  gen_input 32MiB /in
-  local id victim maps
-  id=$(mr job submit wordcount --input /in --output /out --reducers 8) || fail "submit failed"
+  # mostly unique words: the map outputs are as big as the input, and the
+  # uplinks are slow, so the reduces are still fetching when the kill lands
+  lan_up --uplink-rate 40mbit
+  python3 - "$TMP/$SC.txt" <<'PY'
+import random, sys
+r = random.Random(3)
+with open(sys.argv[1], "w") as f:
+    for _ in range(120000):
+        f.write(" ".join("%08x" % r.getrandbits(32) for _ in range(8)) + "\n")
+PY
+  mr fs put "$TMP/$SC.txt" /in.txt >/dev/null || fail "put failed"
+  oracle_for /in.txt
+  local id victim maps rdone
+  id=$(mr job submit wordcount --input /in.txt --output /out --reducers 4) || fail "submit failed"
   maps=$(mr job status "$id" --json | jq_ 'd["maps"]')
-  # slow the shuffle so that the reduces are still fetching when the kill lands
   wait_until 60 "every map done" maps_all_done "$id" "$maps"
   victim=""
   for w in w1 w2 w3 w4; do ls "$D/$w/jobs/job-$id"/map-*.out >/dev/null 2>&1 && { victim=$w; break; }; done
   [ -n "$victim" ] || fail "no worker holds map outputs"
-  local rdone; rdone=$(progress "$id" reduces_done)
+  rdone=$(progress "$id" reduces_done)
   kill -9 "$(pid_of "$victim")"
-  say "killed $victim (holding map outputs) after all $maps maps, $rdone/8 reduces done"
-  [ "$rdone" -lt 8 ] || fail "the reduces were all done before the kill (the window was missed)"
-  check_job "$id" /out 8
+  say "killed $victim (holding map outputs) after all $maps maps, $rdone/4 reduces done"
+  [ "$rdone" -lt 4 ] || fail "the reduces were all done before the kill (the window was missed)"
+  check_job "$id" /out 4
   rerun_check "$id" "$victim"
 }
 
@@ -279,7 +291,10 @@ sc_master-restart() {
   local rc=0; wait "$waiter" || rc=$?
   say "mr job wait: rc=$rc: $(tail -n 1 "$TMP/$SC.wait")"
   [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "mr job wait: rc=$rc (want a clean failure)"
-  grep -qi 'resubmit' "$TMP/$SC.wait" || fail "mr job wait does not say to resubmit"
+  grep -qiE 'resubmit|submit it again' "$TMP/$SC.wait" || fail "mr job wait does not say to resubmit"
+  local st; st=$(job_state "$id")
+  [ "$st" = failed ] || [ "$st" = "?" ] || fail "job $id after the restart: $st (want failed, or forgotten)"
+  say "job $id after the restart: ${st/\?/forgotten} (never succeeded with partial output)"
   cmp -s <(mr fs cat /acked) "$TMP/$SC.acked" || fail "/acked differs after the restart"
   oracle_for /in
   say "acknowledged files byte-identical after the restart"
@@ -517,7 +532,7 @@ sc_bad-token() {
   say "gRPC: $(grep -c '^refused' "$TMP/$SC.probe") calls (every master and worker method, no token and a wrong one) refused Unauthenticated"
   token=$(sed -nE 's/^token = "(.*)"/\1/p' "$CONF")
   ui=http://10.77.0.1:7080
-  for p in /api/workers /api/jobs /api/jobs/1 /api/files /api/file?path=/in /api/cache /api/scheduler /metrics; do
+  for p in /api/workers /api/jobs /api/jobs/1 /api/files /api/file?path=/in/part-00000 /api/cache /api/scheduler /metrics; do
     for h in "" "Authorization: Bearer wrong-$token" "Authorization: $token"; do
       code=$(curl -s -o /dev/null -w '%{http_code}' -m 5 ${h:+-H "$h"} "$ui$p")
       [ "$code" = 401 ] || fail "GET $p with [${h:-no header}] answered $code, want 401"

@@ -164,9 +164,25 @@ enum MasterGone {
     No,
 }
 
+/// A call that never got an answer: the connection was refused, or broke
+/// under it (a master killed mid-call comes back as Unknown "transport
+/// error", not Unavailable), or was cancelled with it.
+fn unreachable(s: &tonic::Status) -> bool {
+    use std::error::Error as _;
+    match s.code() {
+        tonic::Code::Unavailable | tonic::Code::Cancelled => true,
+        tonic::Code::Unknown => {
+            s.message().contains("transport error")
+                || s.source()
+                    .is_some_and(|e| e.downcast_ref::<tonic::transport::Error>().is_some())
+        }
+        _ => false,
+    }
+}
+
 fn master_gone(e: &anyhow::Error) -> MasterGone {
     match e.downcast_ref::<DfsError>() {
-        Some(DfsError::Rpc(s)) if s.code() == tonic::Code::Unavailable => MasterGone::Unreachable,
+        Some(DfsError::Rpc(s)) if unreachable(s) => MasterGone::Unreachable,
         Some(DfsError::Rpc(s)) if s.code() == tonic::Code::NotFound => MasterGone::Forgot,
         Some(DfsError::Connect { .. }) => MasterGone::Unreachable,
         _ => MasterGone::No,
@@ -391,4 +407,35 @@ pub async fn history(cfg: &ClusterConfig, id: u64) -> anyhow::Result<()> {
         println!("{line}");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod master_gone_tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_connection_is_waited_for_a_refusal_is_not() {
+        let gone = |s: tonic::Status| master_gone(&anyhow::Error::new(DfsError::Rpc(s)));
+        // what a master killed mid-call gives (seen in scripts/faults.sh master-restart)
+        assert!(matches!(
+            gone(tonic::Status::unknown("transport error")),
+            MasterGone::Unreachable
+        ));
+        assert!(matches!(
+            gone(tonic::Status::unavailable("connection refused")),
+            MasterGone::Unreachable
+        ));
+        assert!(matches!(
+            gone(tonic::Status::not_found("no job 3")),
+            MasterGone::Forgot
+        ));
+        assert!(matches!(
+            gone(tonic::Status::unknown("some handler error")),
+            MasterGone::No
+        ));
+        assert!(matches!(
+            gone(tonic::Status::unauthenticated("wrong token")),
+            MasterGone::No
+        ));
+    }
 }
