@@ -40,7 +40,9 @@ impl Plan {
         let mut events = Vec::new();
         let episodes = rng.usize(0..=5);
         for _ in 0..episodes {
-            let at = Duration::from_millis(rng.u64(300..6000));
+            // While the job runs (it starts at about 0.35 s and takes one
+            // to a few seconds), when faults matter.
+            let at = Duration::from_millis(rng.u64(300..2500));
             let dur = Duration::from_millis(match rng.u8(0..3) {
                 // Shorter than expiry (a flap), around it, far longer.
                 0 => rng.u64(20..400),
@@ -48,16 +50,16 @@ impl Plan {
                 _ => rng.u64(800..3000),
             });
             let w = rng.usize(0..layout.workers);
-            let (start, stop) = match rng.u8(0..16) {
+            let (start, stop) = match rng.u8(0..18) {
                 0..=2 => (Fault::Crash(w), Some(Fault::Restart(w))),
                 3 => (Fault::Bounce(w), None),
-                4 => (Fault::BounceMaster, None),
-                5..=7 => (Fault::Partition(w), Some(Fault::Repair(w))),
-                8 => {
+                4 | 5 => (Fault::BounceMaster, None),
+                6..=8 => (Fault::Partition(w), Some(Fault::Repair(w))),
+                9 => {
                     let r = rng.usize(0..layout.racks);
                     (Fault::PartitionRack(r), Some(Fault::RepairRack(r)))
                 }
-                9..=12 => (Fault::Hold(w), Some(Fault::Release(w))),
+                10..=13 => (Fault::Hold(w), Some(Fault::Release(w))),
                 _ => (Fault::Replay(w), None),
             };
             events.push((at, start));

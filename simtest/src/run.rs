@@ -24,6 +24,11 @@ pub struct Outcome {
     pub faults: usize,
     pub job_end: Option<JobEnd>,
     pub digest: u32,
+    /// Task reports that were stale when sent (late or replayed): each one
+    /// a fencing decision the master had to get right.
+    pub stale_reports: usize,
+    /// Master incarnations (1 + restarts).
+    pub master_starts: u32,
 }
 
 /// A run that broke an invariant: what broke, the plan, the trace's tail.
@@ -124,7 +129,7 @@ pub fn run(seed: u64) -> Result<Outcome, Failure> {
             cfg: cfg.clone(),
             history: history.clone(),
             seed,
-            files: rng.usize(1..=3),
+            files: rng.usize(1..=4),
             reducers,
             healed: healed.clone(),
         }),
@@ -206,6 +211,8 @@ pub fn run(seed: u64) -> Result<Outcome, Failure> {
         faults: plan.events.len(),
         job_end: h.job_end.clone(),
         digest: h.digest(),
+        stale_reports: h.reports.iter().filter(|r| r.stale).count(),
+        master_starts: h.master_starts,
     };
     if let Ok(dir) = std::env::var("MR_SIM_TRACE") {
         // The whole trace, one file per run: diff two runs of one seed.

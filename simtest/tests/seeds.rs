@@ -20,10 +20,14 @@ fn shard(k: u64) {
     let t0 = Instant::now();
     let mut failures = Vec::new();
     let (mut succeeded, mut failed_cleanly, mut sim_secs) = (0, 0, 0.0);
+    let (mut faults, mut stale, mut restarts) = (0, 0, 0);
     for &seed in &seeds {
         match simtest::run(seed) {
             Ok(o) => {
                 sim_secs += o.sim_time.as_secs_f64();
+                faults += o.faults;
+                stale += o.stale_reports;
+                restarts += o.master_starts.saturating_sub(1);
                 match o.job_end {
                     Some(simtest::history::JobEnd::Succeeded { .. }) => succeeded += 1,
                     _ => failed_cleanly += 1,
@@ -35,8 +39,11 @@ fn shard(k: u64) {
             }
         }
     }
-    eprintln!(
-        "shard {k}: {} seeds in {:.1} s ({sim_secs:.0} s simulated): {succeeded} jobs succeeded, {failed_cleanly} failed cleanly, {} seeds broke an invariant",
+    // Printed with --nocapture (or --no-capture under nextest).
+    println!(
+        "shard {k}: {} seeds in {:.1} s ({sim_secs:.0} s simulated, {faults} fault events, \
+         {restarts} master restarts, {stale} stale reports fenced): {succeeded} jobs succeeded, \
+         {failed_cleanly} failed cleanly, {} seeds broke an invariant",
         seeds.len(),
         t0.elapsed().as_secs_f64(),
         failures.len()
