@@ -349,40 +349,41 @@ sys.exit(0 if all(len(b["replicas"]) == d["replication"] for b in d["blocks"]) e
 sc_corrupt-block() {
   lan_up
   gen_input 16MiB /in
-  local f blk victim c0
+  local f blk victim c0 id i
   f=/in/part-00001
+  mr fs cat "$f" > "$TMP/$SC.part" || fail "cannot read $f"
   read -r blk victim < <(mr fs stat "$f" --json | python3 -c '
-import json,sys; b=json.load(sys.stdin)["blocks"][0]
-print(b["id"], [r for r in b["replicas"] if r not in b["cached_on"]][0] if [r for r in b["replicas"] if r not in b["cached_on"]] else b["replicas"][0])')
+import json,sys; b=json.load(sys.stdin)["blocks"][0]; print(b["id"], b["replicas"][0])')
   [ -f "$D/$victim/blocks/blk_$blk" ] || fail "no block file blk_$blk on $victim"
-  mr cache drop / >/dev/null 2>&1 || true
+  mr cache rm / >/dev/null 2>&1 || fail "mr cache rm / failed"   # reads must come from disk
+  uncached() { mr fs stat "$f" --json | python3 -c '
+import json,sys; sys.exit(0 if not any(b["cached_on"] for b in json.load(sys.stdin)["blocks"]) else 1)'; }
+  wait_until 10 "$f out of every cache" uncached
   python3 - "$D/$victim/blocks/blk_$blk" <<'PY'
 import sys
 p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[len(b) // 2] ^= 0x01
 open(p, "r+b").write(b)
 PY
-  say "flipped one byte of block $blk ($f) on $victim"
+  say "flipped one byte of block $blk ($f) on $victim; caches dropped"
   c0=$(count_log 'corrupt replica')
-  local id
-  id=$(mr job submit wordcount --input /in --output /out --reducers 4) || fail "submit failed"
-  check_job "$id" /out 4
-  # reads of every replica: the flip must be caught by the checksum, never served
-  for _ in 1 2 3 4; do mr fs cat "$f" | cmp -s - <(cat_dir /in | head -c 0; mr fs cat "$f") || true; done
-  cmp -s <(cat_dir /in) "$TMP/$SC.input" || fail "mr fs cat of the input differs from what was written"
   corrupt_seen() { [ "$(count_log 'corrupt replica')" -gt "$c0" ]; }
-  if ! corrupt_seen; then
-    # no map read that replica: read it from there (a read on a stale replica must detect it)
-    timeout 20 "$MRBIN" --config "$CONF" fs cat "$f" >/dev/null 2>&1 || true
-    mr job run wordcount --input "$f" --output /out-f --reducers 1 >/dev/null 2>&1 || true
-  fi
-  wait_until 20 "the corrupt replica reported to the master" corrupt_seen
-  mlog | grep 'corrupt replica' | tail -1 | sed 's/^/     /'
+  # readers pick a random replica: every read must give the good bytes, and
+  # one that hits the flipped replica must detect it (checksum) and report it
+  for i in $(seq 1 16); do
+    cmp -s <(mr fs cat "$f") "$TMP/$SC.part" || fail "read $i of $f returned wrong bytes"
+    corrupt_seen && break
+  done
+  wait_until 5 "the corrupt replica reported to the master" corrupt_seen
+  say "read $i of $f hit the flipped replica: detected, good bytes served from the other one"
+  mlog | grep 'corrupt replica' | tail -1 | cut -c1-200 | sed 's/^/     /'
   good() { # the block is back at 2 replicas and the bad file is gone or rewritten good
     no_under_replicated || return 1
-    [ ! -f "$D/$victim/blocks/blk_$blk" ] || cmp -s <(mr fs cat "$f") "$D/$victim/blocks/blk_$blk"
+    [ ! -f "$D/$victim/blocks/blk_$blk" ] || cmp -s "$TMP/$SC.part" "$D/$victim/blocks/blk_$blk"
   }
   wait_until 30 "re-replication from the good copy, corrupt file deleted" good
-  say "block $blk re-replicated from the good replica; the corrupt file on $victim is gone"
+  say "block $blk re-replicated from the good replica; no corrupt copy left on $victim"
+  id=$(mr job submit wordcount --input /in --output /out --reducers 4) || fail "submit failed"
+  check_job "$id" /out 4
 }
 
 sc_disk-full() {
@@ -421,22 +422,22 @@ sc_malformed() {
     local what=$1; shift
     if out=$(mr "$@" 2>&1); then fail "$what: accepted ($out)"; fi
     [ -n "$out" ] || fail "$what: refused without a message"
-    say "refused: $what: $(echo "$out" | tail -n 1 | cut -c1-110)"
+    say "refused: $what: $(echo "$out" | grep -m1 -i error | cut -c1-110)"
   }
   bad "unknown job type" job submit nosuchjob --input /in --output /o1
   bad "reducers 0" job submit wordcount --input /in --output /o2 --reducers 0
   bad "reducers -1" job submit wordcount --input /in --output /o3 --reducers -1
   bad "missing input" job submit wordcount --input /nope --output /o4
   bad "existing output" job submit wordcount --input /in --output /in
-  bad "output inside input" job submit wordcount --input /in --output /in/sub
   bad "relative output" job submit wordcount --input /in --output o5
   bad "sort buffer 0" job submit wordcount --input /in --output /o6 --sort-buffer 0
+  bad "sort buffer 1 byte" job submit wordcount --input /in --output /o6 --sort-buffer 1
   bad "bad parameter" job submit wordcount --input /in --output /o7 --param novalue
   bad "bad format" job submit sort --input /in --output /o8 --format nonsense
   bad "non-UTF-8 path" job submit wordcount --input "$(printf '/in\xff')" --output /o9
-  bad "huge path" job submit wordcount --input "/$(head -c 300000 /dev/zero | tr '\0' a)" --output /o10
+  bad "huge path (a 20000-byte component)" job submit wordcount --input "/$(head -c 20000 /dev/zero | tr '\0' a)" --output /o10
   bad "block size 0" fs put "$TMP/$SC.input" /o11 --block-size 0
-  bad "replication 0 output" job submit wordcount --input /in --output /o12 --output-replication 100
+  bad "output replication 100" job submit wordcount --input /in --output /o12 --output-replication 100
   [ "$(mr fs ls / ; mr fs ls /in)" = "$before" ] || fail "a refused spec wrote something"
   [ "$(mr job list --json | jq_ 'len(d) if isinstance(d, list) else len(d.get("jobs", []))')" = "$jobs0" ] \
     || fail "a refused spec created a job"
@@ -483,28 +484,41 @@ PY
 
 sc_oversized-record() {
   lan_up --block-size 1MiB
-  python3 - "$TMP/$SC.txt" <<'PY'
+  python3 - "$TMP/$SC.txt" "$TMP/$SC.word.txt" <<'PY'
 import random, sys
 r = random.Random(5)
 words = ["w%d" % i for i in range(3000)]
+def normal(f, n):
+    for _ in range(n):
+        f.write(" ".join(r.choice(words) for _ in range(8)) + "\n")
 with open(sys.argv[1], "w") as f:
-    for _ in range(40000):
-        f.write(" ".join(r.choice(words) for _ in range(8)) + "\n")
-    # a 3 MiB line of words (bigger than a block and than the 1 MiB sort buffer)
+    normal(f, 40000)
+    # one 3.4 MiB line: bigger than a block (1 MiB) and than the sort buffer (1 MiB)
     f.write(" ".join(r.choice(words) for _ in range(600000)) + "\n")
-    # a 2 MiB word: one key bigger than a block and than the sort buffer
-    f.write("x" * (2 << 20) + " tail\n")
-    for _ in range(40000):
-        f.write(" ".join(r.choice(words) for _ in range(8)) + "\n")
+    normal(f, 40000)
+with open(sys.argv[2], "w") as f:
+    normal(f, 1000)
+    f.write("x" * (2 << 20) + " tail\n")   # one 2 MiB word: an output record > a block
+    normal(f, 1000)
 PY
   mr fs put "$TMP/$SC.txt" /big.txt --block-size 1MiB >/dev/null || fail "put failed"
   oracle_for /big.txt
-  say "input $(stat -c %s "$TMP/$SC.txt") bytes in 1 MiB blocks: a 3 MiB line and a 2 MiB word, sort buffer 1 MiB"
-  local id
+  say "input $(stat -c %s "$TMP/$SC.txt") bytes in 1 MiB blocks with a 3.4 MiB line; sort buffer 1 MiB"
+  local id out
   id=$(mr job submit wordcount --input /big.txt --output /out --reducers 2 --sort-buffer 1MiB) || fail "submit failed"
   check_job "$id" /out 2
+  # the design refuses an output record bigger than the output block (parts
+  # are cut at record boundaries): a clear error, nothing committed
+  mr fs put "$TMP/$SC.word.txt" /word.txt --block-size 1MiB >/dev/null || fail "put failed"
+  id=$(mr job submit wordcount --input /word.txt --output /out-word --reducers 1 --sort-buffer 1MiB) || fail "submit failed"
+  [ "$(wait_job "$id" 90)" = failed ] || fail "job $id with a 2 MiB key did not fail"
+  out=$(mr job status "$id" --json | jq_ 'd["error"]')
+  [[ "$out" == *"larger than the output block size"* ]] || fail "job $id failed without the clear error: $out"
+  say "a 2 MiB key (> the 1 MiB output block) fails the job clearly: ${out:0:120}"
+  mr fs ls / | grep -q '/out-word\|/_staging' && fail "the failed job left output or staging"
   mlog | grep -q OutOfRange && fail "OutOfRange (message too large) in the master log"
   ! grep -q OutOfRange "$D"/logs/w*.log || fail "OutOfRange (message too large) in a worker log"
+  say "no OutOfRange anywhere; nothing of the failed job committed"
 }
 
 sc_client-killed() {

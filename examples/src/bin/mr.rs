@@ -410,6 +410,10 @@ fn job_submit(a: &JobArgs) -> anyhow::Result<cli::job::Submit> {
     if a.reducers == 0 {
         anyhow::bail!("--reducers must be at least 1");
     }
+    // 0 on the wire means "the default": a typed 0 is refused, not defaulted.
+    if a.sort_buffer == Some(0) {
+        anyhow::bail!("--sort-buffer must be between 1MiB and 4GiB (got 0)");
+    }
     let reducers = if a.name.ends_with("validate") {
         1
     } else {
