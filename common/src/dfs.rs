@@ -79,9 +79,21 @@ fn channel(addr: &str) -> Result<Channel> {
             msg: e.to_string(),
         })?
         .connect_timeout(std::time::Duration::from_secs(5))
+        // A peer cut off without a reset (a partition, a paused host) must
+        // not hang calls on an established connection forever: HTTP/2 pings
+        // find it dead in KEEPALIVE + KEEPALIVE_TIMEOUT and fail the calls,
+        // so that readers and writers go on to another replica.
+        .http2_keep_alive_interval(KEEPALIVE)
+        .keep_alive_timeout(KEEPALIVE_TIMEOUT)
+        .keep_alive_while_idle(true)
         .tcp_nodelay(true)
         .connect_lazy())
 }
+
+/// HTTP/2 ping interval on every client channel.
+pub const KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(2);
+/// A ping unanswered this long closes the connection.
+pub const KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// Makes the channel to one address. The daemons and the CLI use TCP
 /// ([`Dfs::connect`]); the deterministic simulation (`simtest/`) passes one
@@ -514,4 +526,29 @@ async fn read_full(r: &mut (impl AsyncRead + Unpin), n: usize) -> std::io::Resul
         }
     }
     Ok(buf.freeze())
+}
+
+#[cfg(test)]
+mod keepalive_tests {
+    use super::*;
+
+    /// A peer that accepts the connection and then never answers (a host
+    /// partitioned mid-connection looks like this): the call must fail
+    /// within the keep-alive bound instead of hanging forever, as reduces
+    /// writing to a cut rack did (scripts/faults.sh rack-partition).
+    #[tokio::test]
+    async fn a_silent_peer_fails_the_call_instead_of_hanging() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        let held = std::thread::spawn(move || {
+            let (s, _) = l.accept().unwrap();
+            std::thread::sleep(std::time::Duration::from_secs(20));
+            drop(s);
+        });
+        let mut c = master_conn(&addr, "t").unwrap();
+        let bound = KEEPALIVE + KEEPALIVE_TIMEOUT + std::time::Duration::from_secs(6);
+        let r = tokio::time::timeout(bound, c.cluster_status(proto::Empty {})).await;
+        assert!(matches!(r, Ok(Err(_))), "the call hung past {bound:?}");
+        drop(held);
+    }
 }
