@@ -4,7 +4,10 @@
 //! and the handlers' validation never panic, whatever the bytes and the
 //! order; a refused job spec has no side effect (RELIABILITY.md scenario 9).
 //!
-//! Input: records of `[method, len_lo, len_hi, body...]`.
+//! Input: records of `[method, len_lo, len_hi, body...]`. Leases, block ids
+//! and epochs are 64-bit numbers the master draws; the fuzzer cannot guess
+//! them, so a request's value picks one the master handed out earlier in the
+//! sequence (`value % count`), and the write and heartbeat paths run deep.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -36,6 +39,16 @@ fn fresh_master() -> MasterState {
 fuzz_target!(|data: &[u8]| {
     let mut st = fresh_master();
     let mut now = Instant::now();
+    let mut leases: Vec<u64> = Vec::new();
+    let mut blocks: Vec<u64> = Vec::new();
+    let mut epochs: Vec<u64> = Vec::new();
+    let pick = |v: u64, from: &[u64]| -> u64 {
+        if from.is_empty() {
+            v
+        } else {
+            from[(v % from.len() as u64) as usize]
+        }
+    };
     let mut rest = data;
     while rest.len() >= 3 {
         let method = rest[0];
@@ -47,36 +60,49 @@ fuzz_target!(|data: &[u8]| {
         match method % 22 {
             0 => {
                 if let Ok(r) = RegisterRequest::decode(body) {
-                    let _ = st.register(r, now);
+                    if let Ok(resp) = st.register(r, now) {
+                        epochs.push(resp.epoch);
+                    }
                 }
             }
             1 => {
-                if let Ok(r) = HeartbeatRequest::decode(body) {
+                if let Ok(mut r) = HeartbeatRequest::decode(body) {
+                    r.epoch = pick(r.epoch, &epochs);
                     let _ = st.heartbeat(r, now);
                 }
             }
             2 => {
                 if let Ok(r) = ReportBadBlockRequest::decode(body) {
-                    st.report_bad_block(&r.worker, r.block_id, &r.reason);
+                    st.report_bad_block(&r.worker, pick(r.block_id, &blocks), &r.reason);
                 }
             }
             3 => {
                 if let Ok(r) = CreateFileRequest::decode(body) {
-                    let _ = st.create_file(r);
+                    if let Ok(resp) = st.create_file(r) {
+                        leases.push(resp.lease);
+                    }
                 }
             }
             4 => {
-                if let Ok(r) = AddBlockRequest::decode(body) {
-                    let _ = st.add_block(r);
+                if let Ok(mut r) = AddBlockRequest::decode(body) {
+                    r.lease = pick(r.lease, &leases);
+                    if let Ok(resp) = st.add_block(r) {
+                        blocks.push(resp.block_id);
+                    }
                 }
             }
             5 => {
-                if let Ok(r) = CompleteFileRequest::decode(body) {
+                if let Ok(mut r) = CompleteFileRequest::decode(body) {
+                    r.lease = pick(r.lease, &leases);
+                    for b in r.blocks.iter_mut().filter_map(|c| c.block.as_mut()) {
+                        b.id = pick(b.id, &blocks);
+                    }
                     let _ = st.complete_file(r);
                 }
             }
             6 => {
-                if let Ok(r) = AbandonFileRequest::decode(body) {
+                if let Ok(mut r) = AbandonFileRequest::decode(body) {
+                    r.lease = pick(r.lease, &leases);
                     let _ = st.abandon_file(r);
                 }
             }
@@ -142,7 +168,8 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             18 => {
-                if let Ok(r) = TaskUpdateRequest::decode(body) {
+                if let Ok(mut r) = TaskUpdateRequest::decode(body) {
+                    r.epoch = pick(r.epoch, &epochs);
                     let _ = st.task_update(r, now);
                 }
             }
