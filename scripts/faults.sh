@@ -406,6 +406,9 @@ sc_disk-full() {
   id=$(mr job submit wordcount --input /in --output /out --reducers 4) || fail "submit failed"
   check_job "$id" /out 4
   [ -z "$(ls "$D/w4/blocks/tmp" 2>/dev/null)" ] || fail "half-written blocks left in w4's tmp"
+  local n; n=$(sed 's/\x1b\[[0-9;]*m//g' "$D"/logs/*.log | grep -c 'No space left on device' || true)
+  [ "$n" -gt 0 ] || fail "no write hit the full w4 (the scenario tested nothing)"
+  say "$n writes hit ENOSPC on w4 and went elsewhere; no half-written block left there"
 }
 
 sc_straggler() {
