@@ -103,6 +103,10 @@ pub struct SchedulerConfig {
     pub name: String,
     #[serde(default)]
     pub params: std::collections::BTreeMap<String, toml::Value>,
+    /// Speculative execution: a backup attempt for a straggling task (the
+    /// rule is `master::jobs::Job::speculation_candidates`). Off by default.
+    #[serde(default)]
+    pub speculative: bool,
 }
 
 fn default_scheduler() -> String {
@@ -114,6 +118,7 @@ impl Default for SchedulerConfig {
         SchedulerConfig {
             name: default_scheduler(),
             params: Default::default(),
+            speculative: false,
         }
     }
 }
@@ -408,6 +413,18 @@ cache = "1MiB"
         assert_eq!(c.workers[0].cache, 1 << 20);
         assert_eq!(c.workers[0].map_slots, 2);
         assert_eq!(c.master.http_addr, None);
+    }
+
+    #[test]
+    fn speculative_is_off_by_default_and_parsed() {
+        assert!(!ClusterConfig::parse(BASE).unwrap().scheduler.speculative);
+        let on = format!("{BASE}[scheduler]\nspeculative = true\n");
+        assert!(ClusterConfig::parse(&on).unwrap().scheduler.speculative);
+        let typo = format!("{BASE}[scheduler]\nspeculation = true\n");
+        assert!(
+            ClusterConfig::parse(&typo).is_err(),
+            "unknown fields are refused"
+        );
     }
 
     #[test]

@@ -78,6 +78,21 @@ pub struct Task {
     pub runnable_since: Instant,
     /// The committed attempt's staging path (reduces and map-only maps).
     pub output: Option<String>,
+    /// A speculative copy running beside the `Running` attempt.
+    pub backup: Option<Backup>,
+    /// A backup was launched for this task already (at most one per task).
+    pub speculated: bool,
+    /// The winning attempt's runtime, once done (for the speculation median).
+    pub runtime_s: Option<f64>,
+}
+
+/// A speculative attempt of a running task, on another worker.
+#[derive(Debug, Clone)]
+pub struct Backup {
+    pub attempt: u32,
+    pub worker: String,
+    pub epoch: u64,
+    pub started: Instant,
 }
 
 impl Task {
@@ -89,6 +104,9 @@ impl Task {
             avoid: vec![],
             runnable_since: now,
             output: None,
+            backup: None,
+            speculated: false,
+            runtime_s: None,
         }
     }
 
@@ -162,7 +180,15 @@ pub struct Job {
     pub task_times_s: Vec<f64>,
     /// Per-attempt records, written to the history when the job ends.
     pub records: Vec<Value>,
+    /// Attempts to kill on their workers (the losers of speculation), for
+    /// the caller to drain after [`Job::update`] or [`Job::worker_lost`].
+    pub kills: Vec<(String, proto::TaskRef)>,
+    pub speculative_launched: u32,
+    pub speculative_won: u32,
 }
+
+/// Speculation starts for a kind once this share of its tasks is done.
+pub const SPECULATIVE_DONE_SHARE: f64 = 0.75;
 
 /// What the master must do after a task update.
 #[derive(Debug, PartialEq, Eq)]
@@ -207,6 +233,9 @@ impl Job {
             map_response_s: vec![],
             task_times_s: vec![],
             records: vec![],
+            kills: vec![],
+            speculative_launched: 0,
+            speculative_won: 0,
         }
     }
 
@@ -283,6 +312,93 @@ impl Job {
         attempt
     }
 
+    /// Launches a speculative backup of a running task on `worker`; returns
+    /// its attempt number, or `None` when the task may not get one.
+    pub fn launch_backup(
+        &mut self,
+        kind: TaskKind,
+        index: u32,
+        worker: &str,
+        epoch: u64,
+        now: Instant,
+    ) -> Option<u32> {
+        let t = self.task_mut(kind, index)?;
+        match &t.status {
+            TaskStatus::Running { worker: w, .. }
+                if w != worker && !t.speculated && !t.avoid.iter().any(|a| a == worker) => {}
+            _ => return None,
+        }
+        let attempt = t.attempts;
+        t.attempts += 1;
+        t.speculated = true;
+        t.backup = Some(Backup {
+            attempt,
+            worker: worker.to_string(),
+            epoch,
+            started: now,
+        });
+        self.speculative_launched += 1;
+        Some(attempt)
+    }
+
+    /// Tasks deserving a speculative backup now, slowest first, each with
+    /// the nodes a backup may not run on (its running worker and `avoid`).
+    ///
+    /// The rule is Hadoop's LATE, simplified: once at least 75 % of a job's
+    /// tasks of a kind (maps, or reduces) are done, a running attempt whose
+    /// elapsed time exceeds max(2 × the median runtime of that kind's
+    /// completed attempts, that median + 1 s) gets one backup attempt on
+    /// another worker; at most one backup per task. The first attempt to
+    /// succeed wins, and the other is killed.
+    pub fn speculation_candidates(&self, now: Instant) -> Vec<(TaskId, Vec<String>)> {
+        if self.state.is_final() {
+            return vec![];
+        }
+        let mut v = vec![];
+        for (kind, tasks) in [
+            (TaskKind::Map, &self.maps),
+            (TaskKind::Reduce, &self.reduces),
+        ] {
+            let mut times: Vec<f64> = tasks.iter().filter_map(|t| t.runtime_s).collect();
+            if times.is_empty()
+                || (times.len() as f64) < SPECULATIVE_DONE_SHARE * tasks.len() as f64
+            {
+                continue;
+            }
+            times.sort_by(|a, b| a.total_cmp(b));
+            let n = times.len();
+            let median = if n % 2 == 1 {
+                times[n / 2]
+            } else {
+                (times[n / 2 - 1] + times[n / 2]) / 2.0
+            };
+            let threshold = (2.0 * median).max(median + 1.0);
+            for (i, t) in tasks.iter().enumerate() {
+                if let TaskStatus::Running {
+                    worker, started, ..
+                } = &t.status
+                {
+                    let elapsed = now.saturating_duration_since(*started).as_secs_f64();
+                    if !t.speculated && t.backup.is_none() && elapsed > threshold {
+                        let mut not_on = t.avoid.clone();
+                        not_on.push(worker.clone());
+                        v.push((
+                            elapsed,
+                            TaskId {
+                                job: self.id,
+                                kind,
+                                index: i as u32,
+                            },
+                            not_on,
+                        ));
+                    }
+                }
+            }
+        }
+        v.sort_by(|a, b| b.0.total_cmp(&a.0));
+        v.into_iter().map(|(_, id, n)| (id, n)).collect()
+    }
+
     /// Applies a task report. Reports from another attempt or another worker
     /// incarnation than the running one are stale and ignored (fencing).
     pub fn update(
@@ -305,14 +421,21 @@ impl Job {
         let Some(task) = self.task(kind, tref.index) else {
             return Outcome::Ignored;
         };
-        let (started, runnable_since) = match &task.status {
+        let backup_matches = task.backup.as_ref().is_some_and(|b| {
+            b.attempt == tref.attempt && b.worker == r.worker && b.epoch == r.epoch
+        });
+        let (started, runnable_since, speculative) = match &task.status {
             TaskStatus::Running {
                 attempt,
                 worker,
                 epoch,
                 started,
             } if *attempt == tref.attempt && *worker == r.worker && *epoch == r.epoch => {
-                (*started, task.runnable_since)
+                (*started, task.runnable_since, false)
+            }
+            TaskStatus::Running { .. } if backup_matches => {
+                let b = task.backup.as_ref().expect("matched");
+                (b.started, task.runnable_since, true)
             }
             _ => {
                 tracing::info!(job = self.id, ?kind, index = tref.index, attempt = tref.attempt, worker = %r.worker,
@@ -342,11 +465,64 @@ impl Job {
             "spills": m.spills,
             "cpu_s": m.cpu_s,
             "peak_mem_bytes": m.peak_mem_bytes,
+            "speculative": speculative,
         }));
+        // The other attempt of a speculated task, if one still runs.
+        let other = {
+            let t = self.task(kind, tref.index).expect("exists");
+            match (&t.status, &t.backup) {
+                (TaskStatus::Running { .. }, Some(_)) if speculative => {
+                    let TaskStatus::Running {
+                        attempt,
+                        worker,
+                        epoch,
+                        started,
+                    } = &t.status
+                    else {
+                        unreachable!()
+                    };
+                    Some(Backup {
+                        attempt: *attempt,
+                        worker: worker.clone(),
+                        epoch: *epoch,
+                        started: *started,
+                    })
+                }
+                (_, Some(b)) => Some(b.clone()),
+                _ => None,
+            }
+        };
         if r.succeeded {
             let keeps_output = !tref.is_map || self.spec.map_only;
             let id = self.id;
+            if let Some(o) = &other {
+                // First finisher wins: the other attempt is killed, and its
+                // report, if any comes, is fenced off (the task is done).
+                tracing::info!(
+                    job = id,
+                    ?kind,
+                    index = tref.index,
+                    winner = tref.attempt,
+                    loser = o.attempt,
+                    speculative,
+                    "speculated task done: killing the other attempt"
+                );
+                self.kills.push((
+                    o.worker.clone(),
+                    proto::TaskRef {
+                        job_id: id,
+                        is_map: tref.is_map,
+                        index: tref.index,
+                        attempt: o.attempt,
+                    },
+                ));
+                if speculative {
+                    self.speculative_won += 1;
+                }
+            }
             let t = self.task_mut(kind, tref.index).expect("exists");
+            t.backup = None;
+            t.runtime_s = Some(runtime);
             t.status = TaskStatus::Done {
                 attempt: tref.attempt,
                 worker: r.worker.clone(),
@@ -380,6 +556,25 @@ impl Job {
             return Outcome::Progress;
         }
         // A failed attempt.
+        if let Some(o) = other {
+            // The other attempt still runs: drop this one only, no failure
+            // counted (the task is not lost).
+            let t = self.task_mut(kind, tref.index).expect("exists");
+            if !r.handed_back && !r.fetch_failure && !t.avoid.contains(&r.worker) {
+                t.avoid.push(r.worker.clone());
+            }
+            t.backup = None;
+            t.status = TaskStatus::Running {
+                attempt: o.attempt,
+                worker: o.worker,
+                epoch: o.epoch,
+                started: o.started,
+            };
+            if r.fetch_failure && !tref.is_map && (r.failed_map as usize) < self.maps.len() {
+                self.requeue(TaskKind::Map, r.failed_map, now);
+            }
+            return Outcome::Progress;
+        }
         if r.handed_back {
             // Its worker is shutting down: run it elsewhere, not a failure.
             self.requeue(kind, tref.index, now);
@@ -423,6 +618,8 @@ impl Job {
             t.status = TaskStatus::Pending;
             t.runnable_since = now;
             t.output = None;
+            t.backup = None;
+            t.runtime_s = None;
         }
     }
 
@@ -444,6 +641,39 @@ impl Job {
                 TaskKind::Reduce => self.reduces.len(),
             };
             for i in 0..n as u32 {
+                // A speculated task keeps running on its other worker.
+                let job_id = self.id;
+                let t = self.task_mut(kind, i).expect("in range");
+                if t.backup.as_ref().is_some_and(|b| b.worker == worker) {
+                    tracing::warn!(
+                        job = job_id,
+                        ?kind,
+                        index = i,
+                        worker,
+                        "backup attempt dropped: its worker was lost"
+                    );
+                    t.backup = None;
+                    continue;
+                }
+                if let (TaskStatus::Running { worker: w, .. }, Some(b)) = (&t.status, &t.backup) {
+                    if w == worker {
+                        tracing::warn!(
+                            job = job_id,
+                            ?kind,
+                            index = i,
+                            worker,
+                            "primary attempt dropped: its worker was lost; the backup runs on"
+                        );
+                        t.status = TaskStatus::Running {
+                            attempt: b.attempt,
+                            worker: b.worker.clone(),
+                            epoch: b.epoch,
+                            started: b.started,
+                        };
+                        t.backup = None;
+                        continue;
+                    }
+                }
                 let t = self.task(kind, i).expect("in range");
                 let hit = match &t.status {
                     TaskStatus::Running { worker: w, .. } => w == worker,
@@ -535,6 +765,18 @@ impl Job {
                         attempt: *attempt,
                         started: *started,
                     });
+                    if let Some(b) = &t.backup {
+                        v.push(RunningAttempt {
+                            worker: b.worker.clone(),
+                            id: TaskId {
+                                job: self.id,
+                                kind,
+                                index: i as u32,
+                            },
+                            attempt: b.attempt,
+                            started: b.started,
+                        });
+                    }
                 }
             }
         }
@@ -628,6 +870,8 @@ impl Job {
                 "output": self.bytes.output,
             },
             "map_response_time_s": {"mean": mean, "p50": pct(0.5), "p95": pct(0.95)},
+            "speculative_launched": self.speculative_launched,
+            "speculative_won": self.speculative_won,
             "counters": self.counters,
         })
     }
@@ -640,4 +884,269 @@ pub fn staging_dir(job: u64) -> String {
 
 pub fn staging_part(job: u64, index: u32, attempt: u32) -> String {
     format!("{}/part-{index:05}.attempt-{attempt}", staging_dir(job))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn job(maps: u32, reducers: u32, t0: Instant) -> Job {
+        let spec = JobSpec {
+            job: "wordcount".into(),
+            inputs: vec!["/in".into()],
+            output: "/out".into(),
+            reducers,
+            params_json: String::new(),
+            output_replication: 1,
+            output_block_size: 1 << 20,
+            splits: vec![],
+            queue: "default".into(),
+            sort_buffer_bytes: 1 << 20,
+            map_only: false,
+        };
+        Job::new(1, 1, spec, vec![], maps, "fifo", t0)
+    }
+
+    fn report(
+        is_map: bool,
+        index: u32,
+        attempt: u32,
+        worker: &str,
+        ok: bool,
+    ) -> proto::TaskUpdateRequest {
+        proto::TaskUpdateRequest {
+            worker: worker.into(),
+            epoch: 1,
+            task: Some(proto::TaskRef {
+                job_id: 1,
+                is_map,
+                index,
+                attempt,
+            }),
+            succeeded: ok,
+            error: if ok { String::new() } else { "boom".into() },
+            ..Default::default()
+        }
+    }
+
+    fn secs(t0: Instant, s: f64) -> Instant {
+        t0 + Duration::from_secs_f64(s)
+    }
+
+    /// Four maps on w1..w4; maps 0..done finish after 2 s.
+    fn four_maps(done: u32, t0: Instant) -> Job {
+        let mut j = job(4, 1, t0);
+        for i in 0..4 {
+            j.launch(TaskKind::Map, i, &format!("w{}", i + 1), 1, t0);
+        }
+        for i in 0..done {
+            let w = format!("w{}", i + 1);
+            assert_eq!(
+                j.update(&report(true, i, 0, &w, true), "a", secs(t0, 2.0)),
+                Outcome::Progress
+            );
+        }
+        j
+    }
+
+    #[test]
+    fn backup_only_past_75_percent_and_the_slowness_threshold() {
+        let t0 = Instant::now();
+        // 2 of 4 done (50 %): never, however slow.
+        let j = four_maps(2, t0);
+        assert!(j.speculation_candidates(secs(t0, 100.0)).is_empty());
+        // 3 of 4 (75 %), median 2 s: threshold max(4 s, 3 s) = 4 s.
+        let j = four_maps(3, t0);
+        assert!(j.speculation_candidates(secs(t0, 3.9)).is_empty());
+        let c = j.speculation_candidates(secs(t0, 4.1));
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].0.kind, c[0].0.index), (TaskKind::Map, 3));
+        assert_eq!(c[0].1, vec!["w4".to_string()], "not on its own worker");
+        // Median + 1 s wins for short tasks: 0.5 s median -> 1.5 s.
+        let mut j = job(4, 1, t0);
+        for i in 0..4 {
+            j.launch(TaskKind::Map, i, "w1", 1, t0);
+        }
+        for i in 0..3 {
+            j.update(&report(true, i, 0, "w1", true), "a", secs(t0, 0.5));
+        }
+        assert!(j.speculation_candidates(secs(t0, 1.4)).is_empty());
+        assert_eq!(j.speculation_candidates(secs(t0, 1.6)).len(), 1);
+    }
+
+    #[test]
+    fn one_backup_per_task_never_on_its_own_worker_nor_avoided_nodes() {
+        let t0 = Instant::now();
+        let mut j = four_maps(3, t0);
+        j.task_mut(TaskKind::Map, 3)
+            .unwrap()
+            .avoid
+            .push("w2".into());
+        let now = secs(t0, 5.0);
+        assert_eq!(j.launch_backup(TaskKind::Map, 3, "w4", 1, now), None);
+        assert_eq!(j.launch_backup(TaskKind::Map, 3, "w2", 1, now), None);
+        assert_eq!(j.launch_backup(TaskKind::Map, 3, "w1", 1, now), Some(1));
+        assert_eq!(j.launch_backup(TaskKind::Map, 3, "w3", 1, now), None);
+        assert!(j.speculation_candidates(secs(t0, 50.0)).is_empty());
+        // Both attempts hold a slot.
+        let mut r: Vec<_> = j
+            .running()
+            .into_iter()
+            .map(|a| (a.worker, a.attempt))
+            .collect();
+        r.sort();
+        assert_eq!(r, vec![("w1".into(), 1), ("w4".into(), 0)]);
+        assert_eq!(j.summary()["speculative_launched"], 1);
+    }
+
+    /// Three reduces done by 2 s; reduce 3 runs on w4 (attempt 0) with a
+    /// backup on w1 (attempt 1).
+    fn speculated_reduce(t0: Instant) -> Job {
+        let mut j = job(0, 4, t0);
+        for i in 0..4 {
+            j.launch(TaskKind::Reduce, i, &format!("w{}", i + 1), 1, t0);
+        }
+        for i in 0..3 {
+            j.update(
+                &report(false, i, 0, &format!("w{}", i + 1), true),
+                "a",
+                secs(t0, 2.0),
+            );
+        }
+        assert_eq!(j.speculation_candidates(secs(t0, 5.0)).len(), 1);
+        assert_eq!(
+            j.launch_backup(TaskKind::Reduce, 3, "w1", 1, secs(t0, 5.0)),
+            Some(1)
+        );
+        j
+    }
+
+    #[test]
+    fn first_finisher_wins_and_the_loser_is_killed_and_fenced() {
+        let t0 = Instant::now();
+        let mut j = speculated_reduce(t0);
+        let out = j.update(&report(false, 3, 1, "w1", true), "a", secs(t0, 6.0));
+        assert_eq!(out, Outcome::ReadyToCommit);
+        let t = j.task(TaskKind::Reduce, 3).unwrap();
+        // Only the winner's staging part is committed.
+        assert_eq!(t.output.as_deref(), Some(staging_part(1, 3, 1).as_str()));
+        assert!(matches!(t.status, TaskStatus::Done { attempt: 1, .. }));
+        assert_eq!(
+            std::mem::take(&mut j.kills),
+            vec![(
+                "w4".to_string(),
+                proto::TaskRef {
+                    job_id: 1,
+                    is_map: false,
+                    index: 3,
+                    attempt: 0
+                }
+            )]
+        );
+        assert!(j.running().is_empty());
+        // The loser's late report, success or not, is ignored.
+        assert_eq!(
+            j.update(&report(false, 3, 0, "w4", true), "a", secs(t0, 7.0)),
+            Outcome::Ignored
+        );
+        assert_eq!(
+            j.update(&report(false, 3, 0, "w4", false), "a", secs(t0, 7.0)),
+            Outcome::Ignored
+        );
+        let t = j.task(TaskKind::Reduce, 3).unwrap();
+        assert_eq!(t.output.as_deref(), Some(staging_part(1, 3, 1).as_str()));
+        let s = j.summary();
+        assert_eq!(
+            (
+                s["speculative_launched"].clone(),
+                s["speculative_won"].clone()
+            ),
+            (json!(1), json!(1))
+        );
+        let rec = j.records.iter().find(|r| r["index"] == 3).unwrap();
+        assert_eq!(
+            (rec["attempt"].clone(), rec["speculative"].clone()),
+            (json!(1), json!(true))
+        );
+    }
+
+    #[test]
+    fn the_primary_may_win_too() {
+        let t0 = Instant::now();
+        let mut j = speculated_reduce(t0);
+        assert_eq!(
+            j.update(&report(false, 3, 0, "w4", true), "a", secs(t0, 6.0)),
+            Outcome::ReadyToCommit
+        );
+        assert_eq!(j.kills[0].0, "w1");
+        assert_eq!(j.kills[0].1.attempt, 1);
+        assert_eq!(
+            j.task(TaskKind::Reduce, 3).unwrap().output.as_deref(),
+            Some(staging_part(1, 3, 0).as_str())
+        );
+        assert_eq!(
+            j.update(&report(false, 3, 1, "w1", true), "a", secs(t0, 7.0)),
+            Outcome::Ignored
+        );
+        assert_eq!(j.speculative_won, 0);
+    }
+
+    #[test]
+    fn a_failure_beside_a_running_attempt_only_drops_it() {
+        let t0 = Instant::now();
+        let mut j = speculated_reduce(t0);
+        assert_eq!(
+            j.update(&report(false, 3, 1, "w1", false), "a", secs(t0, 6.0)),
+            Outcome::Progress
+        );
+        let t = j.task(TaskKind::Reduce, 3).unwrap();
+        assert_eq!(t.failures, 0);
+        assert!(t.backup.is_none());
+        assert!(
+            matches!(&t.status, TaskStatus::Running { attempt: 0, worker, .. } if worker == "w4")
+        );
+        // The last one running failing counts as usual.
+        assert_eq!(
+            j.update(&report(false, 3, 0, "w4", false), "a", secs(t0, 7.0)),
+            Outcome::Progress
+        );
+        let t = j.task(TaskKind::Reduce, 3).unwrap();
+        assert_eq!(t.failures, 1);
+        assert!(t.is_pending());
+        // No second backup for the task.
+        j.launch(TaskKind::Reduce, 3, "w2", 1, secs(t0, 8.0));
+        assert!(j.speculation_candidates(secs(t0, 100.0)).is_empty());
+    }
+
+    #[test]
+    fn worker_loss_with_a_backup_running() {
+        let t0 = Instant::now();
+        // Losing the backup's worker: the primary runs on.
+        let mut j = speculated_reduce(t0);
+        j.worker_lost("w1", secs(t0, 6.0));
+        let t = j.task(TaskKind::Reduce, 3).unwrap();
+        assert!(t.backup.is_none());
+        assert!(
+            matches!(&t.status, TaskStatus::Running { attempt: 0, worker, .. } if worker == "w4")
+        );
+        // Losing the primary's worker: the backup runs on, not re-queued.
+        let mut j = speculated_reduce(t0);
+        j.worker_lost("w4", secs(t0, 6.0));
+        let t = j.task(TaskKind::Reduce, 3).unwrap();
+        assert!(t.backup.is_none());
+        assert!(
+            matches!(&t.status, TaskStatus::Running { attempt: 1, worker, .. } if worker == "w1")
+        );
+        assert_eq!(
+            j.update(&report(false, 3, 1, "w1", true), "a", secs(t0, 7.0)),
+            Outcome::ReadyToCommit
+        );
+        // Then the one left lost too: re-queued.
+        let mut j = speculated_reduce(t0);
+        j.worker_lost("w4", secs(t0, 6.0));
+        j.worker_lost("w1", secs(t0, 6.0));
+        assert!(j.task(TaskKind::Reduce, 3).unwrap().is_pending());
+        assert_eq!(j.task(TaskKind::Reduce, 3).unwrap().failures, 0);
+    }
 }

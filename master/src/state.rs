@@ -348,6 +348,7 @@ impl MasterState {
         let mut kills = Vec::new();
         for j in self.jobs.jobs.values_mut() {
             kills.extend(j.worker_lost(name, now));
+            kills.append(&mut j.kills);
         }
         for (w, t) in kills {
             if let Some(e) = self.workers.get_mut(&w).filter(|e| e.alive) {
@@ -1021,7 +1022,7 @@ fn entry(path: &str, f: &FileMeta) -> proto::ListEntry {
 use crate::jobs::{staging_dir, Job, JobSpec, JobState, MapInput, Outcome, TaskStatus};
 use common::sched::{
     Assignment, ClusterView, Locality, NodeView, PendingTask, Resources, RunningTask, Scheduler,
-    SchedulerSpec, TaskKind, Trigger,
+    SchedulerSpec, TaskId, TaskKind, Trigger,
 };
 
 /// Default bytes of map output sorted in memory before a spill.
@@ -1428,6 +1429,42 @@ impl MasterState {
         for a in assignments {
             self.launch(&view, a, now);
         }
+        if self.cfg.scheduler.speculative {
+            self.speculate(now);
+        }
+    }
+
+    /// Speculative execution (see [`Job::speculation_candidates`] for the
+    /// rule): after the policy's own assignments, so backups only take the
+    /// slots it left free, each candidate gets one backup on an alive worker
+    /// with a free slot of its kind, not its running worker nor in `avoid`.
+    fn speculate(&mut self, now: Instant) {
+        let cands: Vec<(TaskId, Vec<String>)> = self
+            .jobs
+            .jobs
+            .values()
+            .flat_map(|j| j.speculation_candidates(now))
+            .collect();
+        if cands.is_empty() {
+            return;
+        }
+        let mut nodes = self.cluster_view(now).nodes;
+        for (id, not_on) in cands {
+            let Some(node) = backup_node(&mut nodes, id.kind, &not_on) else {
+                continue;
+            };
+            let Some(epoch) = self.workers.get(&node).filter(|w| w.alive).map(|w| w.epoch) else {
+                continue;
+            };
+            let Some(job) = self.jobs.jobs.get_mut(&id.job) else {
+                continue;
+            };
+            let Some(attempt) = job.launch_backup(id.kind, id.index, &node, epoch, now) else {
+                continue;
+            };
+            tracing::info!(job = id.job, task = ?id.kind, index = id.index, attempt, node = %node, "speculative backup launched");
+            self.send_launch(id, &node, attempt, epoch);
+        }
     }
 
     fn launch(&mut self, view: &ClusterView, a: Assignment, now: Instant) {
@@ -1455,6 +1492,16 @@ impl MasterState {
             return;
         }
         let attempt = job.launch(a.task.kind, a.task.index, &a.node, epoch, now);
+        tracing::info!(job = a.task.job, task = ?a.task.kind, index = a.task.index, attempt, node = %a.node, "task launched");
+        self.send_launch(a.task, &a.node, attempt, epoch);
+    }
+
+    /// Queues the launch command of `attempt` of task `id` for `node`.
+    fn send_launch(&mut self, id: TaskId, node: &str, attempt: u32, epoch: u64) {
+        let a = Assignment {
+            task: id,
+            node: node.to_string(),
+        };
         let job = &self.jobs.jobs[&a.task.job];
         let loc = |b: &BlockMeta| proto::BlockLocation {
             block: Some(to_info(b)),
@@ -1511,7 +1558,6 @@ impl MasterState {
                     .collect();
             }
         }
-        tracing::info!(job = job.id, task = ?a.task.kind, index = a.task.index, attempt, node = %a.node, "task launched");
         self.workers
             .get_mut(&a.node)
             .expect("alive")
@@ -1564,6 +1610,7 @@ impl MasterState {
                 }
             }
         }
+        self.push_kills(job_id);
         match outcome {
             Outcome::ReadyToCommit => self.commit_job(job_id),
             Outcome::Failed => self.end_job(job_id),
@@ -1574,6 +1621,20 @@ impl MasterState {
         proto::HeartbeatResponse {
             reregister: false,
             commands: std::mem::take(&mut w.commands),
+        }
+    }
+
+    /// Sends the kills a job queued (losers of speculation) to their workers.
+    fn push_kills(&mut self, job_id: u64) {
+        let Some(j) = self.jobs.jobs.get_mut(&job_id) else {
+            return;
+        };
+        for (w, t) in std::mem::take(&mut j.kills) {
+            if let Some(e) = self.workers.get_mut(&w) {
+                e.commands.push(Command {
+                    kind: Some(Kind::KillTask(t)),
+                });
+            }
         }
     }
 
@@ -1698,6 +1759,7 @@ impl MasterState {
             if t.is_running() {
                 t.status = TaskStatus::Pending;
             }
+            t.backup = None;
         }
         let summary = job.summary();
         let records = std::mem::take(&mut job.records);
@@ -1810,6 +1872,25 @@ impl MasterState {
     }
 }
 
+/// The node for a backup of a `kind` task: alive (in the view), with a
+/// free slot of that kind, not in `not_on`; the one with the most free slots
+/// (then by name). Takes the slot in `nodes`.
+fn backup_node(nodes: &mut [NodeView], kind: TaskKind, not_on: &[String]) -> Option<String> {
+    let free = |n: &NodeView| match kind {
+        TaskKind::Map => n.free_map_slots,
+        TaskKind::Reduce => n.free_reduce_slots,
+    };
+    let n = nodes
+        .iter_mut()
+        .filter(|n| free(n) > 0 && !not_on.contains(&n.name))
+        .min_by(|a, b| free(b).cmp(&free(a)).then_with(|| a.name.cmp(&b.name)))?;
+    match kind {
+        TaskKind::Map => n.free_map_slots -= 1,
+        TaskKind::Reduce => n.free_reduce_slots -= 1,
+    }
+    Some(n.name.clone())
+}
+
 /// What a learning policy is told of a finished attempt.
 fn task_report(
     r: &proto::TaskUpdateRequest,
@@ -1876,5 +1957,142 @@ fn validation_failure(job: &Job) -> Option<String> {
             None
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod speculation_tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn state(speculative: bool) -> (MasterState, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!(
+            "mr-spec-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        let toml = format!(
+            "token = \"t\"\n[master]\naddr = \"127.0.0.1:7070\"\ndata_dir = {:?}\n\
+             [scheduler]\nspeculative = {speculative}\n\
+             [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:7101\"\ndata_dir = \"/x1\"\n\
+             [[workers]]\nname = \"w2\"\naddr = \"127.0.0.1:7102\"\ndata_dir = \"/x2\"\n",
+            dir.join("m")
+        );
+        let cfg = ClusterConfig::parse(&toml).unwrap();
+        assert_eq!(cfg.scheduler.speculative, speculative);
+        (MasterState::open(cfg, Instant::now()).unwrap(), dir)
+    }
+
+    fn register(st: &mut MasterState, name: &str, now: Instant) -> u64 {
+        st.register(
+            proto::RegisterRequest {
+                protocol_version: common::PROTOCOL_VERSION,
+                name: name.into(),
+                addr: format!("{name}:1"),
+                rack: "r1".into(),
+                map_slots: 2,
+                reduce_slots: 1,
+                ..Default::default()
+            },
+            now,
+        )
+        .unwrap();
+        st.workers[name].epoch
+    }
+
+    /// Four maps: 0, 1 on w1, 2, 3 on w2; all but map 3 done after 2 s.
+    /// Returns the commands w1 got by 5 s, when map 3 is a straggler.
+    fn run(speculative: bool) -> (MasterState, Vec<Command>) {
+        let (mut st, dir) = state(speculative);
+        let t0 = Instant::now();
+        let e1 = register(&mut st, "w1", t0);
+        let e2 = register(&mut st, "w2", t0);
+        let spec = JobSpec {
+            job: "wordcount".into(),
+            inputs: vec!["/in".into()],
+            output: "/out".into(),
+            reducers: 1,
+            params_json: String::new(),
+            output_replication: 1,
+            output_block_size: 1 << 20,
+            splits: vec![],
+            queue: "default".into(),
+            sort_buffer_bytes: 1 << 20,
+            map_only: false,
+        };
+        let mut j = Job::new(1, 1, spec, vec![], 4, "fifo", t0);
+        for (i, (w, e)) in [("w1", e1), ("w1", e1), ("w2", e2), ("w2", e2)]
+            .into_iter()
+            .enumerate()
+        {
+            j.launch(TaskKind::Map, i as u32, w, e, t0);
+        }
+        st.jobs.jobs.insert(1, j);
+        let at2 = t0 + Duration::from_secs(2);
+        for (i, (w, e)) in [("w1", e1), ("w1", e1), ("w2", e2)].into_iter().enumerate() {
+            st.task_update(
+                proto::TaskUpdateRequest {
+                    worker: w.into(),
+                    epoch: e,
+                    task: Some(proto::TaskRef {
+                        job_id: 1,
+                        is_map: true,
+                        index: i as u32,
+                        attempt: 0,
+                    }),
+                    succeeded: true,
+                    ..Default::default()
+                },
+                at2,
+            );
+        }
+        st.workers.get_mut("w1").unwrap().commands.clear();
+        st.schedule(Trigger::Heartbeat("w1".into()), t0 + Duration::from_secs(5));
+        let cmds = std::mem::take(&mut st.workers.get_mut("w1").unwrap().commands);
+        let _ = std::fs::remove_dir_all(dir);
+        (st, cmds)
+    }
+
+    fn launches(cmds: &[Command]) -> Vec<proto::TaskRef> {
+        cmds.iter()
+            .filter_map(|c| match &c.kind {
+                Some(Kind::Launch(l)) => l.task,
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_backup_launches_only_when_enabled() {
+        let (st, cmds) = run(false);
+        assert!(launches(&cmds).is_empty());
+        assert_eq!(st.jobs.jobs[&1].speculative_launched, 0);
+        let (st, cmds) = run(true);
+        let l = launches(&cmds);
+        assert_eq!(l.len(), 1, "{cmds:?}");
+        assert_eq!((l[0].is_map, l[0].index, l[0].attempt), (true, 3, 1));
+        // The backup holds a slot of w1; w2's attempt keeps its own.
+        assert_eq!(st.slots_in_use("w1"), (1, 0));
+        assert_eq!(st.slots_in_use("w2"), (1, 0));
+        assert_eq!(st.jobs.jobs[&1].speculative_launched, 1);
+    }
+
+    #[test]
+    fn backup_node_is_never_the_running_worker_and_needs_a_free_slot() {
+        let node = |name: &str, free_map: u32| NodeView {
+            name: name.into(),
+            map_slots: 2,
+            free_map_slots: free_map,
+            ..Default::default()
+        };
+        let not_on = vec!["w2".to_string()];
+        let mut nodes = vec![node("w1", 0), node("w2", 2), node("w3", 1)];
+        assert_eq!(
+            backup_node(&mut nodes, TaskKind::Map, &not_on),
+            Some("w3".into())
+        );
+        // Its slot is taken now: nothing left but the running worker.
+        assert_eq!(backup_node(&mut nodes, TaskKind::Map, &not_on), None);
+        assert_eq!(backup_node(&mut nodes, TaskKind::Reduce, &[]), None);
     }
 }
