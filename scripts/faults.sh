@@ -411,8 +411,63 @@ sc_disk-full() {
   say "$n writes hit ENOSPC on w4 and went elsewhere; no half-written block left there"
 }
 
+exec_time() { mr job status "$1" --json | jq_ 'd["exec_time_s"]'; }
 sc_straggler() {
-  fail "speculative execution is not implemented yet (see the README table)"
+  # w2 gets a CPU quota of 4 % (cgroup v1 cpu, or v2 cpu.max), so its
+  # attempts crawl; the same job runs with [scheduler] speculative off, then,
+  # after a master restart with it on.
+  lan_up
+  gen_input 32MiB /in
+  local cg="" pid id_off id_on t_off t_on
+  pid=$(pid_of w2)
+  if [ -d /sys/fs/cgroup/cpu ] && mkdir -p "/sys/fs/cgroup/cpu/mrlan-slow-$$" 2>/dev/null; then
+    cg="/sys/fs/cgroup/cpu/mrlan-slow-$$"
+    echo 100000 > "$cg/cpu.cfs_period_us" && echo 4000 > "$cg/cpu.cfs_quota_us" \
+      && echo "$pid" > "$cg/cgroup.procs" || fail "cannot put w2 in a CPU-quota cgroup"
+  elif [ -f /sys/fs/cgroup/cgroup.controllers ] && mkdir -p "/sys/fs/cgroup/mrlan-slow-$$" 2>/dev/null; then
+    cg="/sys/fs/cgroup/mrlan-slow-$$"
+    echo "4000 100000" > "$cg/cpu.max" && echo "$pid" > "$cg/cgroup.procs" \
+      || fail "cannot put w2 in a CPU-quota cgroup"
+  else
+    fail "no writable cpu cgroup to slow w2 down"
+  fi
+  # (the runner removes the cgroup after lan.sh down)
+  say "w2 held to 4 % of a core ($cg)"
+  id_off=$(mr job submit wordcount --input /in --output /out-off --reducers 4) || fail "submit failed"
+  check_job "$id_off" /out-off 4
+  t_off=$(exec_time "$id_off")
+  history_json "$id_off" | grep -q '"speculative":true' && fail "a speculative attempt with speculation off"
+  say "speculative = false: ${t_off}s"
+  kill -TERM "$(pid_of master)"
+  wait_until 15 "the master stopped" bash -c "! kill -0 $(pid_of master) 2>/dev/null"
+  printf '\n[scheduler]\nspeculative = true\n' >> "$CONF"
+  start_daemon master
+  wait_until 30 "all workers back with the restarted master" all_alive
+  id_on=$(mr job submit wordcount --input /in --output /out-on --reducers 4) || fail "submit failed"
+  check_job "$id_on" /out-on 4
+  t_on=$(exec_time "$id_on")
+  history_json "$id_on" | python3 -c '
+import json,sys
+t_off, t_on = float(sys.argv[1]), float(sys.argv[2])
+recs = [json.loads(l) for l in sys.stdin if l.strip()]
+job = recs[-1]
+spec = [r for r in recs if r.get("type") == "task" and r.get("speculative")]
+won = [r for r in spec if r["state"] == "succeeded"]
+assert job["speculative_launched"] >= 1 and spec, f"no speculative attempt: {job}"
+assert won and job["speculative_won"] == len(won), f"no speculative attempt won: {spec} {job}"
+assert all(r["node"] != "w2" for r in won), f"a backup won on the slow worker: {won}"
+# each task committed exactly one successful attempt
+ok = {}
+for r in recs:
+    if r.get("type") == "task" and r["state"] == "succeeded":
+        k = (r["kind"], r["index"]); ok[k] = ok.get(k, 0) + 1
+assert all(v == 1 for v in ok.values()), f"a task with two successful attempts: {ok}"
+assert t_on < t_off, f"speculation did not help: {t_on:.1f}s vs {t_off:.1f}s"
+launched, nwon = job["speculative_launched"], job["speculative_won"]
+which = ", ".join("%s %d attempt %d on %s" % (r["kind"], r["index"], r["attempt"], r["node"]) for r in won)
+print(f"   speculative = true: {t_on:.1f}s vs {t_off:.1f}s off ({t_on / t_off:.2f}x); backups launched {launched}, won {nwon}: {which}")' "$t_off" "$t_on" \
+    || fail "speculation history"
+  mlog | grep -c "speculative backup launched" | sed 's/^/   backup launches in the master log: /'
 }
 
 sc_malformed() {
@@ -591,6 +646,10 @@ for SC in "${WANT[@]}"; do
     fi
   fi
   "$LAN" down >/dev/null 2>&1 || true
+  for cg in /sys/fs/cgroup/cpu/mrlan-slow-* /sys/fs/cgroup/mrlan-slow-*; do # straggler's CPU quota
+    [ -d "$cg" ] || continue
+    for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$cg" 2>/dev/null && break; sleep 0.2; done
+  done
   if [ -f "$TMP/mounts" ]; then
     while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done < "$TMP/mounts"
     rm -f "$TMP/mounts"
