@@ -92,12 +92,18 @@ impl History {
         &self.trace
     }
 
-    /// A digest of the whole trace: equal digests for two runs of a seed
-    /// mean the run is deterministic as far as this history can see.
+    /// A digest of the trace up to the heal (the job, the faults and every
+    /// decision): equal digests for two runs of a seed mean it replays. The
+    /// read-back after the heal is left out: its timing can move by a
+    /// millisecond on a loaded machine, because h2 forgets streams it reset
+    /// (calls given up at their deadline) after a second of real time.
     pub fn digest(&self) -> u32 {
         let mut c = 0u32;
         for l in &self.trace {
             c = crc32c::crc32c_append(c, l.as_bytes());
+            if l.ends_with("nemesis: heal everything") {
+                break;
+            }
         }
         c
     }

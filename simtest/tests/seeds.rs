@@ -90,17 +90,41 @@ fn one_seed() {
     );
 }
 
-/// Ten seeds (with crashes, partitions, holds and master restarts among
-/// them), each run twice: same history, or seeds would not replay.
+/// Twenty seeds (with crashes, partitions, holds and master restarts
+/// among them) run in order, then again in reverse order: each must have
+/// the same history both times, whatever ran before it in the process, or
+/// a failing seed would not replay on its own.
+///
+/// One dependency on real time is left, in h2: a stream reset locally (a
+/// call given up at its deadline) is forgotten after one second of *real*
+/// time (`Instant::now()` in h2's `clear_expired_reset_streams`). The digest
+/// stops at the heal for that reason (see `History::digest`), and a pair
+/// where either run took 0.8 s or more is not compared (and said so).
 #[test]
 fn deterministic() {
-    for seed in 1000..1010 {
-        let a = simtest::run(seed).unwrap_or_else(|f| panic!("{f}"));
-        let b = simtest::run(seed).unwrap_or_else(|f| panic!("{f}"));
+    let seeds: Vec<u64> = (1000..1020).collect();
+    let timed = |s: u64| {
+        let o = simtest::run(s).unwrap_or_else(|f| panic!("{f}"));
+        let secs = o.real_time.as_secs_f64();
+        (o, secs)
+    };
+    let first: Vec<_> = seeds.iter().map(|&s| timed(s)).collect();
+    let mut compared = 0;
+    for (i, &seed) in seeds.iter().enumerate().rev() {
+        let (b, secs) = timed(seed);
+        let (a, a_secs) = &first[i];
+        if secs >= 0.8 || *a_secs >= 0.8 {
+            eprintln!(
+                "seed {seed}: not compared, a run took {a_secs:.2} s / {secs:.2} s of real time"
+            );
+            continue;
+        }
+        compared += 1;
         assert_eq!(
             a.digest, b.digest,
             "seed {seed} ran twice with different histories ({} faults)",
             a.faults
         );
     }
+    eprintln!("{compared} of {} seeds compared", seeds.len());
 }
