@@ -95,5 +95,12 @@ for t in "${targets[@]}"; do
   fi
   rm -rf "$found" "$log"
 done
+# The master and worker targets keep a scratch directory per fuzzing
+# process (/dev/shm or the temp dir): drop those whose process is gone.
+for d in /dev/shm/mr-fuzz-* "${TMPDIR:-/tmp}"/mr-fuzz-*; do
+  [ -d "$d" ] || continue
+  pid=${d##*-}
+  kill -0 "$pid" 2>/dev/null || rm -rf "$d"
+done
 echo "fuzz: $passed passed, $failed failed"
 [ $failed -eq 0 ]
