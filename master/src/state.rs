@@ -242,7 +242,9 @@ impl MasterState {
             Some(w) => !w.alive || w.epoch != req.epoch,
         };
         if stale {
-            tracing::debug!(worker = %req.name, epoch = req.epoch, "stale heartbeat fenced; asking to re-register");
+            // A zombie (paused past its expiry) or a restarted master's old
+            // worker: worth a line, and rare.
+            tracing::info!(worker = %req.name, epoch = req.epoch, "stale heartbeat fenced; asking to re-register");
             return proto::HeartbeatResponse {
                 reregister: true,
                 commands: vec![],
