@@ -209,11 +209,13 @@ print(f"   maps re-run: {sorted(rerun)}: re-queued for the loss of {v} {sorted(r
 
 sc_worker-crash-map() {
   lan_up
-  gen_input 32MiB /in
-  local id victim
+  # enough maps (32) that the map phase outlasts the polling on a busy machine
+  gen_input 64MiB /in
+  local id victim=""
   id=$(mr job submit wordcount --input /in --output /out --reducers 4) || fail "submit failed"
   wait_until 30 "maps running" maps_running "$id"
-  victim=$(busy_worker); [ -n "$victim" ] || fail "no worker runs a map"
+  for _ in $(seq 1 100); do victim=$(busy_worker); [ -n "$victim" ] && break; sleep 0.05; done
+  [ -n "$victim" ] || fail "no worker runs a map"
   kill -9 "$(pid_of "$victim")"
   say "killed $victim (kill -9) with $(progress "$id" maps_done) maps done"
   wait_until 8 "$victim marked dead (expiry 2 s + a heartbeat)" is_dead "$victim"
