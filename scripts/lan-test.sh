@@ -97,7 +97,9 @@ while got < n:
 c.sendall(b"k"); c.close()
 PY
   local srv=$!
-  for _ in $(seq 1 50); do grep -q ready "$TMP/xfer.srv" 2>/dev/null && break; sleep 0.05; done
+  # A loaded machine may take seconds to start the listener's python.
+  for _ in $(seq 1 400); do grep -q ready "$TMP/xfer.srv" 2>/dev/null && break; sleep 0.05; done
+  grep -q ready "$TMP/xfer.srv" || fail "the transfer listener in $2 did not start in 20 s"
   ip netns exec "$1" timeout 30 python3 - "$3" "$4" <<'PY'
 import socket, sys, time
 n, buf = int(sys.argv[2]), b"x" * (1 << 20)
