@@ -148,6 +148,26 @@ pub struct JobSpec {
     pub map_only: bool,
 }
 
+/// A WordCount of `/in` into `/out`: the spec the master's unit tests run.
+#[cfg(test)]
+impl JobSpec {
+    pub(crate) fn wordcount_for_tests(reducers: u32) -> JobSpec {
+        JobSpec {
+            job: "wordcount".into(),
+            inputs: vec!["/in".into()],
+            output: "/out".into(),
+            reducers,
+            params_json: String::new(),
+            output_replication: 1,
+            output_block_size: 1 << 20,
+            splits: vec![],
+            queue: "default".into(),
+            sort_buffer_bytes: 1 << 20,
+            map_only: false,
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct Bytes6 {
     pub cache: u64,
@@ -892,20 +912,15 @@ mod tests {
     use std::time::Duration;
 
     fn job(maps: u32, reducers: u32, t0: Instant) -> Job {
-        let spec = JobSpec {
-            job: "wordcount".into(),
-            inputs: vec!["/in".into()],
-            output: "/out".into(),
-            reducers,
-            params_json: String::new(),
-            output_replication: 1,
-            output_block_size: 1 << 20,
-            splits: vec![],
-            queue: "default".into(),
-            sort_buffer_bytes: 1 << 20,
-            map_only: false,
-        };
-        Job::new(1, 1, spec, vec![], maps, "fifo", t0)
+        Job::new(
+            1,
+            1,
+            JobSpec::wordcount_for_tests(reducers),
+            vec![],
+            maps,
+            "fifo",
+            t0,
+        )
     }
 
     fn report(

@@ -2009,19 +2009,7 @@ mod speculation_tests {
         let t0 = Instant::now();
         let e1 = register(&mut st, "w1", t0);
         let e2 = register(&mut st, "w2", t0);
-        let spec = JobSpec {
-            job: "wordcount".into(),
-            inputs: vec!["/in".into()],
-            output: "/out".into(),
-            reducers: 1,
-            params_json: String::new(),
-            output_replication: 1,
-            output_block_size: 1 << 20,
-            splits: vec![],
-            queue: "default".into(),
-            sort_buffer_bytes: 1 << 20,
-            map_only: false,
-        };
+        let spec = JobSpec::wordcount_for_tests(1);
         let mut j = Job::new(1, 1, spec, vec![], 4, "fifo", t0);
         for (i, (w, e)) in [("w1", e1), ("w1", e1), ("w2", e2), ("w2", e2)]
             .into_iter()

@@ -189,19 +189,7 @@ mod tests {
 
     #[test]
     fn running_attempts_look_like_history_records() {
-        let spec = JobSpec {
-            job: "wordcount".into(),
-            inputs: vec!["/in".into()],
-            output: "/out".into(),
-            reducers: 1,
-            params_json: String::new(),
-            output_replication: 1,
-            output_block_size: 1 << 20,
-            splits: vec![],
-            queue: "default".into(),
-            sort_buffer_bytes: 1 << 20,
-            map_only: false,
-        };
+        let spec = JobSpec::wordcount_for_tests(1);
         let t0 = Instant::now();
         let mut j = Job::new(7, 7, spec, vec![], 2, "fifo", t0);
         j.launch(TaskKind::Map, 1, "w3", 1, t0);
