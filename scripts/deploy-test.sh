@@ -17,18 +17,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+# shellcheck source=scripts/skip.sh
+. "$ROOT/scripts/skip.sh"
 KEEP=0
 [ "${1:-}" = --keep ] && KEEP=1
 
 SSHD=$(command -v sshd || echo /usr/sbin/sshd)
 if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1 || ! unshare --net true 2>/dev/null \
    || ! command -v tc >/dev/null || ! command -v nft >/dev/null; then
-  echo "deploy-test: skipped: needs root and ip netns (and tc, nft)"
-  exit 0
+  skip deploy-test "needs root and ip netns (and tc, nft)"
 fi
 if [ ! -x "$SSHD" ] || ! command -v ssh >/dev/null || ! command -v ssh-keygen >/dev/null; then
-  echo "deploy-test: skipped: needs sshd, ssh and ssh-keygen (Debian: openssh-server, openssh-client)"
-  exit 0
+  skip deploy-test "needs sshd, ssh and ssh-keygen (Debian: openssh-server, openssh-client)"
 fi
 if [ -n "$(ip netns list | grep '^mrlan-' || true)" ]; then
   echo "deploy-test: FAIL: a LAN is already up on this machine (mrlan-* namespaces); scripts/lan.sh down first" >&2

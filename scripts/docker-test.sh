@@ -21,20 +21,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+# shellcheck source=scripts/skip.sh
+. "$ROOT/scripts/skip.sh"
 KEEP=0
 [ "${1:-}" = --keep ] && KEEP=1
 
 if ! command -v docker >/dev/null || ! docker info >/dev/null 2>&1; then
-  echo "docker-test: skipped: no Docker engine answers"
-  exit 0
+  skip docker-test "no Docker engine answers"
 fi
 if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null; then
-  echo "docker-test: skipped: no compose tool (docker compose or docker-compose)"
-  exit 0
+  skip docker-test "no compose tool (docker compose or docker-compose)"
 fi
 if [ "$(id -u)" != 0 ] || ! command -v iptables >/dev/null || ! command -v tc >/dev/null; then
-  echo "docker-test: skipped: needs root, iptables and tc for the routing between rack networks"
-  exit 0
+  skip docker-test "needs root, iptables and tc for the routing between rack networks"
 fi
 
 export MR_BIN_DIR=${MR_BIN_DIR:-$ROOT/target/debug}

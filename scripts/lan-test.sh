@@ -19,13 +19,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 LAN="$ROOT/scripts/lan.sh"
+# shellcheck source=scripts/skip.sh
+. "$ROOT/scripts/skip.sh"
 KEEP=0
 [ "${1:-}" = --keep ] && KEEP=1
 
 if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1 || ! unshare --net true 2>/dev/null \
    || ! command -v tc >/dev/null || ! command -v nft >/dev/null; then
-  echo "lan-test: skipped: needs root and ip netns (and tc, nft)"
-  exit 0
+  skip lan-test "needs root and ip netns (and tc, nft)"
 fi
 if [ -n "$(ip netns list | grep '^mrlan-' || true)" ]; then
   echo "lan-test: FAIL: a LAN is already up on this machine (mrlan-* namespaces); scripts/lan.sh down first" >&2

@@ -9,6 +9,7 @@
 //! - [`scanner`]: the periodic checksum scan of every stored block.
 //! - [`heartbeat`]: registration, heartbeats and the master's commands.
 //! - [`executor`]: task lifecycle: launch, report (fenced), kill, clean up.
+//! - [`hold`]: the fault tests' hold of a job's attempts until a file exists.
 //! - [`input`]: a map's block read, cache → disk → remote, with its locality.
 //! - [`maptask`], [`reducetask`]: the two kinds of attempt.
 //! - [`mapout`], [`merge`]: map-side sort and spill, reduce-side merge.
@@ -21,6 +22,7 @@ pub mod cache;
 pub mod drain;
 pub mod executor;
 pub mod heartbeat;
+pub mod hold;
 pub mod input;
 pub mod mapout;
 pub mod maptask;

@@ -1,0 +1,80 @@
+//! A hold for fault tests: a job submitted with `--param hold_maps=PATH`
+//! (or `hold_reduces=PATH`) keeps each of its map (reduce) attempts in its
+//! slot, before it reads anything, until PATH exists on the worker's file
+//! system.
+//!
+//! Why: a fault scenario must land its fault in a phase (a worker killed
+//! while it runs maps, a map-output holder killed while the reduces still
+//! need it). Catching the phase by timing fails with fast release binaries,
+//! which leave the phase before the fault lands; a held attempt stays in it
+//! until the harness has injected the fault and creates PATH. The attempt is
+//! a normal running attempt meanwhile: it holds its slot, can be killed, and
+//! is fenced like any other. A hold ends anyway after [`MAX_HOLD`], so a
+//! forgotten release file delays a job but never wedges it.
+
+use examples::jobs::JobParams;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The longest an attempt waits for its release file.
+pub const MAX_HOLD: Duration = Duration::from_secs(300);
+const POLL: Duration = Duration::from_millis(20);
+
+/// The release file of this kind of attempt, if the job asks for a hold.
+pub fn release_file(params: &JobParams, is_map: bool) -> Option<&str> {
+    let key = if is_map { "hold_maps" } else { "hold_reduces" };
+    params
+        .extra
+        .get(key)
+        .map(String::as_str)
+        .filter(|p| !p.is_empty())
+}
+
+/// Waits until `path` exists or [`MAX_HOLD`] has passed.
+pub async fn wait_for(path: &Path) {
+    let start = Instant::now();
+    tracing::info!(release = %path.display(), "attempt held until its release file exists");
+    while !path.exists() {
+        if start.elapsed() >= MAX_HOLD {
+            tracing::warn!(release = %path.display(), "hold ended without its release file");
+            return;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    tracing::info!(held_s = start.elapsed().as_secs_f64(), "attempt released");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_named_kind_is_held() {
+        let mut p = JobParams::default();
+        assert_eq!(release_file(&p, true), None);
+        p.extra.insert("hold_maps".into(), "/tmp/go".into());
+        assert_eq!(release_file(&p, true), Some("/tmp/go"));
+        assert_eq!(release_file(&p, false), None);
+        p.extra.insert("hold_reduces".into(), String::new());
+        assert_eq!(release_file(&p, false), None, "an empty path holds nothing");
+    }
+
+    #[tokio::test]
+    async fn released_when_the_file_appears() {
+        let dir = std::env::temp_dir().join(format!("mr-hold-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let go = dir.join("go");
+        let waiter = tokio::spawn({
+            let go = go.clone();
+            async move { wait_for(&go).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished(), "released before the file exists");
+        std::fs::write(&go, b"").unwrap();
+        tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .expect("not released after the file appeared")
+            .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
