@@ -108,7 +108,7 @@ async fn run(node: Arc<Node>, l: LaunchTask) -> Result<Outcome, Failure> {
         index: t.index,
         counters: Default::default(),
     };
-    if let Some(release) = crate::hold::release_file(&ctx.params, t.is_map) {
+    if let Some(release) = crate::hold::release_file(&ctx.params, t.is_map, &node.me.name) {
         crate::hold::wait_for(std::path::Path::new(release)).await;
     }
     let dir = job_dir(&node, t.job_id);

@@ -1,7 +1,8 @@
 //! A hold for fault tests: a job submitted with `--param hold_maps=PATH`
 //! (or `hold_reduces=PATH`) keeps each of its map (reduce) attempts in its
 //! slot, before it reads anything, until PATH exists on the worker's file
-//! system.
+//! system. With `hold_workers=w2,w3` only the attempts that run on those
+//! workers are held (a straggler that makes no progress until released).
 //!
 //! Why: a fault scenario must land its fault in a phase (a worker killed
 //! while it runs maps, a map-output holder killed while the reduces still
@@ -20,9 +21,15 @@ use std::time::{Duration, Instant};
 pub const MAX_HOLD: Duration = Duration::from_secs(300);
 const POLL: Duration = Duration::from_millis(20);
 
-/// The release file of this kind of attempt, if the job asks for a hold.
-pub fn release_file(params: &JobParams, is_map: bool) -> Option<&str> {
+/// The release file of this kind of attempt on `worker`, if the job asks
+/// for a hold.
+pub fn release_file<'a>(params: &'a JobParams, is_map: bool, worker: &str) -> Option<&'a str> {
     let key = if is_map { "hold_maps" } else { "hold_reduces" };
+    if let Some(only) = params.extra.get("hold_workers") {
+        if !only.split(',').any(|w| w.trim() == worker) {
+            return None;
+        }
+    }
     params
         .extra
         .get(key)
@@ -51,12 +58,27 @@ mod tests {
     #[test]
     fn only_the_named_kind_is_held() {
         let mut p = JobParams::default();
-        assert_eq!(release_file(&p, true), None);
+        assert_eq!(release_file(&p, true, "w1"), None);
         p.extra.insert("hold_maps".into(), "/tmp/go".into());
-        assert_eq!(release_file(&p, true), Some("/tmp/go"));
-        assert_eq!(release_file(&p, false), None);
+        assert_eq!(release_file(&p, true, "w1"), Some("/tmp/go"));
+        assert_eq!(release_file(&p, false, "w1"), None);
         p.extra.insert("hold_reduces".into(), String::new());
-        assert_eq!(release_file(&p, false), None, "an empty path holds nothing");
+        assert_eq!(
+            release_file(&p, false, "w1"),
+            None,
+            "an empty path holds nothing"
+        );
+    }
+
+    #[test]
+    fn hold_workers_limits_the_hold_to_those_workers() {
+        let mut p = JobParams::default();
+        p.extra.insert("hold_maps".into(), "/tmp/go".into());
+        p.extra.insert("hold_workers".into(), "w2, w3".into());
+        assert_eq!(release_file(&p, true, "w2"), Some("/tmp/go"));
+        assert_eq!(release_file(&p, true, "w3"), Some("/tmp/go"));
+        assert_eq!(release_file(&p, true, "w1"), None);
+        assert_eq!(release_file(&p, true, "w22"), None);
     }
 
     #[tokio::test]
