@@ -109,8 +109,7 @@ pub enum EditLogError {
     },
     #[error(
         "edit log {} is corrupt at byte offset {offset}: {reason}; the last good txid is \
-         {last_good_txid}. This is not a torn write from a crash (intact data follows it), so \
-         the master refuses to start rather than silently drop acknowledged edits. Restore \
+         {last_good_txid}. This is not a torn write from a crash, so the master refuses to start rather than silently drop acknowledged edits. Restore \
          the data directory from a backup, or start once with `mr-master --recover truncate` \
          to keep every record before offset {offset} (up to txid {last_good_txid}) and drop \
          the rest; the original file is kept as edits.log.corrupt-<unix-ts>",
@@ -879,6 +878,24 @@ mod tests {
         let err = EditLog::open(&dir, 100).err().expect("refuses");
         assert!(
             matches!(err, EditLogError::CorruptLog { offset, last_good_txid: 5, .. } if offset == starts[5] as u64),
+            "{err}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Bit rot in the second-to-last record, then a crash tearing the last
+    /// one: the torn tail does not excuse the acknowledged record before it.
+    #[test]
+    fn corrupt_record_before_a_torn_tail_refuses() {
+        let dir = tmpdir("rot-torn");
+        let (starts, len) = six_puts(&dir);
+        let mut b = fs::read(dir.join(LOG)).unwrap();
+        b[starts[4] + 12] ^= 0x04;
+        b.truncate(len - 7);
+        fs::write(dir.join(LOG), b).unwrap();
+        let err = EditLog::open(&dir, 100).err().expect("refuses");
+        assert!(
+            matches!(err, EditLogError::CorruptLog { offset, last_good_txid: 4, .. } if offset == starts[4] as u64),
             "{err}"
         );
         fs::remove_dir_all(&dir).unwrap();
