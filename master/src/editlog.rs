@@ -40,9 +40,11 @@
 //!
 //! 1. no valid record (length within the file, checksum matching, JSON
 //!    readable) starts at any byte offset after `o`, and
-//! 2. the record does not visibly end before the end of the file: its
-//!    header is incomplete, its length is 0, or its declared end is at or
-//!    past the end of the file.
+//! 2. the record may be a write cut short: its header is incomplete, its
+//!    length is 0 or runs past the end of the file, or its checksum fails
+//!    and it ends exactly at the end of the file. A record that ends before
+//!    the end of the file, or whose checksum matches over unreadable JSON
+//!    (say, an edit of a newer version), was written whole.
 //!
 //! A torn tail is dropped with a warning naming the file, the offset and the
 //! txid it would have had, after the original log is copied to
@@ -331,8 +333,8 @@ pub fn recover_truncate(dir: &Path) -> Result<Recovered, EditLogError> {
         dropped_records,
         backup = %backup.display(),
         "recovery: edit log truncated before its first corrupt record; dropped the corrupt \
-         record and {dropped_records} intact record(s) after it ({txids}); the namespace \
-         resumes at txid {}",
+         record onwards, {dropped_bytes} bytes holding {dropped_records} intact record(s) \
+         ({txids}); the namespace resumes at txid {}",
         scan.last_good_txid
     );
     Ok(Recovered::Truncated {
@@ -527,9 +529,9 @@ enum Frame {
     },
     Bad {
         reason: String,
-        /// The record declares an end before the end of the file: a torn
-        /// write cannot produce that.
-        ends_early: bool,
+        /// The record was certainly written whole (it ends before the end
+        /// of the file, or its checksum matches): a crash did not tear it.
+        whole: bool,
     },
 }
 
@@ -538,7 +540,7 @@ fn frame_at(bytes: &[u8], o: usize) -> Frame {
     if rest < HEADER {
         return Frame::Bad {
             reason: format!("record header cut short ({rest} of {HEADER} bytes)"),
-            ends_early: false,
+            whole: false,
         };
     }
     let len = u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap()) as usize;
@@ -546,7 +548,7 @@ fn frame_at(bytes: &[u8], o: usize) -> Frame {
     if len == 0 {
         return Frame::Bad {
             reason: "zero record length".into(),
-            ends_early: false,
+            whole: false,
         };
     }
     let end = o + HEADER + len;
@@ -556,7 +558,7 @@ fn frame_at(bytes: &[u8], o: usize) -> Frame {
                 "record length {len} runs past the end of the file ({} bytes left)",
                 rest - HEADER
             ),
-            ends_early: false,
+            whole: false,
         };
     }
     let payload = &bytes[o + HEADER..end];
@@ -564,14 +566,14 @@ fn frame_at(bytes: &[u8], o: usize) -> Frame {
     if actual != crc {
         return Frame::Bad {
             reason: format!("checksum mismatch (stored {crc:#010x}, computed {actual:#010x})"),
-            ends_early: end < bytes.len(),
+            whole: end < bytes.len(),
         };
     }
     match serde_json::from_slice::<Record>(payload) {
         Ok(rec) => Frame::Ok { rec, end },
         Err(e) => Frame::Bad {
             reason: format!("unreadable record: {e}"),
-            ends_early: end < bytes.len(),
+            whole: true,
         },
     }
 }
@@ -639,18 +641,15 @@ fn scan(bytes: &[u8], snap_txid: u64) -> Scan {
                 records.push(rec);
                 o = end;
             }
-            Frame::Bad { reason, ends_early } => {
+            Frame::Bad { reason, whole } => {
                 break match next_valid(bytes, o + 1) {
                     Some(p) => End::Corrupt {
                         offset: o,
                         reason: format!("{reason}; an intact record follows at byte offset {p}"),
                     },
-                    None if ends_early => End::Corrupt {
+                    None if whole => End::Corrupt {
                         offset: o,
-                        reason: format!(
-                            "{reason}; the record ends before the end of the file, so it was \
-                             written whole"
-                        ),
+                        reason: format!("{reason}; the record was written whole, not torn"),
                     },
                     None => End::Tail { offset: o, reason },
                 };
@@ -896,6 +895,28 @@ mod tests {
         let err = EditLog::open(&dir, 100).err().expect("refuses");
         assert!(
             matches!(err, EditLogError::CorruptLog { offset, last_good_txid: 4, .. } if offset == starts[4] as u64),
+            "{err}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A last record with a matching checksum was written whole, even if
+    /// this version cannot read it (an edit of a newer version): refused,
+    /// not dropped as torn.
+    #[test]
+    fn whole_but_unreadable_last_record_refuses() {
+        let dir = tmpdir("unknown-op");
+        let (starts, _) = six_puts(&dir);
+        let mut b = fs::read(dir.join(LOG)).unwrap();
+        b.truncate(starts[5]);
+        let payload = br#"{"txid":6,"edit":{"op":"from_the_future"}}"#;
+        b.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        b.extend_from_slice(&crc32c::crc32c(payload).to_le_bytes());
+        b.extend_from_slice(payload);
+        fs::write(dir.join(LOG), b).unwrap();
+        let err = EditLog::open(&dir, 100).err().expect("refuses");
+        assert!(
+            matches!(err, EditLogError::CorruptLog { offset, last_good_txid: 5, .. } if offset == starts[5] as u64),
             "{err}"
         );
         fs::remove_dir_all(&dir).unwrap();
