@@ -191,7 +191,8 @@ impl EditLog {
                     dropped_bytes = bytes.len() - offset,
                     backup = %backup.display(),
                     "dropping the torn or corrupt last record of the edit log ({reason}): \
-                     a crash during its write never acknowledged it"
+                     torn by a crash, it was never acknowledged; without a crash, the disk \
+                     corrupted an acknowledged edit (the backup holds it)"
                 );
             }
         }
