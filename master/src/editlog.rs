@@ -1,17 +1,85 @@
 //! Durability of the namespace, as an HDFS NameNode does it: an append-only
 //! edit log, each record fsynced before the change is acknowledged, plus a
 //! snapshot (the fsimage) taken every `snapshot_every` edits and at start.
+//! The snapshot holds the txid it covers, so a crash between writing a
+//! snapshot and resetting the log replays nothing twice.
 //!
-//! Records are JSON lines `{"txid":N,"edit":{...}}`. A crash can tear only the
-//! last line; recovery drops a torn tail and keeps everything before it. The
-//! snapshot holds the txid it covers, so a crash between writing a snapshot
-//! and truncating the log replays nothing twice.
+//! # On-disk format
+//!
+//! Both files are checksummed so that a flipped byte is noticed, never
+//! mistaken for the end of the data. All integers are little-endian.
+//!
+//! `edits.log`: the 8-byte magic `MREDIT01`, then records, each
+//!
+//! | bytes  | field                                          |
+//! |--------|------------------------------------------------|
+//! | 4      | `len`: payload length, u32, never 0            |
+//! | 4      | CRC32C (Castagnoli) of the payload, u32        |
+//! | `len`  | payload: JSON `{"txid":N,"edit":{...}}`        |
+//!
+//! Txids are consecutive. Records at or below the snapshot's txid (left by a
+//! crash between writing a snapshot and resetting the log) are skipped.
+//!
+//! `fsimage`: the 8-byte magic `MRFSIMG1`, the payload length (u64), the
+//! CRC32C of the payload (u32), then the payload, JSON
+//! `{"txid":N,"namespace":{...}}`; the file is exactly that long. It is
+//! written to `fsimage.tmp`, fsynced, renamed over `fsimage`, and the
+//! directory fsynced; a new `edits.log` is put in place the same way, so
+//! neither file is ever seen half-written.
+//!
+//! # Torn tail or corruption
+//!
+//! Every record is fsynced before the next is written, so a crash can damage
+//! only the last record, and only by cutting it short (or, on some file
+//! systems, leaving zeros where its unwritten blocks were). Anything else is
+//! the disk or a person changing acknowledged edits, and must not be dropped
+//! quietly. Replay reads records until the first bad one (header cut short,
+//! zero length, length running past the end of the file, checksum mismatch,
+//! unreadable JSON). That bad record at offset `o` is a **torn tail** iff
+//! both hold:
+//!
+//! 1. no valid record (length within the file, checksum matching, JSON
+//!    readable) starts at any byte offset after `o`, and
+//! 2. the record may be a write cut short: its header is incomplete, its
+//!    length is 0 or runs past the end of the file, or its checksum fails
+//!    and it ends exactly at the end of the file. A record that ends before
+//!    the end of the file, or whose checksum matches over unreadable JSON
+//!    (say, an edit of a newer version), was written whole.
+//!
+//! A torn tail is dropped with a warning naming the file, the offset and the
+//! txid it would have had, after the original log is copied to
+//! `edits.log.corrupt-<unix-ts>`. Anything else, and any intact record whose
+//! txid does not follow on, is **mid-log corruption**: the master refuses to
+//! start, naming the file, the offset and the last good txid. A flipped byte
+//! in the last record's payload or checksum is thus dropped (it cannot be
+//! told from a torn write), while one that shortens its length is refused
+//! (a crash never does that).
+//!
+//! [`recover_truncate`] (`mr-master --recover truncate`, HDFS's NameNode
+//! recovery mode) then keeps every record before the corrupt one, copies
+//! the original log aside and cuts it there. A corrupt snapshot cannot be
+//! recovered that way: the log only holds edits made after it, so there is
+//! no earlier state to fall back to; the snapshot must be restored.
+//!
+//! Logs and snapshots of earlier versions (unframed JSON lines,
+//! `snapshot.json`) are refused with an error, never read as empty.
 
 use crate::namespace::{Edit, Namespace};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+const LOG: &str = "edits.log";
+const LOG_MAGIC: &[u8; 8] = b"MREDIT01";
+const SNAPSHOT: &str = "fsimage";
+const SNAPSHOT_MAGIC: &[u8; 8] = b"MRFSIMG1";
+/// The unchecksummed snapshot of earlier versions.
+const OLD_SNAPSHOT: &str = "snapshot.json";
+/// Every record's payload starts so (serde writes fields in order); a cheap
+/// filter before the checksum when looking for valid records past a bad one.
+const PAYLOAD_START: &[u8] = b"{\"txid\":";
+const HEADER: usize = 8;
 
 #[derive(Serialize, Deserialize)]
 struct Record {
@@ -19,56 +87,121 @@ struct Record {
     edit: Edit,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
+struct SnapshotRef<'a> {
+    txid: u64,
+    namespace: &'a Namespace,
+}
+
+#[derive(Deserialize)]
 struct Snapshot {
     txid: u64,
     namespace: Namespace,
 }
 
+/// Why the master's metadata could not be loaded. Each says which file and
+/// what the operator can do, since it ends up on the master's stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum EditLogError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "edit log {} is corrupt at byte offset {offset}: {reason}; the last good txid is \
+         {last_good_txid}. This is not a torn write from a crash, so the master refuses to start rather than silently drop acknowledged edits. Restore \
+         the data directory from a backup, or start once with `mr-master --recover truncate` \
+         to keep every record before offset {offset} (up to txid {last_good_txid}) and drop \
+         the rest; the original file is kept as edits.log.corrupt-<unix-ts>",
+        path.display()
+    )]
+    CorruptLog {
+        path: PathBuf,
+        offset: u64,
+        last_good_txid: u64,
+        reason: String,
+    },
+    #[error(
+        "snapshot {} is corrupt: {reason}. The master refuses to start. `--recover truncate` \
+         cannot repair a snapshot: the edit log only holds the edits made after it, so there \
+         is no earlier state to fall back to; restore {} from a backup",
+        path.display(),
+        path.display()
+    )]
+    CorruptSnapshot { path: PathBuf, reason: String },
+    #[error(
+        "{} is not in this version's format: {reason}. The master refuses to start rather \
+         than start empty; `--recover truncate` does not apply (it would drop every edit). \
+         Move the file aside only if losing what it holds is acceptable",
+        path.display()
+    )]
+    Format { path: PathBuf, reason: String },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> EditLogError + '_ {
+    move |source| EditLogError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
 pub struct EditLog {
     dir: PathBuf,
     file: File,
+    /// Length of the log up to the end of the last durable record.
+    len: u64,
     /// Txid of the last durable edit.
     txid: u64,
     since_snapshot: u64,
     snapshot_every: u64,
+    /// Set when an append failed: after a failed fsync the kernel may have
+    /// dropped the dirty pages, so nothing more is trusted to this file (as
+    /// HDFS's NameNode aborts when its last edit-log directory fails).
+    failed: bool,
 }
 
 impl EditLog {
     /// Loads the snapshot, replays the log over it and checkpoints, so that
-    /// every start begins with a short log.
-    pub fn open(dir: &Path, snapshot_every: u64) -> io::Result<(Self, Namespace)> {
-        fs::create_dir_all(dir)?;
-        let snap_path = dir.join("snapshot.json");
-        let (mut txid, mut ns) = match fs::read(&snap_path) {
-            Ok(bytes) => {
-                let s: Snapshot = serde_json::from_slice(&bytes).map_err(|e| {
-                    io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!("corrupt snapshot {}: {e}", snap_path.display()),
-                    )
-                })?;
-                (s.txid, s.namespace)
+    /// every start begins with a short log. Refuses to start on mid-log
+    /// corruption (see the module doc); drops only a torn tail.
+    pub fn open(dir: &Path, snapshot_every: u64) -> Result<(Self, Namespace), EditLogError> {
+        fs::create_dir_all(dir).map_err(io_err(dir))?;
+        let (snap_txid, mut ns) = load_snapshot(dir)?;
+        let log_path = dir.join(LOG);
+        let bytes = read_log(&log_path)?;
+        let scan = scan(&bytes, snap_txid);
+        match &scan.end {
+            End::Clean => {}
+            End::Corrupt { offset, reason } => {
+                return Err(EditLogError::CorruptLog {
+                    path: log_path,
+                    offset: *offset as u64,
+                    last_good_txid: scan.last_good_txid,
+                    reason: reason.clone(),
+                })
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => (0, Namespace::default()),
-            Err(e) => return Err(e),
-        };
-        let log_path = dir.join("edits.log");
+            End::Tail { offset, reason } => {
+                let backup = backup(&log_path, &bytes)?;
+                tracing::warn!(
+                    file = %log_path.display(),
+                    offset,
+                    txid = scan.last_good_txid + 1,
+                    dropped_bytes = bytes.len() - offset,
+                    backup = %backup.display(),
+                    "dropping the torn or corrupt last record of the edit log ({reason}): \
+                     torn by a crash, it was never acknowledged; without a crash, the disk \
+                     corrupted an acknowledged edit (the backup holds it)"
+                );
+            }
+        }
+        let mut txid = snap_txid;
         let mut replayed = 0u64;
-        if let Ok(f) = File::open(&log_path) {
-            for line in BufReader::new(f).lines() {
-                let line = line?;
-                let Ok(rec) = serde_json::from_str::<Record>(&line) else {
-                    tracing::warn!("dropping a torn edit-log tail after txid {txid}");
-                    break;
-                };
-                if rec.txid <= txid {
-                    continue;
-                }
-                ns.apply(&rec.edit);
-                txid = rec.txid;
-                replayed += 1;
-            }
+        for rec in scan.records.iter().filter(|r| r.txid > snap_txid) {
+            ns.apply(&rec.edit);
+            txid = rec.txid;
+            replayed += 1;
         }
         tracing::info!(
             txid,
@@ -77,32 +210,48 @@ impl EditLog {
             "namespace loaded from {}",
             dir.display()
         );
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)?;
-        let mut log = EditLog {
+        write_snapshot(dir, txid, &ns).map_err(io_err(&dir.join(SNAPSHOT)))?;
+        let file = fresh_log(dir).map_err(io_err(&log_path))?;
+        let log = EditLog {
             dir: dir.to_path_buf(),
             file,
+            len: LOG_MAGIC.len() as u64,
             txid,
             since_snapshot: 0,
             snapshot_every: snapshot_every.max(1),
+            failed: false,
         };
-        log.checkpoint(&ns)?;
         Ok((log, ns))
     }
 
     /// Appends and fsyncs one edit; only then may the caller apply it and
-    /// acknowledge.
+    /// acknowledge. A failure leaves the log unusable until a restart (see
+    /// `failed`), after cutting off what was partly written so that the file
+    /// still ends on a record boundary.
     pub fn append(&mut self, edit: &Edit) -> io::Result<()> {
+        if self.failed {
+            return Err(io::Error::other(
+                "an earlier edit-log write failed; restart the master",
+            ));
+        }
         let rec = Record {
             txid: self.txid + 1,
             edit: edit.clone(),
         };
-        let mut line = serde_json::to_vec(&rec).map_err(io::Error::other)?;
-        line.push(b'\n');
-        self.file.write_all(&line)?;
-        self.file.sync_data()?;
+        let frame = encode_record(&rec)?;
+        let written = self
+            .file
+            .write_all(&frame)
+            .and_then(|_| self.file.sync_data());
+        if let Err(e) = written {
+            self.failed = true;
+            let _ = self
+                .file
+                .set_len(self.len)
+                .and_then(|_| self.file.sync_data());
+            return Err(e);
+        }
+        self.len += frame.len() as u64;
         self.txid += 1;
         self.since_snapshot += 1;
         Ok(())
@@ -116,23 +265,11 @@ impl EditLog {
         Ok(())
     }
 
-    /// Writes the snapshot atomically (temp, fsync, rename, fsync dir), then
-    /// starts an empty log.
+    /// Writes the snapshot atomically, then puts an empty log in place.
     pub fn checkpoint(&mut self, ns: &Namespace) -> io::Result<()> {
-        let tmp = self.dir.join("snapshot.json.tmp");
-        let snap = Snapshot {
-            txid: self.txid,
-            namespace: ns.clone(),
-        };
-        {
-            let mut f = File::create(&tmp)?;
-            serde_json::to_writer(&mut f, &snap).map_err(io::Error::other)?;
-            f.sync_all()?;
-        }
-        fs::rename(&tmp, self.dir.join("snapshot.json"))?;
-        File::open(&self.dir)?.sync_all()?;
-        self.file = File::create(self.dir.join("edits.log"))?;
-        self.file.sync_all()?;
+        write_snapshot(&self.dir, self.txid, ns)?;
+        self.file = fresh_log(&self.dir)?;
+        self.len = LOG_MAGIC.len() as u64;
         self.since_snapshot = 0;
         Ok(())
     }
@@ -140,6 +277,390 @@ impl EditLog {
     /// Flushes everything to disk (graceful shutdown).
     pub fn sync(&mut self) -> io::Result<()> {
         self.file.sync_all()
+    }
+}
+
+/// What [`recover_truncate`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Recovered {
+    /// Nothing was corrupt in the middle; a torn tail, if any, is left to
+    /// the normal start.
+    Nothing,
+    /// The log was cut at `offset`.
+    Truncated {
+        offset: u64,
+        last_good_txid: u64,
+        dropped_bytes: u64,
+        /// Intact records found in the dropped part.
+        dropped_records: u64,
+        backup: PathBuf,
+    },
+}
+
+/// `mr-master --recover truncate`: when the log is corrupt in the middle,
+/// keeps every record before the corrupt one and cuts the log there, after
+/// copying the original aside, so the normal start that follows succeeds.
+/// A corrupt snapshot, or a log of another format, is still an error: there
+/// is nothing safe to cut.
+pub fn recover_truncate(dir: &Path) -> Result<Recovered, EditLogError> {
+    let (snap_txid, _) = load_snapshot(dir)?;
+    let log_path = dir.join(LOG);
+    let bytes = read_log(&log_path)?;
+    let scan = scan(&bytes, snap_txid);
+    let End::Corrupt { offset, reason } = scan.end else {
+        tracing::info!(file = %log_path.display(), "recovery: no mid-log corruption, nothing to truncate");
+        return Ok(Recovered::Nothing);
+    };
+    let (dropped_records, txids) = salvageable(&bytes, offset);
+    let backup = backup(&log_path, &bytes)?;
+    let f = OpenOptions::new()
+        .write(true)
+        .open(&log_path)
+        .map_err(io_err(&log_path))?;
+    f.set_len(offset as u64)
+        .and_then(|_| f.sync_all())
+        .map_err(io_err(&log_path))?;
+    let dropped_bytes = (bytes.len() - offset) as u64;
+    let txids = match txids {
+        Some((a, b)) => format!("txids {a}..={b}"),
+        None => "no txids".to_string(),
+    };
+    tracing::warn!(
+        file = %log_path.display(),
+        offset,
+        reason = %reason,
+        last_good_txid = scan.last_good_txid,
+        dropped_bytes,
+        dropped_records,
+        backup = %backup.display(),
+        "recovery: edit log truncated before its first corrupt record; dropped the corrupt \
+         record onwards, {dropped_bytes} bytes holding {dropped_records} intact record(s) \
+         ({txids}); the namespace resumes at txid {}",
+        scan.last_good_txid
+    );
+    Ok(Recovered::Truncated {
+        offset: offset as u64,
+        last_good_txid: scan.last_good_txid,
+        dropped_bytes,
+        dropped_records,
+        backup,
+    })
+}
+
+fn encode_record(rec: &Record) -> io::Result<Vec<u8>> {
+    let payload = serde_json::to_vec(rec).map_err(io::Error::other)?;
+    let len = u32::try_from(payload.len())
+        .map_err(|_| io::Error::other("edit-log record larger than 4 GiB"))?;
+    let mut frame = Vec::with_capacity(HEADER + payload.len());
+    frame.extend_from_slice(&len.to_le_bytes());
+    frame.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
+    frame.extend_from_slice(&payload);
+    Ok(frame)
+}
+
+/// The log's bytes, magic included; empty when there is no log. A file
+/// that does not start with the magic is refused whole.
+fn read_log(path: &Path) -> Result<Vec<u8>, EditLogError> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(path)(e)),
+    };
+    if bytes.is_empty() || bytes.starts_with(LOG_MAGIC) {
+        return Ok(bytes);
+    }
+    let reason = if bytes.starts_with(b"{") {
+        "it is an unframed JSON-lines edit log of an earlier version, which this version does \
+         not read"
+            .to_string()
+    } else {
+        format!(
+            "it does not start with the edit-log magic {:?}",
+            String::from_utf8_lossy(LOG_MAGIC)
+        )
+    };
+    Err(EditLogError::Format {
+        path: path.to_path_buf(),
+        reason,
+    })
+}
+
+fn load_snapshot(dir: &Path) -> Result<(u64, Namespace), EditLogError> {
+    let path = dir.join(SNAPSHOT);
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let old = dir.join(OLD_SNAPSHOT);
+            if old.exists() {
+                return Err(EditLogError::Format {
+                    path: old,
+                    reason: "it is the unchecksummed snapshot of an earlier version, which \
+                             this version does not read"
+                        .into(),
+                });
+            }
+            return Ok((0, Namespace::default()));
+        }
+        Err(e) => return Err(io_err(&path)(e)),
+    };
+    let corrupt = |reason: String| EditLogError::CorruptSnapshot {
+        path: path.clone(),
+        reason,
+    };
+    const FIXED: usize = 8 + 8 + 4;
+    if bytes.len() < FIXED {
+        return Err(corrupt(format!(
+            "{} bytes, shorter than its {FIXED}-byte header",
+            bytes.len()
+        )));
+    }
+    if &bytes[..8] != SNAPSHOT_MAGIC {
+        return Err(corrupt("bad magic".into()));
+    }
+    let len = u64::from_le_bytes(bytes[8..16].try_into().unwrap());
+    let crc = u32::from_le_bytes(bytes[16..20].try_into().unwrap());
+    let payload = &bytes[FIXED..];
+    if payload.len() as u64 != len {
+        return Err(corrupt(format!(
+            "the header says {len} bytes of payload, the file holds {}",
+            payload.len()
+        )));
+    }
+    let actual = crc32c::crc32c(payload);
+    if actual != crc {
+        return Err(corrupt(format!(
+            "checksum mismatch (stored {crc:#010x}, computed {actual:#010x})"
+        )));
+    }
+    let s: Snapshot =
+        serde_json::from_slice(payload).map_err(|e| corrupt(format!("unreadable payload: {e}")))?;
+    Ok((s.txid, s.namespace))
+}
+
+/// Writes `bytes` to `dir/name` so that `name` is either the old or the
+/// whole new file after a crash; returns the new file, open for appending.
+fn replace_atomically(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<File> {
+    let tmp = dir.join(format!("{name}.tmp"));
+    let mut f = File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    fs::rename(&tmp, dir.join(name))?;
+    File::open(dir)?.sync_all()?;
+    OpenOptions::new().append(true).open(dir.join(name))
+}
+
+fn write_snapshot(dir: &Path, txid: u64, ns: &Namespace) -> io::Result<()> {
+    let payload = serde_json::to_vec(&SnapshotRef {
+        txid,
+        namespace: ns,
+    })
+    .map_err(io::Error::other)?;
+    let mut bytes = Vec::with_capacity(20 + payload.len());
+    bytes.extend_from_slice(SNAPSHOT_MAGIC);
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
+    bytes.extend_from_slice(&payload);
+    replace_atomically(dir, SNAPSHOT, &bytes)?;
+    Ok(())
+}
+
+fn fresh_log(dir: &Path) -> io::Result<File> {
+    replace_atomically(dir, LOG, LOG_MAGIC)
+}
+
+/// Copies the log aside before anything of it is dropped: nothing the
+/// master once acknowledged is destroyed by a start.
+fn backup(log_path: &Path, bytes: &[u8]) -> Result<PathBuf, EditLogError> {
+    let ts = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let name = log_path.file_name().unwrap_or_default().to_string_lossy();
+    let dir = log_path.parent().unwrap_or(Path::new("."));
+    for n in 0u32.. {
+        let path = if n == 0 {
+            dir.join(format!("{name}.corrupt-{ts}"))
+        } else {
+            dir.join(format!("{name}.corrupt-{ts}-{n}"))
+        };
+        let mut f = match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        f.write_all(bytes)
+            .and_then(|_| f.sync_all())
+            .and_then(|_| File::open(dir)?.sync_all())
+            .map_err(io_err(&path))?;
+        return Ok(path);
+    }
+    unreachable!("some backup name is free")
+}
+
+/// How a scan of the log ended.
+#[derive(Debug, PartialEq, Eq)]
+enum End {
+    Clean,
+    /// A torn or corrupt last record at `offset`, safe to drop.
+    Tail {
+        offset: usize,
+        reason: String,
+    },
+    /// Corruption with intact data after it: refuse (or recover).
+    Corrupt {
+        offset: usize,
+        reason: String,
+    },
+}
+
+struct Scan {
+    /// The intact records before `end`, in order.
+    records: Vec<Record>,
+    /// The txid the namespace reaches with `records` over the snapshot.
+    last_good_txid: u64,
+    end: End,
+}
+
+/// One record read at an offset.
+enum Frame {
+    Ok {
+        rec: Record,
+        end: usize,
+    },
+    Bad {
+        reason: String,
+        /// The record was certainly written whole (it ends before the end
+        /// of the file, or its checksum matches): a crash did not tear it.
+        whole: bool,
+    },
+}
+
+fn frame_at(bytes: &[u8], o: usize) -> Frame {
+    let rest = bytes.len() - o;
+    if rest < HEADER {
+        return Frame::Bad {
+            reason: format!("record header cut short ({rest} of {HEADER} bytes)"),
+            whole: false,
+        };
+    }
+    let len = u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap()) as usize;
+    let crc = u32::from_le_bytes(bytes[o + 4..o + 8].try_into().unwrap());
+    if len == 0 {
+        return Frame::Bad {
+            reason: "zero record length".into(),
+            whole: false,
+        };
+    }
+    let end = o + HEADER + len;
+    if end > bytes.len() {
+        return Frame::Bad {
+            reason: format!(
+                "record length {len} runs past the end of the file ({} bytes left)",
+                rest - HEADER
+            ),
+            whole: false,
+        };
+    }
+    let payload = &bytes[o + HEADER..end];
+    let actual = crc32c::crc32c(payload);
+    if actual != crc {
+        return Frame::Bad {
+            reason: format!("checksum mismatch (stored {crc:#010x}, computed {actual:#010x})"),
+            whole: end < bytes.len(),
+        };
+    }
+    match serde_json::from_slice::<Record>(payload) {
+        Ok(rec) => Frame::Ok { rec, end },
+        Err(e) => Frame::Bad {
+            reason: format!("unreadable record: {e}"),
+            whole: true,
+        },
+    }
+}
+
+/// The first offset at or after `from` where an intact record starts.
+fn next_valid(bytes: &[u8], from: usize) -> Option<usize> {
+    (from..bytes.len().saturating_sub(HEADER)).find(|&p| {
+        let len = u32::from_le_bytes(bytes[p..p + 4].try_into().unwrap()) as usize;
+        let start = p + HEADER;
+        len >= PAYLOAD_START.len()
+            && len <= bytes.len() - start
+            && bytes[start..].starts_with(PAYLOAD_START)
+            && matches!(frame_at(bytes, p), Frame::Ok { .. })
+    })
+}
+
+/// The intact records found from `offset` on (resynchronising after each
+/// bad stretch), and their lowest and highest txids: what truncating at
+/// `offset` drops.
+fn salvageable(bytes: &[u8], offset: usize) -> (u64, Option<(u64, u64)>) {
+    let mut n = 0;
+    let mut range: Option<(u64, u64)> = None;
+    let mut o = offset;
+    while let Some(p) = next_valid(bytes, o) {
+        let Frame::Ok { rec, end } = frame_at(bytes, p) else {
+            unreachable!("next_valid checked it")
+        };
+        n += 1;
+        range = Some(match range {
+            Some((a, b)) => (a.min(rec.txid), b.max(rec.txid)),
+            None => (rec.txid, rec.txid),
+        });
+        o = end;
+    }
+    (n, range)
+}
+
+/// Reads every intact record and classifies what stops the reading (see
+/// the module doc for the rule). `bytes` is the whole file, magic included.
+fn scan(bytes: &[u8], snap_txid: u64) -> Scan {
+    let mut records: Vec<Record> = Vec::new();
+    let mut last_good_txid = snap_txid;
+    let mut o = if bytes.is_empty() { 0 } else { LOG_MAGIC.len() };
+    let end = loop {
+        if o == bytes.len() {
+            break End::Clean;
+        }
+        match frame_at(bytes, o) {
+            Frame::Ok { rec, end } => {
+                let follows = match records.last() {
+                    Some(prev) => rec.txid == prev.txid + 1,
+                    None => rec.txid <= snap_txid + 1,
+                };
+                if !follows {
+                    let after = match records.last() {
+                        Some(prev) => format!("txid {}", prev.txid),
+                        None => format!("the snapshot's txid {snap_txid}"),
+                    };
+                    break End::Corrupt {
+                        offset: o,
+                        reason: format!("record txid {} does not follow {after}", rec.txid),
+                    };
+                }
+                last_good_txid = last_good_txid.max(rec.txid);
+                records.push(rec);
+                o = end;
+            }
+            Frame::Bad { reason, whole } => {
+                break match next_valid(bytes, o + 1) {
+                    Some(p) => End::Corrupt {
+                        offset: o,
+                        reason: format!("{reason}; an intact record follows at byte offset {p}"),
+                    },
+                    None if whole => End::Corrupt {
+                        offset: o,
+                        reason: format!("{reason}; the record was written whole, not torn"),
+                    },
+                    None => End::Tail { offset: o, reason },
+                };
+            }
+        }
+    };
+    Scan {
+        records,
+        last_good_txid,
+        end,
     }
 }
 
@@ -170,6 +691,51 @@ mod tests {
         d
     }
 
+    fn names(ns: &Namespace) -> Vec<String> {
+        ns.files.keys().cloned().collect()
+    }
+
+    const SIX: [&str; 6] = ["/a", "/b", "/c", "/d", "/e", "/f"];
+
+    /// A log of six acknowledged puts (no snapshot in between: the fsimage
+    /// is empty, txid 0); returns the byte offset where each record starts
+    /// and the log's length.
+    fn six_puts(dir: &Path) -> (Vec<usize>, usize) {
+        let (mut log, mut ns) = EditLog::open(dir, 100).unwrap();
+        for (i, p) in SIX.iter().enumerate() {
+            let e = add(p, i as u64);
+            log.append(&e).unwrap();
+            ns.apply(&e);
+            log.maybe_checkpoint(&ns).unwrap();
+        }
+        drop(log);
+        let bytes = fs::read(dir.join(LOG)).unwrap();
+        let mut starts = Vec::new();
+        let mut o = LOG_MAGIC.len();
+        while o < bytes.len() {
+            starts.push(o);
+            o += HEADER + u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap()) as usize;
+        }
+        assert_eq!(starts.len(), 6);
+        (starts, bytes.len())
+    }
+
+    fn flip(path: &Path, at: usize) {
+        let mut b = fs::read(path).unwrap();
+        b[at] ^= 0x20;
+        fs::write(path, b).unwrap();
+    }
+
+    fn backups(dir: &Path) -> Vec<PathBuf> {
+        let mut v: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().contains(".corrupt-"))
+            .collect();
+        v.sort();
+        v
+    }
+
     #[test]
     fn replays_and_snapshots() {
         let dir = tmpdir("replay");
@@ -187,28 +753,309 @@ mod tests {
             log.append(&e).unwrap();
         }
         let (_, ns) = EditLog::open(&dir, 3).unwrap();
-        let names: Vec<_> = ns.files.keys().cloned().collect();
-        assert_eq!(names, vec!["/a", "/c", "/d", "/e"]);
+        assert_eq!(names(&ns), vec!["/a", "/c", "/d", "/e"]);
+        // And again: the start's own checkpoint lost nothing.
+        let (_, ns) = EditLog::open(&dir, 3).unwrap();
+        assert_eq!(names(&ns), vec!["/a", "/c", "/d", "/e"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The issue's reproduction: one byte flipped a third of the way into
+    /// the log used to leave 1 of 6 files with only a warning.
+    #[test]
+    fn byte_flipped_mid_log_refuses_then_recover_truncate_keeps_the_records_before() {
+        let dir = tmpdir("midflip");
+        let (starts, len) = six_puts(&dir);
+        let at = len / 3;
+        let bad = starts.iter().rposition(|&s| s <= at).unwrap();
+        assert!(bad < 5, "the flip is not in the last record");
+        flip(&dir.join(LOG), at);
+        let original = fs::read(dir.join(LOG)).unwrap();
+
+        let err = EditLog::open(&dir, 100).err().expect("refuses to start");
+        let msg = err.to_string();
+        match &err {
+            EditLogError::CorruptLog {
+                path,
+                offset,
+                last_good_txid,
+                ..
+            } => {
+                assert_eq!(path, &dir.join(LOG));
+                assert_eq!(*offset, starts[bad] as u64);
+                assert_eq!(*last_good_txid, bad as u64);
+            }
+            other => panic!("wrong error: {other}"),
+        }
+        assert!(
+            msg.contains(&format!("byte offset {}", starts[bad])),
+            "{msg}"
+        );
+        assert!(msg.contains(&format!("last good txid is {bad}")), "{msg}");
+        assert!(msg.contains("--recover truncate"), "{msg}");
+        assert!(msg.contains("edits.log"), "{msg}");
+        // Refusing touched nothing.
+        assert_eq!(fs::read(dir.join(LOG)).unwrap(), original);
+        assert!(backups(&dir).is_empty());
+
+        let r = recover_truncate(&dir).unwrap();
+        let Recovered::Truncated {
+            offset,
+            last_good_txid,
+            dropped_records,
+            backup,
+            ..
+        } = r
+        else {
+            panic!("nothing truncated: {r:?}")
+        };
+        assert_eq!(offset, starts[bad] as u64);
+        assert_eq!(last_good_txid, bad as u64);
+        assert_eq!(dropped_records, (5 - bad) as u64);
+        assert_eq!(
+            fs::read(&backup).unwrap(),
+            original,
+            "the backup is the original"
+        );
+        assert_eq!(fs::metadata(dir.join(LOG)).unwrap().len(), offset);
+
+        let (_, ns) = EditLog::open(&dir, 100).unwrap();
+        assert_eq!(names(&ns), SIX[..bad].to_vec());
+        // Recovering again finds nothing to do.
+        assert_eq!(recover_truncate(&dir).unwrap(), Recovered::Nothing);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Every single byte of every record but the last, flipped: refused, at
+    /// that record's offset.
+    #[test]
+    fn every_byte_flipped_before_the_last_record_refuses() {
+        let dir = tmpdir("everyflip");
+        let (starts, _) = six_puts(&dir);
+        let pristine = fs::read(dir.join(LOG)).unwrap();
+        for at in LOG_MAGIC.len()..starts[5] {
+            let mut b = pristine.clone();
+            b[at] ^= 0x01;
+            let rec = starts.iter().rposition(|&s| s <= at).unwrap();
+            let s = scan(&b, 0);
+            assert!(
+                matches!(s.end, End::Corrupt { offset, .. } if offset == starts[rec]),
+                "byte {at}: {:?}",
+                s.end
+            );
+            assert_eq!(s.last_good_txid, rec as u64);
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
-    fn torn_tail_is_dropped() {
-        let dir = tmpdir("torn");
-        {
-            let (mut log, _) = EditLog::open(&dir, 100).unwrap();
-            log.append(&add("/a", 1)).unwrap();
-            log.append(&add("/b", 2)).unwrap();
+    fn byte_flipped_in_last_record_payload_is_dropped_with_a_backup() {
+        let dir = tmpdir("lastflip");
+        let (starts, len) = six_puts(&dir);
+        // A payload byte, and separately the stored checksum.
+        for at in [len - 10, starts[5] + 5] {
+            let _ = fs::remove_dir_all(&dir);
+            let (_, _) = six_puts(&dir);
+            flip(&dir.join(LOG), at);
+            let (_, ns) = EditLog::open(&dir, 100).unwrap();
+            assert_eq!(names(&ns), SIX[..5].to_vec(), "flip at {at}");
+            assert_eq!(backups(&dir).len(), 1);
         }
-        let mut f = OpenOptions::new()
-            .append(true)
-            .open(dir.join("edits.log"))
-            .unwrap();
-        f.write_all(b"{\"txid\":3,\"edit\":{\"op\":\"add_f")
-            .unwrap();
-        drop(f);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A flipped byte that shortens the last record's length leaves bytes
+    /// after it, which a crash never does: refused.
+    #[test]
+    fn last_record_length_shortened_refuses() {
+        let dir = tmpdir("lastlen");
+        let (starts, _) = six_puts(&dir);
+        let mut b = fs::read(dir.join(LOG)).unwrap();
+        let o = starts[5];
+        let len = u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+        b[o..o + 4].copy_from_slice(&(len - 1).to_le_bytes());
+        fs::write(dir.join(LOG), b).unwrap();
+        let err = EditLog::open(&dir, 100).err().expect("refuses");
+        assert!(
+            matches!(err, EditLogError::CorruptLog { offset, last_good_txid: 5, .. } if offset == starts[5] as u64),
+            "{err}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Bit rot in the second-to-last record, then a crash tearing the last
+    /// one: the torn tail does not excuse the acknowledged record before it.
+    #[test]
+    fn corrupt_record_before_a_torn_tail_refuses() {
+        let dir = tmpdir("rot-torn");
+        let (starts, len) = six_puts(&dir);
+        let mut b = fs::read(dir.join(LOG)).unwrap();
+        b[starts[4] + 12] ^= 0x04;
+        b.truncate(len - 7);
+        fs::write(dir.join(LOG), b).unwrap();
+        let err = EditLog::open(&dir, 100).err().expect("refuses");
+        assert!(
+            matches!(err, EditLogError::CorruptLog { offset, last_good_txid: 4, .. } if offset == starts[4] as u64),
+            "{err}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A last record with a matching checksum was written whole, even if
+    /// this version cannot read it (an edit of a newer version): refused,
+    /// not dropped as torn.
+    #[test]
+    fn whole_but_unreadable_last_record_refuses() {
+        let dir = tmpdir("unknown-op");
+        let (starts, _) = six_puts(&dir);
+        let mut b = fs::read(dir.join(LOG)).unwrap();
+        b.truncate(starts[5]);
+        let payload = br#"{"txid":6,"edit":{"op":"from_the_future"}}"#;
+        b.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        b.extend_from_slice(&crc32c::crc32c(payload).to_le_bytes());
+        b.extend_from_slice(payload);
+        fs::write(dir.join(LOG), b).unwrap();
+        let err = EditLog::open(&dir, 100).err().expect("refuses");
+        assert!(
+            matches!(err, EditLogError::CorruptLog { offset, last_good_txid: 5, .. } if offset == starts[5] as u64),
+            "{err}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn torn_write_of_every_length_keeps_every_record_before() {
+        let dir = tmpdir("torn");
+        let (starts, len) = six_puts(&dir);
+        let pristine = fs::read(dir.join(LOG)).unwrap();
+        for cut in starts[5]..len {
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join(LOG), &pristine[..cut]).unwrap();
+            let (_, ns) = EditLog::open(&dir, 100).unwrap();
+            assert_eq!(names(&ns), SIX[..5].to_vec(), "cut at {cut}");
+            // The dropped tail did not survive the start's checkpoint.
+            let (_, ns) = EditLog::open(&dir, 100).unwrap();
+            assert_eq!(names(&ns), SIX[..5].to_vec(), "cut at {cut}, reopened");
+        }
+        // Zeros where the last record's blocks were never written.
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let mut b = pristine.clone();
+        b[starts[5]..].fill(0);
+        fs::write(dir.join(LOG), b).unwrap();
         let (_, ns) = EditLog::open(&dir, 100).unwrap();
-        assert_eq!(ns.files.len(), 2);
+        assert_eq!(names(&ns), SIX[..5].to_vec());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn torn_write_after_a_snapshot_keeps_everything_before() {
+        let dir = tmpdir("tornsnap");
+        let (mut log, mut ns) = EditLog::open(&dir, 4).unwrap();
+        for (i, p) in SIX.iter().enumerate() {
+            let e = add(p, i as u64);
+            log.append(&e).unwrap();
+            ns.apply(&e);
+            log.maybe_checkpoint(&ns).unwrap();
+        }
+        drop(log);
+        let b = fs::read(dir.join(LOG)).unwrap();
+        fs::write(dir.join(LOG), &b[..b.len() - 3]).unwrap();
+        let (_, ns) = EditLog::open(&dir, 4).unwrap();
+        assert_eq!(names(&ns), SIX[..5].to_vec());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn byte_flipped_in_snapshot_refuses_even_with_recover() {
+        let dir = tmpdir("snapflip");
+        six_puts(&dir);
+        // Fold the log into the snapshot.
+        drop(EditLog::open(&dir, 100).unwrap());
+        let snap = dir.join(SNAPSHOT);
+        let len = fs::metadata(&snap).unwrap().len() as usize;
+        for at in [3, 10, 17, len / 2, len - 1] {
+            let pristine = fs::read(&snap).unwrap();
+            flip(&snap, at);
+            let err = EditLog::open(&dir, 100).err().expect("refuses");
+            assert!(
+                matches!(&err, EditLogError::CorruptSnapshot { path, .. } if *path == snap),
+                "flip at {at}: {err}"
+            );
+            let msg = err.to_string();
+            assert!(
+                msg.contains("fsimage") && msg.contains("cannot repair"),
+                "{msg}"
+            );
+            assert!(matches!(
+                recover_truncate(&dir),
+                Err(EditLogError::CorruptSnapshot { .. })
+            ));
+            fs::write(&snap, pristine).unwrap();
+        }
+        let (_, ns) = EditLog::open(&dir, 100).unwrap();
+        assert_eq!(names(&ns), SIX.to_vec());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn old_format_is_refused_not_read_as_empty() {
+        let dir = tmpdir("oldfmt");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join(LOG),
+            "{\"txid\":1,\"edit\":{\"op\":\"delete\",\"paths\":[\"/x\"]}}\n",
+        )
+        .unwrap();
+        let err = EditLog::open(&dir, 100).err().expect("refuses");
+        assert!(matches!(err, EditLogError::Format { .. }), "{err}");
+        assert!(err.to_string().contains("earlier version"), "{err}");
+        assert!(matches!(
+            recover_truncate(&dir),
+            Err(EditLogError::Format { .. })
+        ));
+
+        fs::remove_file(dir.join(LOG)).unwrap();
+        fs::write(dir.join(OLD_SNAPSHOT), "{\"txid\":3,\"namespace\":{}}").unwrap();
+        let err = EditLog::open(&dir, 100).err().expect("refuses");
+        assert!(
+            matches!(&err, EditLogError::Format { path, .. } if path.ends_with(OLD_SNAPSHOT)),
+            "{err}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn txid_gap_is_corruption() {
+        let dir = tmpdir("gap");
+        let (starts, _) = six_puts(&dir);
+        // Cut record 3 (txid 3) out whole: every frame is intact, the txids
+        // are not.
+        let b = fs::read(dir.join(LOG)).unwrap();
+        let mut cut = b[..starts[2]].to_vec();
+        cut.extend_from_slice(&b[starts[3]..]);
+        fs::write(dir.join(LOG), cut).unwrap();
+        let err = EditLog::open(&dir, 100).err().expect("refuses");
+        assert!(
+            matches!(err, EditLogError::CorruptLog { offset, last_good_txid: 2, .. } if offset == starts[2] as u64),
+            "{err}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn failed_append_poisons_the_log() {
+        let dir = tmpdir("poison");
+        let (mut log, _) = EditLog::open(&dir, 100).unwrap();
+        log.append(&add("/a", 1)).unwrap();
+        // A read-only handle makes the next write fail.
+        log.file = File::open(dir.join(LOG)).unwrap();
+        assert!(log.append(&add("/b", 2)).is_err());
+        assert!(log.failed);
+        drop(log);
+        let (_, ns) = EditLog::open(&dir, 100).unwrap();
+        assert_eq!(names(&ns), vec!["/a"]);
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -16,6 +16,9 @@ pub enum MasterError {
     Unavailable(String),
     #[error("edit log: {0}")]
     Io(#[from] std::io::Error),
+    /// The snapshot or edit log could not be loaded at start.
+    #[error(transparent)]
+    Storage(#[from] crate::editlog::EditLogError),
 }
 
 pub type Result<T> = std::result::Result<T, MasterError>;
@@ -35,6 +38,7 @@ impl From<MasterError> for Status {
             MasterError::FailedPrecondition(m) => Status::failed_precondition(m),
             MasterError::Unavailable(m) => Status::unavailable(m),
             MasterError::Io(e) => Status::internal(format!("master storage error: {e}")),
+            MasterError::Storage(e) => Status::internal(format!("master storage error: {e}")),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! mr-master: parse flags, load the config, bind, run until SIGINT/SIGTERM.
 
 use anyhow::Context;
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use common::config::ClusterConfig;
 use std::path::PathBuf;
 
@@ -14,6 +14,24 @@ struct Args {
     /// The cluster file (`cluster.toml`) shared by every process.
     #[arg(long, short = 'c', env = "MR_CONFIG")]
     config: PathBuf,
+    /// Start-up recovery of a corrupt edit log, as HDFS's NameNode recovery
+    /// mode. Without it the master refuses to start when `edits.log` is
+    /// corrupt anywhere but in its last record, and names the byte offset
+    /// and the last good txid. `truncate` keeps every record before the
+    /// corrupt one, copies the original log to
+    /// `edits.log.corrupt-<unix-ts>` in `data_dir`, cuts the log there,
+    /// logs what was dropped, then starts. Edits after the corruption are
+    /// lost: restoring `data_dir` from a backup is the alternative. A
+    /// corrupt snapshot (`fsimage`) is still refused: there is nothing safe
+    /// to cut.
+    #[arg(long, value_enum, value_name = "MODE")]
+    recover: Option<Recover>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Recover {
+    /// Keep the records before the first corrupt one and drop the rest.
+    Truncate,
 }
 
 #[tokio::main]
@@ -22,6 +40,9 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let cfg = ClusterConfig::load(&args.config)?;
     tracing::info!(config = %args.config.display(), ?cfg.dfs, ?cfg.heartbeat, workers = cfg.workers.len(), "effective config");
+    if let Some(Recover::Truncate) = args.recover {
+        master::editlog::recover_truncate(&cfg.master.data_dir)?;
+    }
     let listener = tokio::net::TcpListener::bind(&cfg.master.addr)
         .await
         .with_context(|| format!("cannot listen on {}", cfg.master.addr))?;

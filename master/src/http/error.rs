@@ -29,7 +29,7 @@ impl ApiError {
                     StatusCode::CONFLICT
                 }
                 MasterError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-                MasterError::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+                MasterError::Io(_) | MasterError::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
