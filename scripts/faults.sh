@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fault harness of RELIABILITY.md (issue 8): each scenario brings up its
+# The fault harness: each scenario brings up its
 # own emulated LAN (scripts/lan.sh, about 1 s), runs a real job on real
 # processes, catches the phase it needs by an event (the job's attempts held
 # in it with `--param hold_maps=F` / `hold_reduces=F` until the harness

@@ -7,7 +7,7 @@
 //! written when it ends. At start the master reads the history directory:
 //! ids continue after the highest one, and every job without a final
 //! record ends `failed` with the reason "the master restarted", which its
-//! clients then read (RELIABILITY.md, scenario 4c: never stuck, never
+//! clients then read (faults.sh master-restart: never stuck, never
 //! succeeded with partial output; it can be submitted again).
 
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-//! The invariants of `RELIABILITY.md` section 2, judged at the end of a run
+//! The fault invariants (the same that scripts/faults.sh checks), judged at the end of a run
 //! against the recorded history, the master's state and the workers':
 //! nothing acknowledged lost, every output part committed exactly once by a
 //! current attempt, stale attempts fenced, the job ended cleanly, nothing

@@ -1,6 +1,6 @@
 //! `compat-nb`: the incremental Naive-Bayes compatibility scheduler of
 //! Attri and Selva Kumar, "Learning Based Job Scheduling Algorithm Based On
-//! Map Reduce Framework" (`../shared/seeds/naive-bayes-compatibility-scheduler.txt`).
+//! Map Reduce Framework".
 //!
 //! What the paper fixes, and this file follows:
 //!
