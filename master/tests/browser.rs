@@ -45,7 +45,7 @@ async fn chromium() -> Result<PathBuf, String> {
         }
     }
     Err(format!(
-        "none of {candidates:?} runs; install Debian's `chromium` (.ci/run does) or set MR_CHROMIUM"
+        "none of {candidates:?} runs; install Debian's `chromium` (scripts/install-deps.sh does, as root) or set MR_CHROMIUM"
     ))
 }
 
