@@ -357,3 +357,66 @@ pub fn write_cluster_certs(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONF: &str = "token = \"t\"\n[master]\naddr = \"10.77.0.1:7070\"\n\
+        http_addr = \"10.77.0.1:7080\"\ndata_dir = \"/tmp/m\"\n\
+        [[workers]]\nname = \"w1\"\naddr = \"10.77.1.1:7100\"\ndata_dir = \"/tmp/w1\"\n";
+
+    #[test]
+    fn certificates_carry_the_addresses_and_load_from_paths_relative_to_the_file() {
+        let dir = std::env::temp_dir().join(format!("mr-tls-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = ClusterConfig::parse(CONF).unwrap();
+        let issued = write_cluster_certs(
+            &cfg,
+            &dir.join("tls"),
+            &dir.join("ca.key"),
+            &["mr.lan".into()],
+        )
+        .unwrap();
+        let sans = |n: &str| issued.iter().find(|i| i.name == n).unwrap().sans.clone();
+        assert_eq!(sans("master"), ["10.77.0.1", "master", "mr.lan"]);
+        assert_eq!(sans("w1"), ["10.77.1.1", "w1", "mr.lan"]);
+        assert_eq!(sans(CLIENT_NAME), [CLIENT_NAME]);
+        // Issued again: the same CA, new leaves.
+        let ca = std::fs::read(dir.join("tls/ca.pem")).unwrap();
+        write_cluster_certs(&cfg, &dir.join("tls"), &dir.join("ca.key"), &[]).unwrap();
+        assert_eq!(std::fs::read(dir.join("tls/ca.pem")).unwrap(), ca);
+
+        let file = dir.join("cluster.toml");
+        std::fs::write(
+            &file,
+            format!("{CONF}[tls]\nca = \"tls/ca.pem\"\ndir = \"tls\"\n"),
+        )
+        .unwrap();
+        let loaded = ClusterConfig::load(&file).unwrap();
+        assert_eq!(loaded.tls.as_ref().unwrap().ca, dir.join("tls/ca.pem"));
+        assert_eq!(loaded.ui_url().unwrap(), "https://10.77.0.1:7080/");
+        assert!(client_config(&loaded).unwrap().is_some());
+        assert!(server_config(&loaded, "w1").unwrap().is_some());
+        assert!(web_config(&loaded, "master").unwrap().is_some());
+        let e = server_config(&loaded, "w9").unwrap_err();
+        assert!(e.to_string().contains("w9.pem"), "{e}");
+        std::fs::write(dir.join("tls/w1.key"), "not a key").unwrap();
+        let e = server_config(&loaded, "w1").unwrap_err();
+        assert!(e.to_string().contains("private key"), "{e}");
+        assert!(client_config(&ClusterConfig::parse(CONF).unwrap())
+            .unwrap()
+            .is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_worker_may_not_take_another_process_name() {
+        let cfg = ClusterConfig::parse(&CONF.replace("\"w1\"", "\"client\"")).unwrap();
+        let dir = std::env::temp_dir().join(format!("mr-tls-unit2-{}", std::process::id()));
+        let e = write_cluster_certs(&cfg, &dir.join("tls"), &dir.join("ca.key"), &[]).unwrap_err();
+        assert!(e.to_string().contains("rename"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
