@@ -4,7 +4,7 @@
 #
 #   scripts/cluster.sh up [--workers N] [--racks R] [--dir D] [--block-size SIZE]
 #                         [--replication N] [--heartbeat DUR] [--dead-after N]
-#                         [--cache SIZE] [--release]
+#                         [--cache SIZE] [--release] [--tls]
 #   scripts/cluster.sh stop|start|kill NAME --dir D    (NAME: master or a worker)
 #   scripts/cluster.sh down --dir D                    (idempotent; keeps data)
 #   scripts/cluster.sh status --dir D
@@ -12,10 +12,12 @@
 # `up` writes D/cluster.toml (reused when it exists and no --workers/--racks
 # is given, so a stopped cluster restarts with its data) and returns when
 # every worker is alive. Then: mr --config D/cluster.toml ...
+# --tls: `mr config init --tls` makes a CA and certificates under D/tls and
+# adds [tls] to the file: every port then speaks TLS only (README, TLS).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 
 cmd=${1:-}
 [ -n "$cmd" ] || { usage; exit 2; }
@@ -28,7 +30,7 @@ case "$cmd" in
   *) echo "cluster.sh: unknown command $cmd" >&2; usage >&2; exit 2 ;;
 esac
 
-WORKERS="" RACKS="" DIR="./mr-cluster" BLOCK="64MiB" REPL=3 HB="1s" DEAD=5 CACHE="256MiB" RELEASE=0
+WORKERS="" RACKS="" DIR="./mr-cluster" BLOCK="64MiB" REPL=3 HB="1s" DEAD=5 CACHE="256MiB" RELEASE=0 TLS=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --workers) WORKERS=$2; shift 2 ;;
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
     --dead-after) DEAD=$2; shift 2 ;;
     --cache) CACHE=$2; shift 2 ;;
     --release) RELEASE=1; shift ;;
+    --tls) TLS=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "cluster.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -146,6 +149,9 @@ case "$cmd" in
       for n in $( [ -f "$CONF" ] && names ); do stop_one "$n"; done
       write_config
     fi
+    if [ "$TLS" = 1 ] && ! grep -q '^\[tls\]' "$CONF"; then
+      "$BIN/mr" --config "$CONF" config init --tls >/dev/null
+    fi
     for n in $(names); do start_one "$n"; done
     want=$(names | tail -n +2 | wc -l)
     for _ in $(seq 1 300); do
@@ -154,7 +160,8 @@ case "$cmd" in
       if [ "$alive" = "$want" ]; then
         echo "cluster up: $want workers alive; config $CONF"
         ui=$(sed -nE 's/^http_addr = "([^"]*)".*/\1/p' "$CONF")
-        [ -z "$ui" ] || echo "web UI: http://$ui/ (log in with the token in $CONF)"
+        scheme=http; grep -q '^\[tls\]' "$CONF" && scheme=https
+        [ -z "$ui" ] || echo "web UI: $scheme://$ui/ (log in with the token in $CONF)"
         exit 0
       fi
       sleep 0.2

@@ -7,7 +7,7 @@
 #   scripts/deploy.sh --hosts hosts.txt [--dir D] [--remote-dir /opt/mr]
 #                     [--user U] [--identity KEY] [--ssh-port 22] [--bin-dir DIR]
 #                     [--block-size 64MiB] [--replication 3] [--heartbeat 1s]
-#                     [--cache 256MiB] [--no-systemd]
+#                     [--cache 256MiB] [--no-systemd] [--tls]
 #   scripts/deploy.sh --hosts hosts.txt --status [--dir D] ...
 #   scripts/deploy.sh --hosts hosts.txt --stop [--dir D] ...   (SIGTERM: workers drain)
 #
@@ -24,7 +24,9 @@
 # address, for hosts that share a file system) holds bin/, cluster.toml,
 # data/, logs/ and run/. D keeps the cluster.toml this machine's `mr
 # --config D/cluster.toml` uses. SSH: key-based (BatchMode); MR_SSH_OPTS adds
-# options.
+# options. --tls: `mr config init --tls` makes a CA (key: D/ca.key, never
+# copied) and certificates in D/tls; each host gets tls/ca.pem and the
+# certificates of its own processes, and every port speaks TLS only.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
@@ -32,7 +34,7 @@ usage() { awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "deploy.sh: $*" >&2; exit 1; }
 
 HOSTS="" DIR="./mr-deploy" RDIR="/opt/mr" SSH_USER="" IDENTITY="" SSH_PORT=22 BIN=""
-BLOCK=64MiB REPL=3 HB=1s CACHE=256MiB ACTION=deploy SYSTEMD=auto
+BLOCK=64MiB REPL=3 HB=1s CACHE=256MiB ACTION=deploy SYSTEMD=auto TLS=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --hosts) HOSTS=$2; shift 2 ;;
@@ -47,6 +49,7 @@ while [ $# -gt 0 ]; do
     --heartbeat) HB=$2; shift 2 ;;
     --cache) CACHE=$2; shift 2 ;;
     --no-systemd) SYSTEMD=no; shift ;;
+    --tls) TLS=1; shift ;;
     --stop) ACTION=stop; shift ;;
     --status) ACTION=status; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -227,6 +230,7 @@ case "$ACTION" in
       fi
     done
     write_config
+    [ "$TLS" = 0 ] || "$MR" --config "$CONF" config init --tls >/dev/null || die "mr config init --tls failed"
     for a in $(unique_addrs); do
       d=$(rdir "$a")
       on "$a" "mkdir -p $d/bin $d/data $d/logs $d/run" || die "cannot reach $a over ssh (key-based login as ${SSH_USER:-$USER})"
@@ -236,6 +240,15 @@ case "$ACTION" in
         on "$a" "chmod 755 $d/bin/.$b.new && mv -f $d/bin/.$b.new $d/bin/$b"
       done
       scp -q "${SCP_OPTS[@]}" "$CONF" "$(target "$a"):$d/cluster.toml" || die "copy of cluster.toml to $a failed"
+      if [ "$TLS" = 1 ]; then
+        # The CA's certificate and this host's own certificates and keys only.
+        certs=("$DIR/tls/ca.pem")
+        for i in "${!ADDRS[@]}"; do
+          [ "${ADDRS[$i]}" = "$a" ] && certs+=("$DIR/tls/${NAMES[$i]}.pem" "$DIR/tls/${NAMES[$i]}.key")
+        done
+        on "$a" "mkdir -p $d/tls && chmod 700 $d/tls"
+        scp -q "${SCP_OPTS[@]}" "${certs[@]}" "$(target "$a"):$d/tls/" || die "copy of the certificates to $a failed"
+      fi
       echo "copied binaries and cluster.toml to $a:$d"
     done
     for i in "${!ADDRS[@]}"; do [ "${ROLES[$i]}" = master ] && start_remote "$i"; done
@@ -248,7 +261,8 @@ case "$ACTION" in
       sleep 0.2
     done
     [ "$alive" = "$n" ] || die "only $alive of $n workers alive after 60s (logs: <remote dir>/logs on each host)"
-    echo "deployed: master $master_addr:7070 (web UI http://$master_addr:7080/), $n workers alive; config $CONF"
+    scheme=http; [ "$TLS" = 0 ] || scheme=https
+    echo "deployed: master $master_addr:7070 (web UI $scheme://$master_addr:7080/), $n workers alive; config $CONF"
     ;;
   stop)
     for i in "${!ADDRS[@]}"; do [ "${ROLES[$i]}" = worker ] && stop_remote "$i"; done

@@ -7,7 +7,7 @@
 #                                                --no-build packs the binaries already in target/
 #   scripts/docker.sh up [--workers N] [--racks R] [--dir D] [--uplink-rate RATE]
 #                        [--block-size SIZE] [--replication N] [--heartbeat DUR]
-#                        [--cache SIZE] [--slots N] [--subnet A.B] [--project P]
+#                        [--cache SIZE] [--slots N] [--subnet A.B] [--project P] [--tls]
 #   scripts/docker.sh down --dir D [--volumes]   (keeps the data volumes unless --volumes)
 #   scripts/docker.sh status --dir D
 #   scripts/docker.sh stop|start [NAME] --dir D  (the whole cluster, or one service)
@@ -24,11 +24,14 @@
 # and, with --uplink-rate, shapes what enters each rack with tbf on the
 # rack's bridge: traffic inside a rack is bridged and never shaped.
 # Each process keeps its data on a named volume, so `stop` then `start`,
-# or `down` then `up`, keeps every stored file.
+# or `down` then `up`, keeps every stored file. --tls: `mr config init
+# --tls` makes a CA (key D/ca.key, never mounted) and certificates in D/tls;
+# each container gets ca.pem and its own certificate at /etc/mr/tls, and
+# every port speaks TLS only.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "docker.sh: $*" >&2; exit 1; }
 
 cmd=${1:-}
@@ -45,7 +48,7 @@ case "$cmd" in
 esac
 
 WORKERS=6 RACKS=2 DIR="./mr-docker" UPLINK="" BLOCK="64MiB" REPL=3 HB="1s" CACHE="256MiB"
-SLOTS=2 SUBNET="10.78" PROJECT="" DEBUG=0 VOLUMES=0 NO_BUILD=0
+SLOTS=2 SUBNET="10.78" PROJECT="" DEBUG=0 VOLUMES=0 NO_BUILD=0 TLS=0
 IMAGE=${MR_IMAGE:-mr-runtime:latest}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -63,6 +66,7 @@ while [ $# -gt 0 ]; do
     --debug) DEBUG=1; shift ;;
     --no-build) NO_BUILD=1; shift ;;
     --volumes) VOLUMES=1; shift ;;
+    --tls) TLS=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "docker.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -143,6 +147,15 @@ validate() {
 
 rack_of() { echo $(( ($1 - 1) % RACKS + 1 )); }
 
+# With TLS, the compose volumes of process NAME: the CA's certificate and
+# its own certificate and key (the health check's `mr` shows the same one,
+# MR_TLS_NAME), where the relative paths of [tls] find them.
+tls_mounts() { # name
+  [ "$TLS" = 1 ] || return 0
+  local f
+  for f in ca.pem "$1.pem" "$1.key"; do printf ', "./tls/%s:/etc/mr/tls/%s:ro"' "$f" "$f"; done
+}
+
 write_files() {
   local token i r
   token=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
@@ -177,6 +190,7 @@ write_files() {
       echo "data_dir = \"/data/w$i\""
     done
   } > "$CONF"
+  [ "$TLS" = 0 ] || mr_host config init --tls >/dev/null || die "mr config init --tls failed"
   {
     echo "# Written by scripts/docker.sh up; the cluster file is cluster.toml beside it."
     echo "version: \"2.4\""
@@ -208,8 +222,8 @@ write_files() {
     echo "  master:"
     echo "    image: $IMAGE"
     echo "    command: [\"/bin/mr-master\", \"--config\", \"/etc/mr/cluster.toml\"]"
-    echo "    environment: [\"RUST_LOG=info\"]"
-    echo "    volumes: [\"./cluster.toml:/etc/mr/cluster.toml:ro\", \"master-data:/data/master\"]"
+    echo "    environment: [\"RUST_LOG=info\", \"MR_TLS_NAME=master\"]"
+    echo "    volumes: [\"./cluster.toml:/etc/mr/cluster.toml:ro\", \"master-data:/data/master\"$(tls_mounts master)]"
     echo "    networks:"
     echo "      core: {ipv4_address: $SUBNET.0.10}"
     echo "    healthcheck:"
@@ -223,8 +237,8 @@ write_files() {
       echo "  w$i:"
       echo "    image: $IMAGE"
       echo "    command: [\"/bin/mr-worker\", \"--config\", \"/etc/mr/cluster.toml\", \"--name\", \"w$i\"]"
-      echo "    environment: [\"RUST_LOG=info\", \"MR_DRAIN_TIMEOUT=30s\"]"
-      echo "    volumes: [\"./cluster.toml:/etc/mr/cluster.toml:ro\", \"w$i-data:/data/w$i\"]"
+      echo "    environment: [\"RUST_LOG=info\", \"MR_DRAIN_TIMEOUT=30s\", \"MR_TLS_NAME=w$i\"]"
+      echo "    volumes: [\"./cluster.toml:/etc/mr/cluster.toml:ro\", \"w$i-data:/data/w$i\"$(tls_mounts "w$i")]"
       echo "    networks:"
       echo "      rack$r: {ipv4_address: $SUBNET.$r.$((10 + i))}"
       echo "    depends_on:"

@@ -5,7 +5,7 @@
 #   scripts/lan.sh up --dir D [--workers 6] [--racks 2] [--host-rate 1gbit]
 #                  [--uplink-rate 300mbit] [--client-rate RATE] [--subnet 10.77.0.0/16]
 #                  [--block-size 64MiB] [--replication 3] [--heartbeat 1s] [--dead-after 5]
-#                  [--cache 256MiB] [--burst 256kb] [--latency 50ms] [--release]
+#                  [--cache 256MiB] [--burst 256kb] [--latency 50ms] [--release] [--tls]
 #                  [--no-daemons]   (the network and cluster.toml only: hosts
 #                                    without mr processes, as scripts/deploy-test.sh
 #                                    wants them for sshd)
@@ -34,7 +34,9 @@
 # mrlan_cut_rN / mrlan_loss_rN in mrlan-sw on port up-rN. Loss counts packets
 # as netfilter sees them: one GSO packet may be many wire segments.
 # D keeps cluster.toml, pids/NAME.pid, logs/NAME.log and the data dirs
-# master, wN (kept by down unless --purge). Needs root; one LAN per machine.
+# master, wN (kept by down unless --purge). --tls: `mr config init --tls`
+# puts a CA and certificates (with each host's 10.x address) in D/tls and
+# ca.key, and every port speaks TLS only. Needs root; one LAN per machine.
 # Binaries: $MR_BIN_DIR, else target/release with --release, else target/debug.
 
 # shellcheck disable=SC2015 # `test && test || die` is meant: die when any test fails
@@ -55,7 +57,7 @@ esac
 
 DIR="./mr-lan" WORKERS=6 RACKS=2 HOST_RATE=1gbit UPLINK_RATE=300mbit CLIENT_RATE=""
 SUBNET=10.77.0.0/16 BLOCK=64MiB REPL=3 HB=1s DEAD=5 CACHE=256MiB BURST=256kb LATENCY=50ms
-RELEASE=0 PURGE=0 NO_DAEMONS=0
+RELEASE=0 PURGE=0 NO_DAEMONS=0 TLS=0
 ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -76,6 +78,7 @@ while [ $# -gt 0 ]; do
     --release) RELEASE=1; shift ;;
     --purge) PURGE=1; shift ;;
     --no-daemons) NO_DAEMONS=1; shift ;;
+    --tls) TLS=1; shift ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "lan.sh: unknown option $1" >&2; exit 2 ;;
     *) ARGS+=("$1"); shift ;;
@@ -287,6 +290,7 @@ lan_up() {
       echo "data_dir = \"$DIR/w$i\""
     done
   } > "$CONF"
+  [ "$TLS" = 0 ] || "$BIN/mr" --config "$CONF" config init --tls >/dev/null
 
   if [ "$NO_DAEMONS" = 1 ]; then
     trap - EXIT
@@ -444,7 +448,7 @@ case "$cmd" in
     if [ -n "${DIR:-}" ] && [ -d "$DIR" ]; then
       rm -rf "$DIR/pids"
       if [ "$PURGE" = 1 ]; then
-        rm -rf "$DIR/master" "$DIR/logs" "$DIR/cluster.toml"
+        rm -rf "$DIR/master" "$DIR/logs" "$DIR/cluster.toml" "$DIR/tls" "$DIR/ca.key"
         find "$DIR" -maxdepth 1 -type d -regex '.*/w[0-9]+' -exec rm -rf {} +
         rmdir "$DIR" 2>/dev/null || true
       fi

@@ -3,7 +3,8 @@
 # processes, runs every test of the workspace (among them the web UI in
 # headless Chromium, master/tests/browser.rs, which skips itself without a
 # browser), then the emulated-LAN test (scripts/lan-test.sh: about 30 s; it
-# skips itself without root and ip netns), the container test
+# skips itself without root and ip netns), the token-on-the-wire capture
+# (scripts/tls-test.sh, about 10 s, the same), the container test
 # (scripts/docker-test.sh, about 40 s) and the SSH deployment test
 # (scripts/deploy-test.sh, about 60 s).
 #
@@ -34,6 +35,7 @@ if ls "$UI_ARTIFACTS"/*.png >/dev/null 2>&1; then
   echo "browser test screenshots: $(ls "$UI_ARTIFACTS"/*.png | tr '\n' ' ')"
 fi
 scripts/lan-test.sh
+scripts/tls-test.sh
 # The launch paths (each skips itself, saying why, where it cannot run):
 # containers (a Docker engine) and SSH deployment (root, ip netns, sshd).
 scripts/docker-test.sh

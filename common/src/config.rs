@@ -33,6 +33,10 @@
 //! reduce_slots = 2
 //! cache = "256MiB"
 //! data_dir = "/var/lib/mr/w1"
+//!
+//! [tls]                          # optional: TLS only, on every port
+//! ca = "tls/ca.pem"              # relative paths: to this file's directory
+//! dir = "tls"                    # NAME.pem + NAME.key per process
 //! ```
 //! Defaults < file; binaries apply their flags on top. Every field is
 //! validated at load with an error naming it.
@@ -78,6 +82,38 @@ pub struct ClusterConfig {
     pub network: NetworkConfig,
     #[serde(default)]
     pub workers: Vec<WorkerConfig>,
+    /// With it, every port speaks TLS only (see [`crate::tls`]).
+    #[serde(default)]
+    pub tls: Option<TlsConfig>,
+}
+
+/// `[tls]`: where the cluster CA and each process's certificate are.
+/// `mr config init --tls` writes them and this section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// The cluster CA's certificate, which every peer is verified against.
+    pub ca: PathBuf,
+    /// `NAME.pem` and `NAME.key` for each process: `master`, the workers
+    /// by name, `client`.
+    pub dir: PathBuf,
+    /// Whose certificate this process presents when it dials; not in the
+    /// file: a worker sets its name, the CLI `client` (or `MR_TLS_NAME`).
+    #[serde(skip, default = "default_tls_me")]
+    pub me: String,
+}
+
+fn default_tls_me() -> String {
+    crate::tls::CLIENT_NAME.into()
+}
+
+impl TlsConfig {
+    pub fn cert_path(&self, name: &str) -> PathBuf {
+        self.dir.join(format!("{name}.pem"))
+    }
+    pub fn key_path(&self, name: &str) -> PathBuf {
+        self.dir.join(format!("{name}.key"))
+    }
 }
 
 /// `[network]`: what the launcher built between the hosts. Nothing in the
@@ -266,13 +302,20 @@ impl ClusterConfig {
             path: path.to_path_buf(),
             err,
         })?;
-        Self::parse(&text).map_err(|e| match e {
+        let mut cfg = Self::parse(&text).map_err(|e| match e {
             ConfigError::Parse { msg, .. } => ConfigError::Parse {
                 path: path.to_path_buf(),
                 msg,
             },
             other => other,
-        })
+        })?;
+        // The same file is read on every host and in containers, each with
+        // the certificates beside it: relative paths follow the file.
+        if let (Some(t), Some(base)) = (&mut cfg.tls, path.parent()) {
+            t.ca = base.join(&t.ca);
+            t.dir = base.join(&t.dir);
+        }
+        Ok(cfg)
     }
 
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
@@ -356,9 +399,18 @@ impl ClusterConfig {
         self.workers.iter().find(|w| w.name == name)
     }
 
+    /// `https` with `[tls]`, else `http`: the scheme of every URL.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
     /// The URL clients and workers dial to reach the master.
     pub fn master_url(&self) -> String {
-        format!("http://{}", self.master.addr)
+        format!("{}://{}", self.scheme(), self.master.addr)
     }
 
     /// The web UI's address, when the master serves one (`http_addr`).
@@ -366,7 +418,7 @@ impl ClusterConfig {
         self.master
             .http_addr
             .as_ref()
-            .map(|a| format!("http://{a}/"))
+            .map(|a| format!("{}://{a}/", self.scheme()))
     }
 }
 

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 
 pub type MasterConn = MasterClient<InterceptedService<Channel, TokenAttach>>;
 pub type WorkerConn = WorkerClient<InterceptedService<Channel, TokenAttach>>;
@@ -45,6 +45,8 @@ pub enum DfsError {
     Corrupt { id: u64, from: String },
     #[error("{0}")]
     Invalid(String),
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
 }
 
 impl From<tonic::Status> for DfsError {
@@ -67,17 +69,27 @@ pub fn status_text(s: &tonic::Status) -> String {
 
 pub type Result<T> = std::result::Result<T, DfsError>;
 
-fn channel(addr: &str) -> Result<Channel> {
-    let url = if addr.starts_with("http") {
-        addr.to_string()
-    } else {
-        format!("http://{addr}")
+/// The endpoint of `addr` (`IP:port` or a URL): with `tls`, `https` and
+/// the server verified against the cluster CA; else plain `http`.
+pub fn endpoint(addr: &str, tls: Option<&ClientTlsConfig>) -> Result<Endpoint> {
+    let bad = |e: &dyn std::fmt::Display| DfsError::Connect {
+        addr: addr.into(),
+        msg: e.to_string(),
     };
-    Ok(Endpoint::from_shared(url)
-        .map_err(|e| DfsError::Connect {
-            addr: addr.into(),
-            msg: e.to_string(),
-        })?
+    let host = addr
+        .strip_prefix("http://")
+        .or_else(|| addr.strip_prefix("https://"))
+        .unwrap_or(addr);
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let ep = Endpoint::from_shared(format!("{scheme}://{host}")).map_err(|e| bad(&e))?;
+    match tls {
+        Some(t) => ep.tls_config(t.clone()).map_err(|e| bad(&e)),
+        None => Ok(ep),
+    }
+}
+
+fn channel(addr: &str, tls: Option<&ClientTlsConfig>) -> Result<Channel> {
+    Ok(endpoint(addr, tls)?
         .connect_timeout(std::time::Duration::from_secs(5))
         // A peer cut off without a reset (a partition, a paused host) must
         // not hang calls on an established connection forever: HTTP/2 pings
@@ -100,8 +112,10 @@ pub const KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_sec
 /// that dials turmoil's simulated sockets ([`Dfs::connect_with`]).
 pub type ChannelMaker = std::sync::Arc<dyn Fn(&str) -> Result<Channel> + Send + Sync>;
 
+/// A master client over plain TCP (tests; the daemons and the CLI go
+/// through [`Dfs::connect`], which follows `[tls]`).
 pub fn master_conn(addr: &str, token: &str) -> Result<MasterConn> {
-    master_conn_on(channel(addr)?, token)
+    master_conn_on(channel(addr, None)?, token)
 }
 
 /// A master client over an existing channel.
@@ -112,8 +126,9 @@ pub fn master_conn_on(ch: Channel, token: &str) -> Result<MasterConn> {
         .max_encoding_message_size(64 << 20))
 }
 
+/// A worker client over plain TCP (see [`master_conn`]).
 pub fn worker_conn(addr: &str, token: &str) -> Result<WorkerConn> {
-    worker_conn_on(channel(addr)?, token)
+    worker_conn_on(channel(addr, None)?, token)
 }
 
 /// A worker client over an existing channel.
@@ -218,16 +233,22 @@ pub struct Dfs {
     pub rack: Option<String>,
     /// How worker channels are made: TCP unless [`Dfs::connect_with`] says.
     make: Option<ChannelMaker>,
+    /// TLS of every channel, with `[tls]` in the config.
+    tls: Option<ClientTlsConfig>,
 }
 
 impl Dfs {
+    /// Over TCP, and TLS when the config has `[tls]`: the client then
+    /// presents the certificate of `cfg.tls.me`.
     pub fn connect(cfg: &ClusterConfig) -> Result<Self> {
+        let tls = crate::tls::client_config(cfg)?;
         Ok(Dfs {
-            master: master_conn(&cfg.master.addr, &cfg.token)?,
+            master: master_conn_on(channel(&cfg.master.addr, tls.as_ref())?, &cfg.token)?,
             token: cfg.token.clone(),
             workers: Mutex::new(HashMap::new()),
             rack: None,
             make: None,
+            tls,
         })
     }
 
@@ -239,6 +260,7 @@ impl Dfs {
             workers: Mutex::new(HashMap::new()),
             rack: None,
             make: Some(make),
+            tls: None,
         })
     }
 
@@ -253,7 +275,7 @@ impl Dfs {
         }
         let c = match &self.make {
             Some(make) => worker_conn_on(make(addr)?, &self.token)?,
-            None => worker_conn(addr, &self.token)?,
+            None => worker_conn_on(channel(addr, self.tls.as_ref())?, &self.token)?,
         };
         map.insert(addr.to_string(), c.clone());
         Ok(c)

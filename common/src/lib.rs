@@ -6,6 +6,7 @@
 //! - [`path`]: namespace paths, normalised and unable to escape the root.
 //! - [`dfs`]: the file-system client: put, get, block reads and writes.
 //! - [`auth`]: the cluster-token interceptors every server and client uses.
+//! - [`tls`]: TLS for every port, and the cluster CA and certificates.
 //! - [`json`]: JSON shapes shared by the CLI's `--json` and the REST API.
 //! - [`placement`]: HDFS's rack-aware replica placement, pure.
 //! - [`sched`]: the Scheduler trait, the cluster view, every policy.
@@ -21,6 +22,7 @@ pub mod path;
 pub mod placement;
 pub mod sched;
 pub mod shutdown;
+pub mod tls;
 pub mod units;
 
 /// Wire protocol version: a worker of another version is refused at

@@ -66,6 +66,8 @@ pub async fn run_with_http(
     let Some(http) = http else {
         return run(cfg, listener, shutdown).await;
     };
+    // A bad certificate stops the master at start, not just its web UI.
+    common::tls::web_config(&cfg, "master")?;
     let state = open(cfg)?;
     tracing::info!(addr = %listener.local_addr()?, "mr-master listening");
     // The web server stops when gRPC serving has (dropping `stop`), so the
@@ -109,10 +111,16 @@ where
         + 'static,
     IE: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let (interval, token) = {
+    let (interval, token, tls) = {
         let s = state.lock().unwrap_or_else(|e| e.into_inner());
-        (s.cfg.heartbeat.interval, s.cfg.token.clone())
+        let tls = common::tls::server_config(&s.cfg, "master")?;
+        (s.cfg.heartbeat.interval, s.cfg.token.clone(), tls)
     };
+    let mut server = tonic::transport::Server::builder();
+    if let Some(t) = tls {
+        tracing::info!("gRPC over TLS only; callers need a certificate of the cluster CA");
+        server = server.tls_config(t)?;
+    }
     let bg = tokio::spawn(background(state.clone(), interval));
     let svc = MasterServer::with_interceptor(
         MasterService {
@@ -120,7 +128,7 @@ where
         },
         TokenCheck::new(&token),
     );
-    let served = tonic::transport::Server::builder()
+    let served = server
         .add_service(svc)
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await;

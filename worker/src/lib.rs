@@ -49,13 +49,19 @@ const MAX_MESSAGE: usize = 2 * common::CHUNK + 4096;
 /// for up to `grace` (see [`drain`]) while still serving block reads and
 /// shuffle fetches.
 pub async fn run(
-    cluster: ClusterConfig,
+    mut cluster: ClusterConfig,
     name: &str,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: std::time::Duration,
 ) -> anyhow::Result<()> {
     let token = cluster.token.clone();
+    let tls = common::tls::server_config(&cluster, name)?;
+    // Dialing the master and other workers, this worker shows its own
+    // certificate.
+    if let Some(t) = &mut cluster.tls {
+        t.me = name.to_string();
+    }
     let node = node::Node::open(cluster, name)?;
     tracing::info!(worker = %name, addr = %listener.local_addr()?, rack = %node.me.rack,
         cache = node.cache.capacity(), "mr-worker listening");
@@ -69,7 +75,12 @@ pub async fn run(
             drain::run(node, grace, hb).await;
         }
     };
-    let served = tonic::transport::Server::builder()
+    let mut server = tonic::transport::Server::builder();
+    if let Some(t) = tls {
+        tracing::info!(worker = %name, "gRPC over TLS only");
+        server = server.tls_config(t)?;
+    }
+    let served = server
         .add_service(tonic::service::interceptor::InterceptedService::new(
             WorkerServer::from_arc(std::sync::Arc::new(service::WorkerService {
                 node: node.clone(),

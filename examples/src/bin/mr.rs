@@ -48,6 +48,9 @@ enum Cmd {
     /// Cluster administration.
     #[command(subcommand)]
     Admin(AdminCmd),
+    /// The cluster file.
+    #[command(subcommand)]
+    Config(ConfigCmd),
     /// Benchmarks: a matrix of workloads × schedulers on the cluster, the
     /// CLQLMRS sweeps, and scheduler decision latency (no cluster needed).
     Bench(BenchArgs),
@@ -377,6 +380,27 @@ enum AdminCmd {
 }
 
 #[derive(Subcommand)]
+enum ConfigCmd {
+    /// Check the cluster file (written by a launcher); with --tls, make the
+    /// cluster CA and a certificate per process (master, each worker, the
+    /// client) carrying the addresses they are reached by, and add a [tls]
+    /// section: from then on every port speaks TLS only. Again: new
+    /// certificates under the same CA.
+    ///
+    /// Example: mr -c D/cluster.toml config init --tls
+    Init {
+        #[arg(long)]
+        tls: bool,
+        /// Where the certificates go (default: `tls` beside the cluster file).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// A further name or IP for every server certificate (repeatable).
+        #[arg(long = "san")]
+        sans: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
 enum SchedCmd {
     /// Switch policy: new decisions use it; running tasks are untouched.
     Set {
@@ -611,6 +635,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    if let Cmd::Config(ConfigCmd::Init { tls, dir, sans }) = &cli.cmd {
+        return cli::config::init(&cli.config, *tls, dir.as_deref(), sans);
+    }
     let cfg = cli::load_config(&cli.config)?;
     match cli.cmd {
         Cmd::Fs(c) => match c {
@@ -719,7 +746,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 Some(BenchCmd::Sched { .. }) => unreachable!("handled before loading the config"),
             }
         }
-        Cmd::Local { .. } | Cmd::Sim(_) => unreachable!("handled before loading the config"),
+        Cmd::Local { .. } | Cmd::Sim(_) | Cmd::Config(_) => {
+            unreachable!("handled before loading the config")
+        }
         Cmd::Admin(AdminCmd::Scheduler(c)) => match c {
             SchedCmd::Set { name, params } => cli::admin::scheduler_set(&cfg, &name, &params).await,
             SchedCmd::Show => cli::admin::scheduler_show(&cfg).await,

@@ -49,22 +49,21 @@ fn print_spec(r: &proto::SchedulerResponse) {
 pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Result<()> {
     use proto::master_client::MasterClient;
     use proto::worker_client::WorkerClient;
-    use tonic::transport::Endpoint;
 
-    fn url(addr: &str) -> String {
-        if addr.starts_with("http") {
-            addr.to_string()
-        } else {
-            format!("http://{addr}")
+    // Under TLS the probe dials as the client does, certificate and all, so
+    // that its calls reach the token check and show it refusing them.
+    let tls = common::tls::client_config(cfg)?;
+    let chan = |addr: String| {
+        let ep = common::dfs::endpoint(&addr, tls.as_ref());
+        async move {
+            Ok::<_, anyhow::Error>(
+                ep?.connect_timeout(std::time::Duration::from_secs(5))
+                    .timeout(std::time::Duration::from_secs(10))
+                    .connect()
+                    .await?,
+            )
         }
-    }
-    async fn chan(addr: &str) -> anyhow::Result<tonic::transport::Channel> {
-        Ok(Endpoint::from_shared(url(addr))?
-            .connect_timeout(std::time::Duration::from_secs(5))
-            .timeout(std::time::Duration::from_secs(10))
-            .connect()
-            .await?)
-    }
+    };
     fn judge<T>(what: &str, r: Result<T, tonic::Status>, bad: &mut Vec<String>) {
         match r {
             Err(s) if s.code() == tonic::Code::Unauthenticated => {
@@ -128,7 +127,7 @@ pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Resu
     }
     let wrong = format!("not-{}", cfg.token);
     let mut bad = Vec::new();
-    let ch = chan(&cfg.master.addr).await?;
+    let ch = chan(cfg.master.addr.clone()).await?;
     let mut none = MasterClient::new(ch.clone());
     master_all!(none, "(no token)", &mut bad);
     let mut wrong_c = common::dfs::master_conn_on(ch, &wrong)?;
@@ -139,7 +138,7 @@ pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Resu
         workers.to_vec()
     };
     for a in &addrs {
-        let ch = chan(a).await?;
+        let ch = chan(a.clone()).await?;
         let mut none = WorkerClient::new(ch.clone());
         worker_all!(none, "(no token)", a, &mut bad);
         let mut wrong_c = common::dfs::worker_conn_on(ch, &wrong)?;

@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod cache;
 pub mod cluster;
+pub mod config;
 pub mod fs;
 pub mod job;
 pub mod local;
@@ -15,7 +16,15 @@ use common::config::ClusterConfig;
 use std::path::Path;
 
 pub fn load_config(path: &Path) -> anyhow::Result<ClusterConfig> {
-    ClusterConfig::load(path).with_context(|| {
+    let mut cfg = ClusterConfig::load(path).with_context(|| {
         "the client needs the cluster file: pass --config FILE or set MR_CONFIG".to_string()
-    })
+    })?;
+    // The certificate the CLI shows under TLS: `client`, or another
+    // process's where only that one is at hand (a container's health check).
+    if let (Some(t), Ok(me)) = (&mut cfg.tls, std::env::var("MR_TLS_NAME")) {
+        if !me.is_empty() {
+            t.me = me;
+        }
+    }
+    Ok(cfg)
 }

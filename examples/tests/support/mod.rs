@@ -43,6 +43,8 @@ pub struct Cluster {
     bin: PathBuf,
     procs: HashMap<String, Child>,
     pub workers: Vec<String>,
+    /// The web UI's address, when the cluster serves one ([`Cluster::start_tls`]).
+    pub http: Option<String>,
 }
 
 fn bin_dir() -> PathBuf {
@@ -69,10 +71,21 @@ fn free_ports(n: usize) -> Vec<u16> {
 
 impl Cluster {
     pub fn start(name: &str, o: Opts) -> Cluster {
+        Self::start_with(name, o, false)
+    }
+
+    /// Like [`Cluster::start`], with a web UI and TLS on every port: the
+    /// certificates made by `mr config init --tls`, as a person would.
+    pub fn start_tls(name: &str, o: Opts) -> Cluster {
+        Self::start_with(name, o, true)
+    }
+
+    fn start_with(name: &str, o: Opts, tls: bool) -> Cluster {
         let dir = std::env::temp_dir().join(format!("mr-it-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let ports = free_ports(o.workers + 1);
+        let ports = free_ports(o.workers + 2);
+        let http = tls.then(|| format!("127.0.0.1:{}", ports[o.workers + 1]));
         let token = format!("tok-{name}-{}", std::process::id());
         let mut toml = format!(
             "token = \"{token}\"\n\n[master]\naddr = \"127.0.0.1:{}\"\ndata_dir = \"{}\"\n\n\
@@ -87,7 +100,10 @@ impl Cluster {
             o.dead_after
         );
         let mut workers = Vec::new();
-        for (i, port) in ports.iter().enumerate().skip(1) {
+        if let Some(h) = &http {
+            toml = toml.replace("[dfs]", &format!("http_addr = \"{h}\"\n\n[dfs]"));
+        }
+        for (i, port) in ports.iter().enumerate().take(o.workers + 1).skip(1) {
             let w = format!("w{i}");
             toml.push_str(&format!(
                 "\n[[workers]]\nname = \"{w}\"\naddr = \"127.0.0.1:{}\"\nrack = \"r{}\"\n\
@@ -108,7 +124,11 @@ impl Cluster {
             bin: bin_dir(),
             procs: HashMap::new(),
             workers,
+            http,
         };
+        if tls {
+            c.mr_ok(&["config", "init", "--tls"]);
+        }
         c.start_proc("master");
         for w in c.workers.clone() {
             c.start_proc(&w);

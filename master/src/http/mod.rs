@@ -7,6 +7,7 @@
 //! - [`metrics`]: the Prometheus text format, written by hand.
 //! - [`ui`]: the embedded HTML, CSS and JavaScript (no build step).
 //! - [`error`]: the one place that turns master errors into HTTP statuses.
+//! - [`tls`]: HTTPS, when the cluster file has `[tls]`.
 //!
 //! Handlers take the master's lock as the gRPC handlers do (a std
 //! `Mutex`: nothing awaits while it is held) and build their JSON under it.
@@ -15,6 +16,7 @@ pub mod api;
 pub mod auth;
 pub mod error;
 pub mod metrics;
+pub mod tls;
 pub mod ui;
 
 use crate::history::HISTORY_EVERY;
@@ -34,12 +36,27 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let token = lock(&state).cfg.token.clone();
-    tracing::info!(addr = %listener.local_addr()?, "web UI, REST API and /metrics listening");
+    let (token, tls) = {
+        let s = lock(&state);
+        let tls = common::tls::web_config(&s.cfg, "master").map_err(std::io::Error::other)?;
+        (s.cfg.token.clone(), tls)
+    };
+    tracing::info!(addr = %listener.local_addr()?, tls = tls.is_some(),
+        "web UI, REST API and /metrics listening");
     let sampler = tokio::spawn(sample(state.clone()));
-    let served = axum::serve(listener, router(state, &token))
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let app = router(state, &token);
+    let served = match tls {
+        Some(config) => {
+            axum::serve(tls::TlsListener::new(listener, config)?, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        None => {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    };
     sampler.abort();
     served
 }
