@@ -19,6 +19,7 @@ pub fn worker_status(w: &proto::WorkerStatus) -> Value {
         "free_reduce_slots": w.free_reduce_slots,
         "cache_used_bytes": w.cache_used_bytes,
         "cache_capacity_bytes": w.cache_capacity_bytes,
+        "cache_pinned_bytes": w.cache_pinned_bytes,
         "blocks": w.blocks,
         "resources": resources(&w.resources.clone().unwrap_or_default()),
     })
@@ -62,11 +63,12 @@ fn names(v: &[proto::WorkerAddr]) -> Vec<String> {
     v.iter().map(|w| w.name.clone()).collect()
 }
 
-/// One block of `fs stat`: where it is stored and where it is cached.
+/// One block of `fs stat`: where it is stored, cached and pinned.
 pub fn block_status(b: &proto::BlockStatus) -> Value {
     let i = b.block.unwrap_or_default();
     json!({"id": i.id, "len": i.len, "crc32c": i.crc32c,
-           "replicas": names(&b.replicas), "cached_on": names(&b.cached_on)})
+           "replicas": names(&b.replicas), "cached_on": names(&b.cached_on),
+           "pinned_on": names(&b.pinned_on)})
 }
 
 /// `fs stat`: a file and every block of it.
@@ -105,9 +107,11 @@ mod tests {
             }),
             replicas: vec![w("w1"), w("w2")],
             cached_on: vec![w("w2")],
+            pinned_on: vec![w("w2")],
         });
         assert_eq!(v["id"], 7);
         assert_eq!(v["replicas"], json!(["w1", "w2"]));
         assert_eq!(v["cached_on"], json!(["w2"]));
+        assert_eq!(v["pinned_on"], json!(["w2"]));
     }
 }

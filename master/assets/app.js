@@ -128,7 +128,7 @@ function workerCard(w) {
     <div class="metric"><span>mem</span>${spark([memHist], 100)}<span class="v">${bytes(r.mem_used_bytes)} (${mem.toFixed(0)}%)</span></div>
     <div class="metric" title="read / write per second"><span>disk</span>${spark([h.disk_read_bps || [], h.disk_write_bps || []])}<span class="v">${bytes(r.disk_read_bps)}/${bytes(r.disk_write_bps)}</span></div>
     <div class="metric" title="receive / transmit per second"><span>net</span>${spark([h.net_rx_bps || [], h.net_tx_bps || []])}<span class="v">${bytes(r.net_rx_bps)}/${bytes(r.net_tx_bps)}</span></div>
-    <div class="metric" title="block cache fill"><span>cache</span>${bar([[pct(w.cache_used_bytes, w.cache_capacity_bytes), 'fill']])}<span class="v">${bytes(w.cache_used_bytes)}/${bytes(w.cache_capacity_bytes)}</span></div>
+    <div class="metric" title="block cache fill (pinned blocks darker: never evicted)"><span>cache</span>${bar([[pct(w.cache_pinned_bytes || 0, w.cache_capacity_bytes), 'pinned'], [pct(Math.max(0, w.cache_used_bytes - (w.cache_pinned_bytes || 0)), w.cache_capacity_bytes), 'fill']])}<span class="v">${bytes(w.cache_used_bytes)}/${bytes(w.cache_capacity_bytes)}${w.cache_pinned_bytes ? ` · <span class="pin">${bytes(w.cache_pinned_bytes)} pinned</span>` : ''}</span></div>
     <div class="wfoot"><span class="blocks">${w.blocks} blocks stored</span>
       <span>maps ${w.state === 'alive' ? usedMaps : 0}/${w.map_slots} · reduces ${w.state === 'alive' ? usedReduces : 0}/${w.reduce_slots}</span></div>
   </div>`;

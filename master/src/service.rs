@@ -89,8 +89,7 @@ impl Master for MasterService {
     #[tracing::instrument(skip_all, fields(path = %req.get_ref().path, cache = req.get_ref().cache))]
     async fn cache_file(&self, req: Request<CacheFileRequest>) -> Rpc<CacheFileResponse> {
         let r = req.into_inner();
-        let blocks = self.lock().cache_file(&r.path, r.cache)?;
-        Ok(Response::new(CacheFileResponse { blocks }))
+        Ok(Response::new(self.lock().cache_file(&r.path, r.cache)?))
     }
 
     #[tracing::instrument(skip_all, fields(bytes = req.get_ref().bytes, worker = %req.get_ref().worker))]

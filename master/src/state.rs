@@ -5,6 +5,7 @@
 //! while it is held, and the only slow step inside is the edit-log fsync,
 //! which must serialise namespace changes anyway, as HDFS's namesystem lock does.
 
+mod pins;
 mod views;
 
 use crate::editlog::EditLog;
@@ -54,6 +55,8 @@ pub struct MasterState {
     locations: HashMap<u64, BTreeSet<String>>,
     /// Block → live workers holding it in their LRU cache (from cache reports).
     cached: HashMap<u64, BTreeSet<String>>,
+    /// Block → the worker whose cache pins it (see `state/pins.rs`).
+    pins: BTreeMap<u64, String>,
     pub workers: BTreeMap<String, WorkerEntry>,
     /// Replications in flight, not re-issued before they time out.
     replicating: HashMap<u64, Instant>,
@@ -99,6 +102,7 @@ impl MasterState {
             owners,
             locations: HashMap::new(),
             cached: HashMap::new(),
+            pins: BTreeMap::new(),
             workers: BTreeMap::new(),
             replicating: HashMap::new(),
             safe_until,
@@ -210,6 +214,7 @@ impl MasterState {
                 });
             }
         }
+        self.repin_on_register(&req.name);
         Ok(proto::RegisterResponse {
             epoch,
             heartbeat_interval_ms: self.cfg.heartbeat.interval.as_millis() as u64,
@@ -342,6 +347,7 @@ impl MasterState {
             w.free_reduce_slots = 0;
         }
         self.worker_lost(name, now);
+        self.move_pins_of(name);
     }
 
     /// Re-queues what `name` ran or holds for running jobs, and kills the
@@ -814,6 +820,7 @@ impl MasterState {
                     block: Some(to_info(b)),
                     replicas: self.holders(&self.locations, b.id),
                     cached_on: self.holders(&self.cached, b.id),
+                    pinned_on: self.pinned_on(b.id),
                 })
                 .collect(),
         })
@@ -872,51 +879,14 @@ impl MasterState {
         Ok(out)
     }
 
-    /// Like an HDFS cache directive: each block of the file is cached on one
-    /// worker that stores it (or dropped from every cache).
-    pub fn cache_file(&mut self, raw: &str, cache: bool) -> Result<u64> {
-        let (_, _, ids) = self.files_under(raw)?;
-        let mut n = 0;
-        for id in ids {
-            if cache {
-                if self.cached.get(&id).is_some_and(|s| !s.is_empty()) {
-                    n += 1;
-                    continue;
-                }
-                let holders: Vec<String> = self
-                    .locations
-                    .get(&id)
-                    .map(|s| s.iter().cloned().collect())
-                    .unwrap_or_default();
-                if holders.is_empty() {
-                    continue;
-                }
-                let h = &holders[self.rng.usize(..holders.len())];
-                self.workers
-                    .get_mut(h)
-                    .expect("live")
-                    .commands
-                    .push(Command {
-                        kind: Some(Kind::CacheBlock(id)),
-                    });
-                n += 1;
-            } else {
-                let holders: Vec<String> = self
-                    .cached
-                    .get(&id)
-                    .map(|s| s.iter().cloned().collect())
-                    .unwrap_or_default();
-                for h in holders {
-                    if let Some(w) = self.workers.get_mut(&h) {
-                        w.commands.push(Command {
-                            kind: Some(Kind::UncacheBlock(id)),
-                        });
-                    }
-                }
-                n += 1;
-            }
+    /// `mr cache add|rm`: pins every block of the file in one worker's
+    /// cache, or unpins it and drops it from every cache (`state/pins.rs`).
+    pub fn cache_file(&mut self, raw: &str, cache: bool) -> Result<proto::CacheFileResponse> {
+        if cache {
+            self.pin_file(raw)
+        } else {
+            self.unpin_file(raw)
         }
-        Ok(n)
     }
 
     /// Resizes the block cache of one worker, or of every live one. The
@@ -927,6 +897,16 @@ impl MasterState {
     pub fn set_cache_capacity(&mut self, bytes: u64, worker: &str) -> Result<Vec<String>> {
         if !worker.is_empty() && !self.workers.contains_key(worker) {
             return Err(Self::bad(format!("no worker named {worker:?}")));
+        }
+        // Pins are never evicted: a bound below them is refused.
+        for w in self.workers.values() {
+            let pinned = self.pinned_bytes(&w.name);
+            if w.alive && (worker.is_empty() || w.name == worker) && bytes < pinned {
+                return Err(MasterError::FailedPrecondition(format!(
+                    "worker {} pins {pinned} bytes in its cache, more than {bytes}: unpin first (mr cache rm)",
+                    w.name
+                )));
+            }
         }
         let mut told = Vec::new();
         for w in self.workers.values_mut() {
@@ -962,6 +942,7 @@ impl MasterState {
                 blocks: w.blocks as u64,
                 resources: Some(w.resources.clone()),
                 epoch: w.epoch,
+                cache_pinned_bytes: self.pinned_bytes(&w.name),
             })
             .collect();
         // Configured workers that never registered are shown dead, so that a

@@ -186,7 +186,12 @@ pub fn handle(node: &Arc<Node>, commands: Vec<proto::Command>) {
             Some(Kind::Replicate(r)) => {
                 tokio::spawn(replicate(node.clone(), r));
             }
-            Some(Kind::CacheBlock(_) | Kind::UncacheBlock(_) | Kind::SetCacheCapacity(_)) => {}
+            Some(
+                Kind::CacheBlock(_)
+                | Kind::PinBlock(_)
+                | Kind::UncacheBlock(_)
+                | Kind::SetCacheCapacity(_),
+            ) => {}
             None => {}
         }
     }

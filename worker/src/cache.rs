@@ -2,15 +2,25 @@
 //! one cluster differ in size (the last block of a file is short) and memory
 //! is what the bound protects. Every insert and eviction is recorded for the
 //! next heartbeat, so the master's cache table follows the worker's.
+//!
+//! Pinned blocks (`mr cache add`, HDFS's centralized cache directives) live
+//! beside the LRU, not in it, so no eviction can reach them; their bytes
+//! count against the same capacity, and a pin that does not fit beside the
+//! other pins is refused rather than allowed to push the cache past its
+//! bound.
 
 use bytes::Bytes;
 use lru::LruCache;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 struct Inner {
     lru: LruCache<u64, Bytes>,
+    /// Never evicted; dropped only by [`BlockCache::remove`].
+    pinned: HashMap<u64, Bytes>,
+    pinned_bytes: u64,
+    /// Bytes of the LRU and the pins together.
     used: u64,
     added: HashSet<u64>,
     removed: HashSet<u64>,
@@ -30,6 +40,31 @@ impl Inner {
             self.removed.insert(id);
         }
     }
+
+    /// Evicts least recently used unpinned blocks until `used <= bound`.
+    fn evict_to(&mut self, bound: u64) -> usize {
+        let mut evicted = 0;
+        while self.used > bound {
+            let Some((old, bytes)) = self.lru.pop_lru() else {
+                break;
+            };
+            self.used -= bytes.len() as u64;
+            self.note_removed(old);
+            tracing::debug!(block = old, "evicted from cache");
+            evicted += 1;
+        }
+        evicted
+    }
+}
+
+/// Why a pin was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("pinning block {id} ({size} bytes) would pin {} bytes in a cache of {capacity}", pinned + size)]
+pub struct PinRefused {
+    pub id: u64,
+    pub size: u64,
+    pub pinned: u64,
+    pub capacity: u64,
 }
 
 pub struct BlockCache {
@@ -46,6 +81,8 @@ impl BlockCache {
             capacity: AtomicU64::new(capacity),
             inner: Mutex::new(Inner {
                 lru: LruCache::unbounded(),
+                pinned: HashMap::new(),
+                pinned_bytes: 0,
                 used: 0,
                 added: HashSet::new(),
                 removed: HashSet::new(),
@@ -60,20 +97,59 @@ impl BlockCache {
     }
 
     /// Sets a new bound, evicting least recently used blocks until the
-    /// cache fits in it. Returns how many blocks were evicted.
+    /// cache fits in it. Returns how many blocks were evicted. Pins are
+    /// never evicted: the bound is raised to the pinned bytes if it is below
+    /// them (the master refuses such a resize before it gets here).
     pub fn set_capacity(&self, capacity: u64) -> usize {
         let mut g = self.inner.lock().unwrap();
+        let capacity = capacity.max(g.pinned_bytes);
         self.capacity.store(capacity, Ordering::Relaxed);
-        let mut evicted = 0;
-        while g.used > capacity {
-            let Some((old, bytes)) = g.lru.pop_lru() else {
-                break;
-            };
-            g.used -= bytes.len() as u64;
-            g.note_removed(old);
-            evicted += 1;
+        g.evict_to(capacity)
+    }
+
+    /// Bytes held by pinned blocks.
+    pub fn pinned_bytes(&self) -> u64 {
+        self.inner.lock().unwrap().pinned_bytes
+    }
+
+    pub fn is_pinned(&self, id: u64) -> bool {
+        self.inner.lock().unwrap().pinned.contains_key(&id)
+    }
+
+    /// Pins a block: it stays cached until [`BlockCache::remove`], evicting
+    /// unpinned blocks to make room. Refused when the pins would exceed the
+    /// capacity. Pinning a block already pinned is a no-op.
+    pub fn pin(&self, id: u64, data: &[u8]) -> Result<(), PinRefused> {
+        let size = data.len() as u64;
+        let mut g = self.inner.lock().unwrap();
+        if g.pinned.contains_key(&id) {
+            return Ok(());
         }
-        evicted
+        let capacity = self.capacity();
+        if g.pinned_bytes + size > capacity {
+            return Err(PinRefused {
+                id,
+                size,
+                pinned: g.pinned_bytes,
+                capacity,
+            });
+        }
+        let bytes = match g.lru.pop(&id) {
+            // Already cached: it moves to the pins, counted once.
+            Some(b) => {
+                g.used -= b.len() as u64;
+                b
+            }
+            None => {
+                g.note_added(id);
+                Bytes::copy_from_slice(data)
+            }
+        };
+        g.evict_to(capacity - size);
+        g.used += size;
+        g.pinned_bytes += size;
+        g.pinned.insert(id, bytes);
+        Ok(())
     }
 
     pub fn used(&self) -> u64 {
@@ -83,7 +159,10 @@ impl BlockCache {
     /// Looks a block up, marking it most recently used.
     pub fn get(&self, id: u64) -> Option<Bytes> {
         let mut g = self.inner.lock().unwrap();
-        let hit = g.lru.get(&id).cloned();
+        let hit = match g.pinned.get(&id) {
+            Some(b) => Some(b.clone()),
+            None => g.lru.get(&id).cloned(),
+        };
         if hit.is_some() {
             g.hits += 1;
         } else {
@@ -93,7 +172,8 @@ impl BlockCache {
     }
 
     pub fn contains(&self, id: u64) -> bool {
-        self.inner.lock().unwrap().lru.contains(&id)
+        let g = self.inner.lock().unwrap();
+        g.pinned.contains_key(&id) || g.lru.contains(&id)
     }
 
     /// Inserts a block, evicting least recently used ones until it fits. A
@@ -102,30 +182,34 @@ impl BlockCache {
     pub fn insert(&self, id: u64, data: &[u8]) -> bool {
         let size = data.len() as u64;
         let mut g = self.inner.lock().unwrap();
+        if g.pinned.contains_key(&id) {
+            return true;
+        }
+        // Only the room the pins leave is the LRU's.
         let capacity = self.capacity();
-        if size > capacity {
+        if g.pinned_bytes + size > capacity {
             return false;
         }
         if g.lru.contains(&id) {
             g.lru.promote(&id);
             return true;
         }
-        while g.used + size > capacity {
-            let Some((old, bytes)) = g.lru.pop_lru() else {
-                break;
-            };
-            g.used -= bytes.len() as u64;
-            g.note_removed(old);
-            tracing::debug!(block = old, "evicted from cache");
-        }
+        g.evict_to(capacity - size);
         g.lru.put(id, Bytes::copy_from_slice(data));
         g.used += size;
         g.note_added(id);
         true
     }
 
+    /// Drops a block, pinned or not (`mr cache rm` unpins this way).
     pub fn remove(&self, id: u64) -> bool {
         let mut g = self.inner.lock().unwrap();
+        if let Some(b) = g.pinned.remove(&id) {
+            g.used -= b.len() as u64;
+            g.pinned_bytes -= b.len() as u64;
+            g.note_removed(id);
+            return true;
+        }
         match g.lru.pop(&id) {
             Some(b) => {
                 g.used -= b.len() as u64;
@@ -138,12 +222,11 @@ impl BlockCache {
 
     /// Every cached block: the full cache report.
     pub fn report(&self) -> Vec<u64> {
-        self.inner
-            .lock()
-            .unwrap()
-            .lru
-            .iter()
-            .map(|(k, _)| *k)
+        let g = self.inner.lock().unwrap();
+        g.pinned
+            .keys()
+            .chain(g.lru.iter().map(|(k, _)| k))
+            .copied()
             .collect()
     }
 
@@ -203,6 +286,56 @@ mod tests {
         assert!(c.remove(2));
         assert_eq!(c.used(), 0);
         assert_eq!(c.take_delta(), (vec![], vec![]));
+    }
+
+    #[test]
+    fn pinned_blocks_survive_a_flood() {
+        let c = BlockCache::new(100);
+        assert!(c.insert(1, &[1; 30]));
+        c.pin(1, &[1; 30]).unwrap(); // cached already: moves to the pins
+        c.pin(2, &[2; 30]).unwrap();
+        assert_eq!((c.used(), c.pinned_bytes()), (60, 60));
+        // a flood of unpinned blocks, each as big as the room left
+        for id in 10..60 {
+            assert!(c.insert(id, &[0; 40]));
+            assert!(c.used() <= 100);
+        }
+        assert!(
+            !c.insert(99, &[0; 41]),
+            "only the room beside the pins is the LRU's"
+        );
+        assert_eq!(c.get(1).unwrap()[0], 1);
+        assert_eq!(c.get(2).unwrap()[0], 2);
+        assert!(c.is_pinned(1) && c.is_pinned(2));
+        // the cache never reported a pinned block removed
+        let (_, removed) = c.take_delta();
+        assert!(!removed.contains(&1) && !removed.contains(&2));
+        // shrinking never evicts a pin
+        c.set_capacity(10);
+        assert_eq!(c.capacity(), 60);
+        assert!(c.contains(1) && c.contains(2) && !c.contains(59));
+    }
+
+    #[test]
+    fn a_pin_that_does_not_fit_is_refused_and_rm_unpins() {
+        let c = BlockCache::new(100);
+        c.pin(1, &[0; 60]).unwrap();
+        assert_eq!(
+            c.pin(2, &[0; 50]),
+            Err(PinRefused {
+                id: 2,
+                size: 50,
+                pinned: 60,
+                capacity: 100
+            })
+        );
+        assert!(!c.contains(2));
+        assert!(c.remove(1));
+        assert_eq!((c.used(), c.pinned_bytes()), (0, 0));
+        c.pin(2, &[0; 50]).unwrap();
+        assert!(c.insert(3, &[0; 50]));
+        assert!(c.insert(4, &[0; 50]), "4 evicts 3, never the pinned 2");
+        assert!(c.contains(2) && c.contains(4) && !c.contains(3));
     }
 
     #[test]

@@ -139,6 +139,13 @@ async fn execute(node: Arc<Node>, kind: Kind) {
                 tracing::warn!(block = id, "cannot cache: {e}");
             }
         }
+        Kind::PinBlock(id) => match node.read_block(id, false).await {
+            Ok((data, _)) => match node.cache.pin(id, &data) {
+                Ok(()) => tracing::info!(block = id, "block pinned in the cache"),
+                Err(e) => tracing::warn!(block = id, "pin refused: {e}"),
+            },
+            Err(e) => tracing::warn!(block = id, "cannot pin: {e}"),
+        },
         Kind::UncacheBlock(id) => {
             node.cache.remove(id);
         }

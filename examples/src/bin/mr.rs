@@ -29,7 +29,7 @@ enum Cmd {
     /// Files in the cluster's block store.
     #[command(subcommand)]
     Fs(FsCmd),
-    /// Pin files in the workers' block caches, or drop them.
+    /// Pin files in the workers' block caches (never evicted), or unpin them.
     #[command(subcommand)]
     Cache(CacheCmd),
     /// The cluster's workers and their state.
@@ -495,10 +495,23 @@ enum FsCmd {
 
 #[derive(Subcommand)]
 enum CacheCmd {
-    /// Cache every block of PATH on one of the workers storing it.
-    Add { path: String },
-    /// Drop every block of PATH from every cache.
-    Rm { path: String },
+    /// Pin every block of PATH (a file or a directory) in the cache of one
+    /// worker storing it, as an HDFS cache directive: pinned blocks are never
+    /// evicted by the LRU, count against the cache's capacity, and come back
+    /// when their worker restarts (the master sends them again). All or
+    /// nothing: a block that fits in no storing worker's cache beside its
+    /// other pins is refused with an error and nothing is pinned.
+    Add {
+        path: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Unpin every block of PATH and drop it from every cache.
+    Rm {
+        path: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Bound the workers' caches at SIZE (e.g. 128MiB), evicting least
     /// recently used blocks; lasts until the worker restarts.
     Resize {
@@ -655,8 +668,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             FsCmd::Stat { path, json } => cli::fs::stat(&cfg, &path, json).await,
         },
         Cmd::Cache(c) => match c {
-            CacheCmd::Add { path } => cli::cache::set(&cfg, &path, true).await,
-            CacheCmd::Rm { path } => cli::cache::set(&cfg, &path, false).await,
+            CacheCmd::Add { path, json } => cli::cache::set(&cfg, &path, true, json).await,
+            CacheCmd::Rm { path, json } => cli::cache::set(&cfg, &path, false, json).await,
             CacheCmd::Resize { size, worker } => {
                 let told = cli::cache::resize(&cfg, size, worker.as_deref()).await?;
                 println!(

@@ -1,10 +1,10 @@
-//! `mr cache add|rm PATH`: HDFS-like cache directives over the workers' LRUs;
-//! `mr cache resize SIZE`: a new bound for them.
+//! `mr cache add|rm PATH`: HDFS-like cache directives, pins in the workers'
+//! caches that the LRU never evicts; `mr cache resize SIZE`: a new bound.
 
 use common::config::ClusterConfig;
 use common::dfs::{Dfs, DfsError};
 
-pub async fn set(cfg: &ClusterConfig, path: &str, cache: bool) -> anyhow::Result<()> {
+pub async fn set(cfg: &ClusterConfig, path: &str, cache: bool, json: bool) -> anyhow::Result<()> {
     let dfs = Dfs::connect(cfg)?;
     let r = dfs
         .master()
@@ -15,10 +15,27 @@ pub async fn set(cfg: &ClusterConfig, path: &str, cache: bool) -> anyhow::Result
         .await
         .map_err(DfsError::from)?
         .into_inner();
-    if cache {
-        println!("caching {} block(s) of {path}", r.blocks);
+    let size = common::units::format_size(r.bytes);
+    if json {
+        let out = serde_json::json!({
+            "path": path,
+            "pinned": cache,
+            "blocks": r.blocks,
+            "bytes": r.bytes,
+            "workers": r.workers,
+        });
+        println!("{out}");
+    } else if cache {
+        println!(
+            "pinned {} block(s) of {path} ({size}) in the cache of {}",
+            r.blocks,
+            r.workers.join(", ")
+        );
     } else {
-        println!("dropping {} block(s) of {path} from every cache", r.blocks);
+        println!(
+            "unpinned {} block(s) of {path} ({size}) and dropped them from every cache",
+            r.blocks
+        );
     }
     Ok(())
 }

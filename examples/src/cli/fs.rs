@@ -192,12 +192,16 @@ pub async fn stat(cfg: &ClusterConfig, path: &str, as_json: bool) -> anyhow::Res
                 i.len.to_string(),
                 names(&b.replicas).join(","),
                 names(&b.cached_on).join(","),
+                names(&b.pinned_on).join(","),
             ]
         })
         .collect();
     print!(
         "{}",
-        table(&["BLOCK", "LEN", "REPLICAS", "CACHED ON"], &rows)
+        table(
+            &["BLOCK", "LEN", "REPLICAS", "CACHED ON", "PINNED ON"],
+            &rows
+        )
     );
     Ok(())
 }

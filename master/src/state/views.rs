@@ -92,6 +92,7 @@ impl MasterState {
             block: Some(super::to_info(&owner.meta)),
             replicas: self.holders(&self.locations, id),
             cached_on: self.holders(&self.cached, id),
+            pinned_on: self.pinned_on(id),
         };
         let mut v = common::json::block_status(&status);
         v["file"] = json!(file);
@@ -120,6 +121,7 @@ impl MasterState {
                     "state": if w.alive { "alive" } else { "dead" },
                     "cache_used_bytes": w.cache_used_bytes,
                     "cache_capacity_bytes": w.cache_capacity_bytes,
+                    "cache_pinned_bytes": w.cache_pinned_bytes,
                     "cached_blocks": blocks.get(w.name.as_str()).copied().unwrap_or(0),
                     "hits": c.hits,
                     "misses": c.misses,
