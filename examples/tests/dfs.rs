@@ -344,3 +344,23 @@ fn lru_evicts_by_bytes_pins_survive_floods_and_restarts() {
             && c.status()["workers"][0]["cache_pinned_bytes"] == 0
     });
 }
+
+/// The registration carries a first resource sample: with heartbeats 30 s
+/// apart, status right after start shows real memory, not zeros.
+#[test]
+fn a_new_worker_reports_its_resources_at_once() {
+    let c = Cluster::start(
+        "first-sample",
+        Opts {
+            workers: 2,
+            racks: 1,
+            heartbeat: "30s",
+            ..Opts::default()
+        },
+    );
+    for w in c.status()["workers"].as_array().unwrap() {
+        let r = &w["resources"];
+        assert!(r["mem_total_bytes"].as_u64().unwrap() > 0, "{w}");
+        assert!(!r["cpu_per_core_pct"].as_array().unwrap().is_empty(), "{w}");
+    }
+}

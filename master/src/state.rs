@@ -193,7 +193,7 @@ impl MasterState {
                 draining: false,
                 last_heartbeat: now,
                 last_heartbeat_ms: common::now_ms(),
-                resources: Default::default(),
+                resources: req.resources.unwrap_or_default(),
                 commands: Vec::new(),
                 blocks: stored,
             },

@@ -129,6 +129,7 @@ async fn register(node: &Arc<Node>) -> Result<u64, common::dfs::DfsError> {
         blocks,
         cached: vec![],
         cache_used_bytes: 0,
+        resources: None,
     };
     let resp = node.dfs.master().register(req).await?.into_inner();
     for id in &resp.delete_blocks {

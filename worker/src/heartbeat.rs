@@ -14,13 +14,16 @@ use std::sync::Arc;
 pub async fn run(node: Arc<Node>) {
     let interval = node.cluster.heartbeat.interval;
     let mut monitor = ResourceMonitor::new();
+    // CPU usage is a difference between two refreshes: give the first
+    // sample, sent with the registration, an interval to measure.
+    tokio::time::sleep(sysinfo::MINIMUM_CPU_UPDATE_INTERVAL).await;
     let mut epoch: Option<u64> = None;
     let mut tick = tokio::time::interval(interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
         match epoch {
-            None => match register(&node).await {
+            None => match register(&node, &mut monitor).await {
                 Ok(e) => {
                     node.epoch.store(e, Ordering::SeqCst);
                     epoch = Some(e);
@@ -39,7 +42,10 @@ pub async fn run(node: Arc<Node>) {
     }
 }
 
-async fn register(node: &Arc<Node>) -> Result<u64, common::dfs::DfsError> {
+async fn register(
+    node: &Arc<Node>,
+    monitor: &mut ResourceMonitor,
+) -> Result<u64, common::dfs::DfsError> {
     node.store.clear_delta();
     node.cache.clear_delta();
     let req = proto::RegisterRequest {
@@ -53,6 +59,7 @@ async fn register(node: &Arc<Node>) -> Result<u64, common::dfs::DfsError> {
         blocks: node.store.report(),
         cached: node.cache.report(),
         cache_used_bytes: node.cache.used(),
+        resources: Some(monitor.sample()),
     };
     let resp = node.dfs.master().register(req).await?.into_inner();
     // A new incarnation: the master has re-queued whatever the previous
