@@ -448,3 +448,67 @@ fn every_scheduler_runs_a_job_to_a_correct_end_and_can_be_switched_live() {
         assert_eq!(got, want, "{name}");
     }
 }
+
+/// A job over only empty files succeeds with empty parts (Hadoop and Spark
+/// do; a pipeline whose earlier stage produced nothing needs it); `submit
+/// --json` and `kill --json` print JSON.
+#[test]
+fn an_empty_input_gives_empty_parts() {
+    let c = Cluster::start("empty-input", opts());
+    let empty = c.dir.join("empty.txt");
+    std::fs::write(&empty, b"").unwrap();
+    c.mr_ok(&["fs", "put", empty.to_str().unwrap(), "/in/empty"]);
+    let v = run_json(
+        &c,
+        &[
+            "job",
+            "run",
+            "wordcount",
+            "--input",
+            "/in/empty",
+            "--output",
+            "/out/wc",
+            "--reducers",
+            "2",
+        ],
+    );
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_eq!(v["maps"], 0);
+    let p = parts(&c, "/out/wc");
+    assert_eq!(p.len(), 2);
+    assert!(p.iter().all(|b| b.is_empty()));
+    let v = run_json(
+        &c,
+        &[
+            "job",
+            "run",
+            "sort",
+            "--input",
+            "/in/empty",
+            "--output",
+            "/out/sort",
+            "--reducers",
+            "3",
+            "--total-order",
+        ],
+    );
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert!(parts(&c, "/out/sort").iter().all(|b| b.is_empty()));
+
+    let out = c.mr_ok(&[
+        "job",
+        "submit",
+        "wordcount",
+        "--input",
+        "/in/empty",
+        "--output",
+        "/out/wc2",
+        "--json",
+    ]);
+    let id = serde_json::from_str::<Value>(&out).unwrap()["job_id"]
+        .as_u64()
+        .unwrap();
+    let killed: Value =
+        serde_json::from_str(&c.mr_ok(&["job", "kill", &id.to_string(), "--json"])).unwrap();
+    assert_eq!(killed["job_id"], id);
+}

@@ -66,9 +66,10 @@ enum Cmd {
         file: PathBuf,
         #[arg(long, short = 'r', default_value_t = 4)]
         reducers: u32,
-        /// Sort: `kv` or `lines`.
-        #[arg(long, default_value = "kv")]
-        format: String,
+        /// Sort's record format: `kv` (length-prefixed records) or `lines`
+        /// (KEY<TAB>VALUE).
+        #[arg(long, value_enum, default_value_t = RecordFormat::Kv)]
+        format: RecordFormat,
         /// Threads for the map phase.
         #[arg(long, default_value_t = 2)]
         threads: usize,
@@ -201,8 +202,8 @@ struct JobArgs {
     #[arg(long)]
     total_order: bool,
     /// Sort: `kv` (length-prefixed records) or `lines` (KEY<TAB>VALUE).
-    #[arg(long, default_value = "kv")]
-    format: String,
+    #[arg(long, value_enum, default_value_t = RecordFormat::Kv)]
+    format: RecordFormat,
     /// Queue (capacity) or pool (fair) of the job.
     #[arg(long, default_value = "default")]
     queue: String,
@@ -212,6 +213,7 @@ struct JobArgs {
     /// Extra job parameters, key=value.
     #[arg(long = "param")]
     params: Vec<String>,
+    /// `run`: the job summary as JSON; `submit`: `{"job_id": N}`.
     #[arg(long)]
     json: bool,
 }
@@ -240,7 +242,12 @@ enum JobCmd {
         json: bool,
     },
     /// Stop a job and every attempt of it.
-    Kill { id: u64 },
+    Kill {
+        id: u64,
+        /// The killed job's summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Per-task records of a finished job, as JSON lines.
     History { id: u64 },
 }
@@ -416,12 +423,10 @@ enum SchedCmd {
 }
 
 fn job_submit(a: &JobArgs) -> anyhow::Result<cli::job::Submit> {
-    let mut params = examples::jobs::JobParams::default();
-    match a.format.as_str() {
-        "kv" => {}
-        "lines" => params.format_lines = true,
-        f => anyhow::bail!("--format must be kv or lines, not {f:?}"),
-    }
+    let mut params = examples::jobs::JobParams {
+        format_lines: a.format == RecordFormat::Lines,
+        ..Default::default()
+    };
     if a.total_order {
         params.extra.insert("total_order".into(), "true".into());
     }
@@ -491,6 +496,15 @@ enum FsCmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// How Sort's records are framed; clap refuses any other word.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RecordFormat {
+    /// Length-prefixed key and value (what `mr gen randomwriter` writes).
+    Kv,
+    /// Text lines, KEY<TAB>VALUE.
+    Lines,
 }
 
 #[derive(Subcommand)]
@@ -571,7 +585,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     } = &cli.cmd
     {
         let params = examples::jobs::JobParams {
-            format_lines: format == "lines",
+            format_lines: *format == RecordFormat::Lines,
             reducers: *reducers,
             ..Default::default()
         };
@@ -694,7 +708,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             JobCmd::Submit(a) => {
                 let id = cli::job::submit(&cfg, job_submit(&a)?).await?;
-                println!("{id}");
+                if a.json {
+                    println!("{}", serde_json::json!({ "job_id": id }));
+                } else {
+                    println!("{id}");
+                }
                 Ok(())
             }
             JobCmd::Status { id, json } => cli::job::status(&cfg, id, json).await,
@@ -703,7 +721,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 let v = cli::job::wait(&cfg, id).await?;
                 cli::job::finish(&v, json)
             }
-            JobCmd::Kill { id } => cli::job::kill(&cfg, id).await,
+            JobCmd::Kill { id, json } => cli::job::kill(&cfg, id, json).await,
             JobCmd::History { id } => cli::job::history(&cfg, id).await,
         },
         Cmd::Gen { generator, g } => {
