@@ -476,20 +476,34 @@ enum FsCmd {
         /// Replace an existing file.
         #[arg(long, short = 'f')]
         force: bool,
+        #[arg(long)]
+        json: bool,
     },
-    /// Copy a file out of the cluster.
-    Get { path: String, local: PathBuf },
-    /// Print a file to standard output.
+    /// Copy a file out of the cluster; with a glob (`'/out/part-*'`), every
+    /// match into the existing directory LOCAL.
+    Get {
+        path: String,
+        local: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print files to standard output: a file, a glob (`'/out/part-*'`,
+    /// matches in name order), or a directory's `part-*` files in order.
     Cat { path: String },
-    /// List a directory (default: the root).
+    /// List a directory (default: the root), or what a glob matches.
     Ls {
         #[arg(default_value = "/")]
         path: String,
         #[arg(long)]
         json: bool,
     },
-    /// Delete a file, or a directory and everything under it.
-    Rm { path: String },
+    /// Delete a file, or a directory and everything under it; a glob
+    /// deletes every match.
+    Rm {
+        path: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// A file's blocks, their replicas and where they are cached.
     Stat {
         path: String,
@@ -674,11 +688,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 replication,
                 block_size,
                 force,
-            } => cli::fs::put(&cfg, &local, &path, replication, block_size, force).await,
-            FsCmd::Get { path, local } => cli::fs::get(&cfg, &path, &local).await,
+                json,
+            } => cli::fs::put(&cfg, &local, &path, replication, block_size, force, json).await,
+            FsCmd::Get { path, local, json } => cli::fs::get(&cfg, &path, &local, json).await,
             FsCmd::Cat { path } => cli::fs::cat(&cfg, &path).await,
             FsCmd::Ls { path, json } => cli::fs::ls(&cfg, &path, json).await,
-            FsCmd::Rm { path } => cli::fs::rm(&cfg, &path).await,
+            FsCmd::Rm { path, json } => cli::fs::rm(&cfg, &path, json).await,
             FsCmd::Stat { path, json } => cli::fs::stat(&cfg, &path, json).await,
         },
         Cmd::Cache(c) => match c {

@@ -1,5 +1,8 @@
-//! `mr fs put|get|cat|ls|rm|stat`.
+//! `mr fs put|get|cat|ls|rm|stat`. `cat`, `ls`, `get` and `rm` take globs
+//! in the last path component (`cli/glob.rs`), and `cat DIR` prints a job's
+//! output: the directory's `part-*` files in order.
 
+use super::glob;
 use crate::output::{table, Progress};
 use anyhow::Context;
 use common::config::ClusterConfig;
@@ -19,6 +22,7 @@ pub async fn put(
     replication: Option<u32>,
     block_size: Option<u64>,
     overwrite: bool,
+    json: bool,
 ) -> anyhow::Result<()> {
     let path = remote(path)?;
     let meta =
@@ -48,18 +52,56 @@ pub async fn put(
         .put(&path, reader, &opts, |done| progress.bytes(done))
         .await?;
     progress.finish();
-    eprintln!(
-        "put {} -> {path}: {} in {:.2}s",
-        local.display(),
-        format_size(n),
-        progress.elapsed_s()
-    );
+    if json {
+        let v = serde_json::json!({"local": local, "path": path, "bytes": n,
+                                   "secs": progress.elapsed_s()});
+        println!("{v}");
+    } else {
+        eprintln!(
+            "put {} -> {path}: {} in {:.2}s",
+            local.display(),
+            format_size(n),
+            progress.elapsed_s()
+        );
+    }
     Ok(())
 }
 
-pub async fn get(cfg: &ClusterConfig, path: &str, local: &Path) -> anyhow::Result<()> {
-    let path = remote(path)?;
+/// Copies one file, or every file a glob matches into the directory
+/// `local`.
+pub async fn get(cfg: &ClusterConfig, path: &str, local: &Path, json: bool) -> anyhow::Result<()> {
     let dfs = Dfs::connect(cfg)?;
+    let matches = glob::expand(&dfs, path).await?;
+    let mut files = Vec::new();
+    if glob::is_glob(path) {
+        if !local.is_dir() {
+            anyhow::bail!(
+                "{path} matches {} file(s): the destination {} must be an existing directory",
+                matches.len(),
+                local.display()
+            );
+        }
+        for m in &matches {
+            let name = m.rsplit('/').next().unwrap_or(m);
+            files.push((m.clone(), local.join(name)));
+        }
+    } else {
+        files.push((path.to_string(), local.to_path_buf()));
+    }
+    let mut done = Vec::new();
+    for (remote_path, target) in files {
+        let n = get_one(&dfs, &remote_path, &target, json).await?;
+        done.push(serde_json::json!({"path": remote_path, "local": target, "bytes": n}));
+    }
+    if json {
+        let total: u64 = done.iter().map(|d| d["bytes"].as_u64().unwrap_or(0)).sum();
+        println!("{}", serde_json::json!({"files": done, "bytes": total}));
+    }
+    Ok(())
+}
+
+async fn get_one(dfs: &Dfs, path: &str, local: &Path, quiet: bool) -> anyhow::Result<u64> {
+    let path = remote(path)?;
     let size = dfs.stat(&path).await?.size;
     // Write beside the target and rename: a failed get leaves nothing behind.
     let tmp = local.with_extension(format!("mr-get-{}", std::process::id()));
@@ -75,13 +117,15 @@ pub async fn get(cfg: &ClusterConfig, path: &str, local: &Path) -> anyhow::Resul
             out.into_inner().sync_all().await?;
             std::fs::rename(&tmp, local)
                 .with_context(|| format!("cannot write {}", local.display()))?;
-            eprintln!(
-                "get {path} -> {}: {} in {:.2}s",
-                local.display(),
-                format_size(n),
-                progress.elapsed_s()
-            );
-            Ok(())
+            if !quiet {
+                eprintln!(
+                    "get {path} -> {}: {} in {:.2}s",
+                    local.display(),
+                    format_size(n),
+                    progress.elapsed_s()
+                );
+            }
+            Ok(n)
         }
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
@@ -90,28 +134,68 @@ pub async fn get(cfg: &ClusterConfig, path: &str, local: &Path) -> anyhow::Resul
     }
 }
 
+/// Prints every file `path` names (a glob, several), a directory as its
+/// `part-*` files in order.
 pub async fn cat(cfg: &ClusterConfig, path: &str) -> anyhow::Result<()> {
-    let path = remote(path)?;
     let dfs = Dfs::connect(cfg)?;
-    let mut out = tokio::io::stdout();
-    match dfs.get(&path, &mut out, |_| {}).await {
-        Ok(_) => Ok(()),
-        // A closed pipe (`mr fs cat X | head`) is not an error.
-        Err(DfsError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(e.into()),
+    let mut files = Vec::new();
+    for m in glob::expand(&dfs, path).await? {
+        files.extend(files_of(&dfs, &m).await?);
     }
+    let mut out = tokio::io::stdout();
+    for f in files {
+        match dfs.get(&f, &mut out, |_| {}).await {
+            Ok(_) => {}
+            // A closed pipe (`mr fs cat X | head`) is not an error.
+            Err(DfsError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
 }
 
-pub async fn ls(cfg: &ClusterConfig, path: &str, as_json: bool) -> anyhow::Result<()> {
+/// A file is itself; a directory is its `part-*` files in name order, a
+/// job's output as Hadoop's `fs -cat DIR/part-*` reads it.
+async fn files_of(dfs: &Dfs, path: &str) -> anyhow::Result<Vec<String>> {
     let path = DfsPath::parse(path)?.to_string();
-    let dfs = Dfs::connect(cfg)?;
     let entries = dfs
         .master()
-        .list_files(proto::PathRequest { path })
+        .list_files(proto::PathRequest { path: path.clone() })
         .await
         .map_err(DfsError::from)?
         .into_inner()
         .entries;
+    if let [e] = entries.as_slice() {
+        if e.path == path && !e.is_dir {
+            return Ok(vec![path]);
+        }
+    }
+    let mut parts: Vec<String> = entries
+        .into_iter()
+        .filter(|e| !e.is_dir && e.path.rsplit('/').next().unwrap_or("").starts_with("part-"))
+        .map(|e| e.path)
+        .collect();
+    parts.sort();
+    if parts.is_empty() {
+        anyhow::bail!("{path} is a directory with no part-* files: name a file in it");
+    }
+    Ok(parts)
+}
+
+pub async fn ls(cfg: &ClusterConfig, path: &str, as_json: bool) -> anyhow::Result<()> {
+    let dfs = Dfs::connect(cfg)?;
+    let mut entries = Vec::new();
+    for m in glob::expand(&dfs, path).await? {
+        let path = DfsPath::parse(&m)?.to_string();
+        entries.extend(
+            dfs.master()
+                .list_files(proto::PathRequest { path })
+                .await
+                .map_err(DfsError::from)?
+                .into_inner()
+                .entries,
+        );
+    }
     if as_json {
         let v: Vec<_> = entries.iter().map(common::json::list_entry).collect();
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -145,21 +229,39 @@ pub async fn ls(cfg: &ClusterConfig, path: &str, as_json: bool) -> anyhow::Resul
     Ok(())
 }
 
-pub async fn rm(cfg: &ClusterConfig, path: &str) -> anyhow::Result<()> {
-    let path = DfsPath::parse(path)?;
-    if path.is_root() {
-        anyhow::bail!("refusing to delete the whole namespace: name a file or directory");
-    }
+pub async fn rm(cfg: &ClusterConfig, path: &str, json: bool) -> anyhow::Result<()> {
     let dfs = Dfs::connect(cfg)?;
-    let r = dfs
-        .master()
-        .delete_file(proto::PathRequest {
-            path: path.to_string(),
-        })
-        .await
-        .map_err(DfsError::from)?
-        .into_inner();
-    eprintln!("deleted {} file(s) under {path}", r.files_deleted);
+    let matches = glob::expand(&dfs, path).await?;
+    let mut deleted = Vec::new();
+    for m in matches {
+        let path = DfsPath::parse(&m)?;
+        if path.is_root() {
+            anyhow::bail!("refusing to delete the whole namespace: name a file or directory");
+        }
+        let r = dfs
+            .master()
+            .delete_file(proto::PathRequest {
+                path: path.to_string(),
+            })
+            .await
+            .map_err(DfsError::from)?
+            .into_inner();
+        if !json {
+            eprintln!("deleted {} file(s) under {path}", r.files_deleted);
+        }
+        deleted
+            .push(serde_json::json!({"path": path.to_string(), "files_deleted": r.files_deleted}));
+    }
+    if json {
+        let total: u64 = deleted
+            .iter()
+            .map(|d| d["files_deleted"].as_u64().unwrap_or(0))
+            .sum();
+        println!(
+            "{}",
+            serde_json::json!({"deleted": deleted, "files_deleted": total})
+        );
+    }
     Ok(())
 }
 

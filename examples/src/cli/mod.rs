@@ -6,6 +6,7 @@ pub mod cache;
 pub mod cluster;
 pub mod config;
 pub mod fs;
+pub mod glob;
 pub mod job;
 pub mod local;
 pub mod schedbench;
