@@ -426,3 +426,43 @@ fn globs_and_directory_cat() {
     let out = c.mr(&["fs", "cat", "/out"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no part-* files"));
 }
+
+/// `--json` on the commands that report something besides files and jobs.
+#[test]
+fn reporting_commands_speak_json() {
+    let c = Cluster::start(
+        "json",
+        Opts {
+            workers: 1,
+            racks: 1,
+            replication: 1,
+            ..Opts::default()
+        },
+    );
+    let h = c.json(&["cluster", "health", "--json"]);
+    assert_eq!(
+        (h["up"].as_bool(), h["workers_alive"].as_u64()),
+        (Some(true), Some(1))
+    );
+    let s = c.json(&[
+        "admin",
+        "scheduler",
+        "set",
+        "delay",
+        "node_wait=2",
+        "--json",
+    ]);
+    assert_eq!(s["name"], "delay");
+    assert_eq!(
+        c.json(&["admin", "scheduler", "show", "--json"])["name"],
+        "delay"
+    );
+    let names = c.json(&["admin", "scheduler", "list", "--json"]);
+    assert!(names.as_array().unwrap().iter().any(|n| n == "fifo"));
+    let sc = c.json(&["sim", "scenario", "list", "--json"]);
+    assert!(sc
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["name"] == "lsap-fig3"));
+}

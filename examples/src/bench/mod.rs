@@ -83,8 +83,14 @@ impl Workload {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheMode {
-    /// Every block of the input dropped from every cache before each run.
+    /// Every block of the input dropped from every block cache before each
+    /// run. The OS page cache keeps what it holds, so a "cold" node-local
+    /// read may still come from memory.
     Cold,
+    /// Cold, and the OS page cache dropped too (`sync`, then 3 into
+    /// `/proc/sys/vm/drop_caches`: root only, and only this machine's
+    /// kernel, which is every worker's on a loopback or emulated LAN).
+    ColdOs,
     /// Dropped, then every block cached on one worker storing it.
     Warm,
     /// As the previous run left them: the cache-size sweep's second pass.
@@ -95,18 +101,34 @@ impl CacheMode {
     pub fn parse(s: &str) -> anyhow::Result<Self> {
         match s {
             "cold" => Ok(CacheMode::Cold),
+            "cold-os" => {
+                drop_os_page_cache()?;
+                Ok(CacheMode::ColdOs)
+            }
             "warm" => Ok(CacheMode::Warm),
-            _ => bail!("--cache is cold or warm, not {s:?}"),
+            _ => bail!("--cache is cold, cold-os or warm, not {s:?}"),
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
             CacheMode::Cold => "cold",
+            CacheMode::ColdOs => "cold-os",
             CacheMode::Warm => "warm",
             CacheMode::AsLeft => "as-left",
         }
     }
+}
+
+/// Empties this machine's page cache, so that a cold read is a disk read.
+pub fn drop_os_page_cache() -> anyhow::Result<()> {
+    // Dirty pages are written first, or dropping leaves them.
+    let _ = std::process::Command::new("sync").status();
+    std::fs::write("/proc/sys/vm/drop_caches", b"3\n").map_err(|e| {
+        anyhow::anyhow!(
+            "--cache cold-os drops the OS page cache, which needs root (writing /proc/sys/vm/drop_caches: {e})"
+        )
+    })
 }
 
 /// Everything a matrix run needs to know.
@@ -228,5 +250,22 @@ mod tests {
         assert!(bad(&|o| o.map_scale = Some(-1.0)).contains("--map-scale"));
         assert_eq!(CacheMode::parse("warm").unwrap(), CacheMode::Warm);
         assert!(CacheMode::parse("hot").is_err());
+    }
+}
+
+#[cfg(test)]
+mod cache_mode_tests {
+    use super::CacheMode;
+
+    #[test]
+    fn cache_modes_parse_and_cold_os_drops_the_page_cache_or_says_why_not() {
+        assert!(CacheMode::parse("cold").unwrap() == CacheMode::Cold);
+        let e = CacheMode::parse("frozen").unwrap_err().to_string();
+        assert!(e.contains("cold, cold-os or warm"), "{e}");
+        // As root the page cache is dropped; otherwise the error says why.
+        match CacheMode::parse("cold-os") {
+            Ok(m) => assert!(m == CacheMode::ColdOs && m.name() == "cold-os"),
+            Err(e) => assert!(e.to_string().contains("needs root"), "{e}"),
+        }
     }
 }

@@ -177,6 +177,9 @@ impl Runner {
                 )
                 .await?;
         }
+        if cell.cache == CacheMode::ColdOs {
+            super::drop_os_page_cache()?;
+        }
         let out = format!(
             "{OUT_DIR}/{}/{}/{}",
             cell.workload.name(),

@@ -148,6 +148,10 @@ enum SimCmd {
         out: Option<PathBuf>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// The figures as a JSON array (name, title, axes, xs, and per
+        /// column our values and the paper's) instead of markdown.
+        #[arg(long)]
+        json: bool,
     },
     /// Fit the task model (compute s/MiB, read bandwidth per locality
     /// level) to job history: JSON lines from `mr job history ID`, or the
@@ -269,7 +273,10 @@ struct BenchArgs {
     /// schedule), comma-separated.
     #[arg(long, default_value = "wordcount,sort,terasort,mixed")]
     workloads: String,
-    /// Drop (cold) or pre-load (warm) the input's cache blocks before each run.
+    /// Before each run: `cold` drops the input's blocks from every block
+    /// cache (the OS page cache keeps them, so a node-local read may still
+    /// be a memory read); `cold-os` also drops the OS page cache (root
+    /// only; this machine's kernel); `warm` pins the input in the caches.
     #[arg(long, default_value = "cold")]
     cache: String,
     /// Mixed: jobs per run.
@@ -414,12 +421,23 @@ enum SchedCmd {
         name: String,
         /// Parameters, key=value.
         params: Vec<String>,
+        /// `{"name": ..., "params": {...}}`, as `GET /api/scheduler`.
+        #[arg(long)]
+        json: bool,
     },
     /// The active policy and its parameters.
-    Show,
+    Show {
+        /// `{"name": ..., "params": {...}}`, as `GET /api/scheduler`.
+        #[arg(long)]
+        json: bool,
+    },
     /// Every policy name `set` accepts with default parameters (no cluster
     /// needed); `ORDER+TECHNIQUE` composes the others.
-    List,
+    List {
+        /// A JSON array of the names.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn job_submit(a: &JobArgs) -> anyhow::Result<cli::job::Submit> {
@@ -568,6 +586,9 @@ enum ClusterCmd {
         /// Give up after this long.
         #[arg(long, default_value = "3s", value_parser = parse_duration)]
         timeout: std::time::Duration,
+        /// `{"master", "up", "workers_alive"}` (and `worker`), when healthy.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -628,11 +649,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         return cli::schedbench::run(nodes, scheduler, *json);
     }
     if let Cmd::Sim(SimArgs {
-        cmd: Some(SimCmd::Scenario { name, out, seed }),
+        cmd:
+            Some(SimCmd::Scenario {
+                name,
+                out,
+                seed,
+                json,
+            }),
         ..
     }) = &cli.cmd
     {
-        return cli::sim::scenario(name, out.as_deref(), *seed);
+        return cli::sim::scenario(name, out.as_deref(), *seed, *json);
     }
     if let Cmd::Sim(SimArgs {
         cmd: Some(SimCmd::Calibrate { history, out }),
@@ -670,9 +697,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         };
         return cli::sim::run(&cfg, &a.scheduler, a.json);
     }
-    if let Cmd::Admin(AdminCmd::Scheduler(SchedCmd::List)) = &cli.cmd {
-        for name in common::sched::registry::NAMES {
-            println!("{name}");
+    if let Cmd::Admin(AdminCmd::Scheduler(SchedCmd::List { json })) = &cli.cmd {
+        if *json {
+            println!("{}", serde_json::json!(common::sched::registry::NAMES));
+        } else {
+            for name in common::sched::registry::NAMES {
+                println!("{name}");
+            }
         }
         return Ok(());
     }
@@ -710,9 +741,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         },
         Cmd::Cluster(ClusterCmd::Status { json }) => cli::cluster::status(&cfg, json).await,
-        Cmd::Cluster(ClusterCmd::Health { worker, timeout }) => {
-            let what = cli::cluster::health(&cfg, worker.as_deref(), timeout).await?;
-            println!("{what}");
+        Cmd::Cluster(ClusterCmd::Health {
+            worker,
+            timeout,
+            json,
+        }) => {
+            let (what, v) = cli::cluster::health(&cfg, worker.as_deref(), timeout).await?;
+            if json {
+                println!("{v}");
+            } else {
+                println!("{what}");
+            }
             Ok(())
         }
         Cmd::Job(c) => match c {
@@ -796,9 +835,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             unreachable!("handled before loading the config")
         }
         Cmd::Admin(AdminCmd::Scheduler(c)) => match c {
-            SchedCmd::Set { name, params } => cli::admin::scheduler_set(&cfg, &name, &params).await,
-            SchedCmd::Show => cli::admin::scheduler_show(&cfg).await,
-            SchedCmd::List => unreachable!("handled before loading the config"),
+            SchedCmd::Set { name, params, json } => {
+                cli::admin::scheduler_set(&cfg, &name, &params, json).await
+            }
+            SchedCmd::Show { json } => cli::admin::scheduler_show(&cfg, json).await,
+            SchedCmd::List { .. } => unreachable!("handled before loading the config"),
         },
         Cmd::Admin(AdminCmd::AuthProbe { workers }) => cli::admin::auth_probe(&cfg, &workers).await,
     }

@@ -3,7 +3,12 @@
 use common::config::ClusterConfig;
 use common::dfs::{Dfs, DfsError};
 
-pub async fn scheduler_set(cfg: &ClusterConfig, name: &str, kvs: &[String]) -> anyhow::Result<()> {
+pub async fn scheduler_set(
+    cfg: &ClusterConfig,
+    name: &str,
+    kvs: &[String],
+    json: bool,
+) -> anyhow::Result<()> {
     let mut params = std::collections::HashMap::new();
     for kv in kvs {
         let (k, v) = kv
@@ -20,22 +25,27 @@ pub async fn scheduler_set(cfg: &ClusterConfig, name: &str, kvs: &[String]) -> a
         .await
         .map_err(DfsError::from)?
         .into_inner();
-    print_spec(&r);
+    print_spec(&r, json);
     Ok(())
 }
 
-pub async fn scheduler_show(cfg: &ClusterConfig) -> anyhow::Result<()> {
+pub async fn scheduler_show(cfg: &ClusterConfig, json: bool) -> anyhow::Result<()> {
     let r = Dfs::connect(cfg)?
         .master()
         .get_scheduler(proto::Empty {})
         .await
         .map_err(DfsError::from)?
         .into_inner();
-    print_spec(&r);
+    print_spec(&r, json);
     Ok(())
 }
 
-fn print_spec(r: &proto::SchedulerResponse) {
+fn print_spec(r: &proto::SchedulerResponse, json: bool) {
+    if json {
+        let params: std::collections::BTreeMap<_, _> = r.params.iter().collect();
+        println!("{}", serde_json::json!({"name": r.name, "params": params}));
+        return;
+    }
     let mut params: Vec<_> = r.params.iter().collect();
     params.sort();
     let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();

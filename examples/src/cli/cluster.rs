@@ -10,7 +10,7 @@ pub async fn health(
     cfg: &ClusterConfig,
     worker: Option<&str>,
     timeout: std::time::Duration,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<(String, serde_json::Value)> {
     let ask = async {
         let dfs = Dfs::connect(cfg)?;
         let st = dfs
@@ -28,13 +28,15 @@ pub async fn health(
         )
     })??;
     let alive = st.workers.iter().filter(|w| w.alive).count();
+    let v = serde_json::json!({"master": cfg.master.addr, "up": true, "workers_alive": alive,
+                               "worker": worker});
     match worker {
-        None => Ok(format!(
-            "master {} up, {alive} workers alive",
-            cfg.master.addr
+        None => Ok((
+            format!("master {} up, {alive} workers alive", cfg.master.addr),
+            v,
         )),
         Some(name) => match st.workers.iter().find(|w| w.name == name) {
-            Some(w) if w.alive => Ok(format!("worker {name} alive")),
+            Some(w) if w.alive => Ok((format!("worker {name} alive"), v)),
             Some(_) => anyhow::bail!("worker {name} is not alive"),
             None => anyhow::bail!("worker {name} has not registered"),
         },

@@ -76,13 +76,22 @@ pub fn run(cfg: &SimConfig, schedulers: &[String], as_json: bool) -> anyhow::Res
 }
 
 /// `mr sim scenario NAME|list|all`.
-pub fn scenario(name: &str, out: Option<&Path>, seed: u64) -> anyhow::Result<()> {
+pub fn scenario(name: &str, out: Option<&Path>, seed: u64, json: bool) -> anyhow::Result<()> {
     if name == "list" {
+        if json {
+            let v: Vec<_> = SCENARIOS
+                .iter()
+                .map(|s| serde_json::json!({"name": s.name, "about": s.about}))
+                .collect();
+            println!("{}", serde_json::Value::Array(v));
+            return Ok(());
+        }
         for s in SCENARIOS {
             println!("{:<16} {}", s.name, s.about);
         }
         return Ok(());
     }
+    let mut figures = Vec::new();
     let chosen: Vec<&scenario::Scenario> = if name == "all" {
         SCENARIOS.iter().collect()
     } else {
@@ -99,7 +108,11 @@ pub fn scenario(name: &str, out: Option<&Path>, seed: u64) -> anyhow::Result<()>
             .map_err(|e| anyhow::anyhow!("{}: {e}", s.name))?;
         eprintln!("{}: {:.1}s", s.name, t.elapsed().as_secs_f64());
         let md = f.markdown();
-        println!("{md}");
+        if json {
+            figures.push(figure_json(&f));
+        } else {
+            println!("{md}");
+        }
         report += &md;
         if let Some(dir) = out {
             match plot_figure(&f, &dir.join(format!("{}.png", f.name))) {
@@ -112,7 +125,26 @@ pub fn scenario(name: &str, out: Option<&Path>, seed: u64) -> anyhow::Result<()>
         std::fs::write(dir.join("scenarios.md"), report)?;
         eprintln!("report: {}", dir.join("scenarios.md").display());
     }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&figures)?);
+    }
     Ok(())
+}
+
+/// A figure for `--json`: our values and the paper's (null where it gives
+/// none) per column, over the same xs.
+fn figure_json(f: &Figure) -> serde_json::Value {
+    serde_json::json!({
+        "name": f.name,
+        "title": f.title,
+        "x_label": f.x_label,
+        "y_label": f.y_label,
+        "xs": f.xs,
+        "columns": f.columns.iter().map(|c| serde_json::json!({
+            "label": c.label, "ours": c.ours, "paper": c.paper,
+        })).collect::<Vec<_>>(),
+        "notes": f.notes,
+    })
 }
 
 /// Our curves as lines; the paper's points as a second series per column.
