@@ -289,6 +289,16 @@ impl Dfs {
             .into_inner())
     }
 
+    /// A directory's entries, or the one entry of a file.
+    pub async fn list(&self, path: &str) -> Result<Vec<proto::ListEntry>> {
+        Ok(self
+            .master()
+            .list_files(proto::PathRequest { path: path.into() })
+            .await?
+            .into_inner()
+            .entries)
+    }
+
     /// Opens a file for writing; it stays invisible until [`Dfs::complete`].
     pub async fn create(&self, path: &str, opts: &PutOptions) -> Result<FileWriter> {
         let created = self

@@ -158,13 +158,7 @@ pub async fn cat(cfg: &ClusterConfig, path: &str) -> anyhow::Result<()> {
 /// job's output as Hadoop's `fs -cat DIR/part-*` reads it.
 async fn files_of(dfs: &Dfs, path: &str) -> anyhow::Result<Vec<String>> {
     let path = DfsPath::parse(path)?.to_string();
-    let entries = dfs
-        .master()
-        .list_files(proto::PathRequest { path: path.clone() })
-        .await
-        .map_err(DfsError::from)?
-        .into_inner()
-        .entries;
+    let entries = dfs.list(&path).await?;
     if let [e] = entries.as_slice() {
         if e.path == path && !e.is_dir {
             return Ok(vec![path]);
@@ -186,15 +180,7 @@ pub async fn ls(cfg: &ClusterConfig, path: &str, as_json: bool) -> anyhow::Resul
     let dfs = Dfs::connect(cfg)?;
     let mut entries = Vec::new();
     for m in glob::expand(&dfs, path).await? {
-        let path = DfsPath::parse(&m)?.to_string();
-        entries.extend(
-            dfs.master()
-                .list_files(proto::PathRequest { path })
-                .await
-                .map_err(DfsError::from)?
-                .into_inner()
-                .entries,
-        );
+        entries.extend(dfs.list(&DfsPath::parse(&m)?.to_string()).await?);
     }
     if as_json {
         let v: Vec<_> = entries.iter().map(common::json::list_entry).collect();

@@ -5,7 +5,7 @@
 //! than half-supported.
 
 use anyhow::bail;
-use common::dfs::{Dfs, DfsError};
+use common::dfs::Dfs;
 
 /// Whether `path` holds a glob character.
 pub fn is_glob(path: &str) -> bool {
@@ -63,16 +63,9 @@ pub async fn expand(dfs: &Dfs, raw: &str) -> anyhow::Result<Vec<String>> {
         bail!("{raw}: globs are supported in the last path component only");
     }
     let parent = if parent.is_empty() { "/" } else { parent };
-    let entries = dfs
-        .master()
-        .list_files(proto::PathRequest {
-            path: parent.to_string(),
-        })
-        .await
-        .map_err(DfsError::from)?
-        .into_inner()
-        .entries;
-    let mut out: Vec<String> = entries
+    let mut out: Vec<String> = dfs
+        .list(parent)
+        .await?
         .into_iter()
         .filter(|e| matches(pattern, e.path.rsplit('/').next().unwrap_or("")))
         .map(|e| e.path)
