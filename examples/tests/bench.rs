@@ -241,7 +241,7 @@ fn bad_options_are_refused_before_anything_runs() {
         (&["bench", "--workloads", "grep"][..], "unknown workload"),
         (&["bench", "--schedulers", "nope"][..], "nope"),
         (&["bench", "--reps", "0"][..], "--reps"),
-        (&["bench", "--cache", "hot"][..], "cold or warm"),
+        (&["bench", "--cache", "hot"][..], "cold, cold-os or warm"),
         (&["bench", "sweep", "racks"][..], "unknown sweep"),
         (
             &["bench", "sweep", "maps", "--values", "0"][..],
