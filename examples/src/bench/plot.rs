@@ -1177,13 +1177,18 @@ mod tests {
         assert_eq!(level_colours(&["off_rack"]), vec![LOCALITY[4].1]);
     }
 
-    /// Renders one realistic example of each chart to the temp dir
-    /// (`plot-demo-*.png`) for a person to look at:
-    /// `cargo test -p examples --lib plot::tests::demo -- --ignored`.
+    /// Renders one realistic example of each chart (`plot-demo-*.png` in
+    /// `MR_PLOT_DEMO_DIR`, else a scratch directory) for a person to look
+    /// at, and checks that each is a PNG: `MR_PLOT_DEMO_DIR=/tmp cargo test
+    /// -p examples --lib plot::tests::demo`.
     #[test]
-    #[ignore]
     fn demo() {
-        let dir = std::env::temp_dir();
+        let dir = std::env::var_os("MR_PLOT_DEMO_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::env::temp_dir().join(format!("mr-plot-demo-{}", std::process::id()))
+            });
+        std::fs::create_dir_all(&dir).unwrap();
         let workloads = strings(&["wordcount", "grep", "sort", "terasort", "join", "pagerank"]);
         let scheds = ["fifo", "fair", "delay", "lsap", "clqlmrs", "atlas"];
         let series: Vec<BarSeries> = scheds
@@ -1283,5 +1288,12 @@ mod tests {
             },
         )
         .unwrap();
+        for name in ["bars", "locality-few", "locality", "lines"] {
+            let png = std::fs::read(dir.join(format!("plot-demo-{name}.png"))).unwrap();
+            assert!(png.starts_with(b"\x89PNG") && png.len() > 1000, "{name}");
+        }
+        if std::env::var_os("MR_PLOT_DEMO_DIR").is_none() {
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
     }
 }
