@@ -181,6 +181,44 @@ mod tests {
     }
 
     #[test]
+    fn the_wait_restarts_after_a_local_launch() {
+        let mut d = Delay::new(None, None);
+        // Job 1's maps are stored on b: node-local there, rack-local on a.
+        let both = || vec![map(1, 0, &["b"]), map(1, 1, &["b"])];
+        let v = view(0.0, both());
+        assert!(d
+            .pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+            .is_empty());
+        // At t=1 b heartbeats and job 1 launches a local map: its skip
+        // count resets (Zaharia et al., "Delay Scheduling", EuroSys 2010,
+        // Algorithm 2 sets a job's skip count to 0 when it launches a
+        // local task).
+        let v = view(1.0, both());
+        let got = d.pick(&v, v.node("b").unwrap(), &mut Queue::fixed(&v, vec![1]));
+        assert_eq!(got.len(), 1);
+        // At t=2 a has waited 2 s since the first skip, past the 1.5 s
+        // node wait, but the job's wait began again at the local launch:
+        // it is skipped now, for the first time since.
+        let v = view(2.0, vec![map(1, 1, &["b"])]);
+        assert!(
+            d.pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+                .is_empty(),
+            "the wait must restart after a local launch"
+        );
+        let v = view(3.4, vec![map(1, 1, &["b"])]);
+        assert!(d
+            .pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+            .is_empty());
+        let v = view(3.5, vec![map(1, 1, &["b"])]);
+        assert_eq!(
+            d.pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+                .len(),
+            1,
+            "1.5 s after the new first skip: rack-local allowed"
+        );
+    }
+
+    #[test]
     fn params() {
         let mut p = BTreeMap::new();
         p.insert("node_wait".to_string(), "2".to_string());
