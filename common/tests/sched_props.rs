@@ -117,7 +117,7 @@ fn view(s: &Spec) -> ClusterView {
             pending: (*maps + *reduces) as u32,
             running_maps: 0,
             pending_maps: *maps as u32,
-            avg_task_time: 0.0,
+            avg_map_time: 0.0,
         });
     }
     ClusterView {
@@ -266,7 +266,7 @@ fn varied_view(seed: u64) -> ClusterView {
             j.order = 100 - j.id;
         }
         j.running_maps = rng.u32(0..3);
-        j.avg_task_time = rng.f64() * 4.0;
+        j.avg_map_time = rng.f64() * 4.0;
     }
     let jobs: Vec<u64> = v.jobs.iter().map(|j| j.id).collect();
     for &job in &jobs {
@@ -413,7 +413,7 @@ fn the_locality_index_changes_no_decision() {
                             pending: 0,
                             running_maps: 0,
                             pending_maps: 0,
-                            avg_task_time: 0.0,
+                            avg_map_time: 0.0,
                         });
                         job.id = next_job;
                         job.order = next_job;

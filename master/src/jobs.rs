@@ -197,7 +197,9 @@ pub struct Job {
     pub locality: BTreeMap<Locality, u32>,
     pub bytes: Bytes6,
     pub map_response_s: Vec<f64>,
-    pub task_times_s: Vec<f64>,
+    /// Runtimes of its finished map attempts, seconds: HybSMRP's r (Eq. 1)
+    /// is the average map runtime, so reduces stay out.
+    pub map_times_s: Vec<f64>,
     /// Per-attempt records, written to the history when the job ends.
     pub records: Vec<Value>,
     /// Attempts to kill on their workers (the losers of speculation), for
@@ -251,7 +253,7 @@ impl Job {
             locality: BTreeMap::new(),
             bytes: Bytes6::default(),
             map_response_s: vec![],
-            task_times_s: vec![],
+            map_times_s: vec![],
             records: vec![],
             kills: vec![],
             speculative_launched: 0,
@@ -562,8 +564,8 @@ impl Job {
                 }
                 self.map_response_s
                     .push(now.saturating_duration_since(runnable_since).as_secs_f64());
+                self.map_times_s.push(runtime);
             }
-            self.task_times_s.push(runtime);
             self.bytes.cache += m.bytes_cache;
             self.bytes.local += m.bytes_local;
             self.bytes.remote_rack += m.bytes_remote_rack;
@@ -824,10 +826,10 @@ impl Job {
             pending: count(Task::is_pending),
             running_maps: self.maps.iter().filter(|t| t.is_running()).count() as u32,
             pending_maps: self.maps.iter().filter(|t| t.is_pending()).count() as u32,
-            avg_task_time: if self.task_times_s.is_empty() {
+            avg_map_time: if self.map_times_s.is_empty() {
                 0.0
             } else {
-                self.task_times_s.iter().sum::<f64>() / self.task_times_s.len() as f64
+                self.map_times_s.iter().sum::<f64>() / self.map_times_s.len() as f64
             },
         }
     }
@@ -963,6 +965,18 @@ mod tests {
             );
         }
         j
+    }
+
+    #[test]
+    fn the_views_mean_runtime_counts_maps_only() {
+        let t0 = Instant::now();
+        // Maps 0 and 1 take 2 s; the reduce, launched at 2 s, takes 30 s.
+        let mut j = four_maps(2, t0);
+        assert_eq!(j.view(t0).avg_map_time, 2.0);
+        j.launch(TaskKind::Reduce, 0, "w1", 1, secs(t0, 2.0));
+        j.update(&report(false, 0, 0, "w1", true), "a", secs(t0, 32.0));
+        assert!(j.reduces[0].is_done());
+        assert_eq!(j.view(t0).avg_map_time, 2.0, "HybSMRP's r is maps only");
     }
 
     #[test]

@@ -349,7 +349,7 @@ impl Engine {
             pending: n,
             running_maps: 0,
             pending_maps: n,
-            avg_task_time: 0.0,
+            avg_map_time: 0.0,
         };
         self.sched.on_job_added(&jv);
         self.view.jobs.push(jv);
@@ -461,7 +461,7 @@ impl Engine {
             jv.running -= 1;
             jv.running_maps -= 1;
             jv.done = done;
-            jv.avg_task_time = avg;
+            jv.avg_map_time = avg;
         }
         if finished {
             self.view.jobs.retain(|jv| jv.id != task.job);

@@ -20,14 +20,25 @@
 //! cached input buys at least one skip. Only pending maps count: finished
 //! maps will not be read again, so they cannot make waiting worthwhile.
 //!
+//! What D buys: the paper's text says that once the task has been skipped D
+//! times "the task is launched on a node that contains input data and has a
+//! free slot", so the D skips are spent waiting for data locality, and only
+//! after them does the job go to the next level down, rack locality, as
+//! delay scheduling, which the text names as the model, goes from node to
+//! rack. (An earlier version of ours accepted any map, off-rack included,
+//! as soon as the D skips ran out.)
+//!
 //! Where the paper is silent, this project's choices:
 //! - The skips run in sequence, as delay scheduling's locality levels do:
 //!   a job first accepts only cache-local maps; after C_j skips it accepts
-//!   node-local ones too; after D further skips, any map (the best level the
-//!   node offers). A launch sets the job's level to the level launched, so a
-//!   job that gets a cache-local map waits for the cache again, one that
-//!   gets a node-local map waits D skips before going remote, and one that
-//!   went remote keeps launching until a better launch resets it.
+//!   node-local ones too; after D further skips, cache-rack- and rack-local
+//!   ones; after D more, any map (the best level the node offers): delay
+//!   scheduling's rack wait, which the paper does not size, set to D as our
+//!   `delay` sets its rack wait to its node wait. A launch sets the job's
+//!   level to the level launched, so a job that gets a cache-local map
+//!   waits for the cache again, one that gets a node-local map waits D
+//!   skips before going to another node of the rack, and one that went
+//!   remote keeps launching until a better launch resets it.
 //! - A skip is one heartbeat offer of a node with free map slots to a job
 //!   whose best map on that node is not acceptable yet; a job is skipped at
 //!   most once per heartbeat (its best map on the node only gets worse as
@@ -46,7 +57,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The paper's C (section "Impact of data block size on local tasks").
 pub const DEFAULT_C: u32 = 3;
-/// D: the paper gives none; the same as C.
+/// D, the skips spent waiting for data locality (and again for rack
+/// locality): the paper gives none; the same as C.
 pub const DEFAULT_D: u32 = 3;
 
 /// The locality a job currently accepts, loosened by skips.
@@ -57,6 +69,8 @@ pub enum Level {
     Cache,
     /// Cache- or node-local maps.
     Node,
+    /// Any map whose input is in the node's rack (cached or stored).
+    Rack,
     /// Any map.
     Any,
 }
@@ -66,7 +80,8 @@ impl Level {
         match l {
             Locality::CacheLocal => Level::Cache,
             Locality::NodeLocal => Level::Node,
-            _ => Level::Any,
+            Locality::CacheRackLocal | Locality::RackLocal => Level::Rack,
+            Locality::OffRack => Level::Any,
         }
     }
 }
@@ -85,7 +100,8 @@ pub struct JobWait {
 pub struct Acl {
     /// Skips a fully cached job waits for a cache-local slot.
     c: u32,
-    /// Skips a job waits for a node-local slot once it accepts one.
+    /// Skips a job waits for a node-local slot once it accepts one, and
+    /// then for a rack-local one.
     d: u32,
     /// Per job: what it accepts now and how long it has waited. Absent:
     /// never skipped nor launched, the same as the default.
@@ -154,6 +170,12 @@ impl Acl {
             };
         }
         if w.level == Level::Node && w.skips >= self.d {
+            *w = JobWait {
+                level: Level::Rack,
+                skips: 0,
+            };
+        }
+        if w.level == Level::Rack && w.skips >= self.d {
             *w = JobWait {
                 level: Level::Any,
                 skips: 0,
@@ -419,25 +441,50 @@ mod tests {
     }
 
     #[test]
-    fn uncached_job_waits_d_skips_for_data_locality() {
-        // Nothing cached: no cache wait; c holds no replica, so it is
-        // refused D = 3 times, then gets the map off-rack.
+    fn uncached_job_waits_d_skips_for_data_locality_then_rack() {
+        // Nothing cached: no cache wait. b shares a's rack: refused D = 2
+        // times (the skips that buy data locality), then it gets the map
+        // rack-local.
         let v = view(vec![map(1, 0, &["a"], &[])]);
         let mut acl = Acl::default();
         assert_eq!(acl.assign(&v, Trigger::Heartbeat("a".into())).len(), 1);
         let v = view(vec![map(1, 1, &["a"], &[])]);
         let mut acl = Acl::new(3, 2);
-        let (skips, _) = skips_until_launch(&mut acl, &v, "c");
+        let (skips, _) = skips_until_launch(&mut acl, &v, "b");
         assert_eq!(skips, 2, "d = 2");
+        assert_eq!(acl.wait(1).level, Level::Rack);
+    }
+
+    #[test]
+    fn d_skips_do_not_open_off_rack() {
+        // c is in the other rack: after the D skips for data locality the
+        // job accepts rack-local maps, not c's off-rack one; D more skips
+        // for rack locality, then anything.
+        let v = view(vec![map(1, 1, &["a"], &[])]);
+        let mut acl = Acl::new(3, 2);
+        for _ in 0..2 {
+            assert!(acl.assign(&v, Trigger::Heartbeat("c".into())).is_empty());
+        }
+        assert!(
+            acl.assign(&v, Trigger::Heartbeat("c".into())).is_empty(),
+            "D skips buy rack locality next, not an off-rack launch"
+        );
+        assert_eq!(acl.wait(1).level, Level::Rack);
+        let (skips, _) = skips_until_launch(&mut acl, &v, "c");
+        assert_eq!(skips, 1, "2 + 2 skips in all");
         assert_eq!(acl.wait(1).level, Level::Any);
     }
 
     #[test]
-    fn cached_job_waits_c_then_d_before_going_remote() {
-        // Cached on b, stored on b: c (other rack) waits C + D = 6 skips.
+    fn cached_job_waits_c_then_d_then_d_before_going_off_rack() {
+        // Cached on b, stored on b: c (other rack) waits C + D + D = 9.
         let v = view(vec![map(1, 0, &["b"], &["b"])]);
         let mut acl = Acl::default();
         let (skips, _) = skips_until_launch(&mut acl, &v, "c");
+        assert_eq!(skips, 9);
+        // a, in b's rack, waits C + D = 6.
+        let mut acl = Acl::default();
+        let (skips, _) = skips_until_launch(&mut acl, &v, "a");
         assert_eq!(skips, 6);
     }
 

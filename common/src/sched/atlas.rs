@@ -636,7 +636,7 @@ fn time_to_free_slot(view: &ClusterView, h: usize, taken: Option<u32>, local_run
                 .jobs
                 .iter()
                 .find(|j| j.id == r.id.job)
-                .map(|j| j.avg_task_time)
+                .map(|j| j.avg_map_time)
                 .filter(|t| *t > 0.0)
                 .unwrap_or(local_run);
             (mean - (view.now - r.started)).max(0.0)
@@ -768,7 +768,7 @@ mod tests {
         a.map_slots = 1;
         a.running = vec![running_map(1, 9, 0.0)];
         let mut j = job(1, 1);
-        j.avg_task_time = 0.1;
+        j.avg_map_time = 0.1;
         j.running_maps = 1;
         let mut v = view(
             vec![a, node("b", "r2", 1)],

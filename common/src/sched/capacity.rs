@@ -6,6 +6,13 @@
 //! list gets an equal share of what the listed ones leave (none by default:
 //! such jobs then wait for the listed queues, so name a listed queue).
 //!
+//! The queues are sorted again after every map a heartbeat launches,
+//! counting it as used capacity: Hadoop's Capacity Scheduler picks, for
+//! each free slot, the queue whose ratio of running tasks to guaranteed
+//! capacity is lowest (Apache Hadoop 0.20, "Capacity Scheduler Guide",
+//! section "Resource allocation"), so a node's free slots are spread over
+//! equal queues instead of all going to one.
+//!
 //! Parameter `queues`: `name:percent,...`, default `default:33.3,q2:33.3,q3:33.4`
 //! (three queues, as the paper's baseline, the first the CLI's default queue).
 
@@ -73,6 +80,14 @@ impl JobOrder for CapacityOrder {
     }
 
     fn order(&mut self, view: &ClusterView) -> Vec<u64> {
+        self.order_after(view, &HashMap::new())
+    }
+
+    fn resorts(&self) -> bool {
+        true
+    }
+
+    fn order_after(&mut self, view: &ClusterView, launched: &HashMap<u64, u32>) -> Vec<u64> {
         let slots: f64 = view
             .nodes
             .iter()
@@ -81,7 +96,8 @@ impl JobOrder for CapacityOrder {
             .max(1.0);
         let mut running: HashMap<&str, f64> = HashMap::new();
         for j in &view.jobs {
-            *running.entry(j.pool.as_str()).or_default() += j.running_maps as f64;
+            let now = j.running_maps + launched.get(&j.id).copied().unwrap_or(0);
+            *running.entry(j.pool.as_str()).or_default() += now as f64;
         }
         // Used fraction of the queue's guaranteed capacity; a queue with no
         // capacity is served last.
@@ -130,5 +146,19 @@ mod tests {
         let mut p = BTreeMap::new();
         p.insert("queues".to_string(), "a:80,b:30".to_string());
         assert!(CapacityOrder::from_params(&p).is_err());
+    }
+
+    #[test]
+    fn a_heartbeats_slots_are_shared_between_equal_queues() {
+        use crate::sched::fair::tests::{split, two_pools_on_a_four_slot_node};
+        let v = two_pools_on_a_four_slot_node(["a", "b"]);
+        let mut spec = crate::sched::SchedulerSpec::new("capacity");
+        spec.params.insert("queues".into(), "a:50,b:50".into());
+        for name in ["capacity", "capacity+delay", "capacity+matchmaking"] {
+            spec.name = name.into();
+            let mut s = crate::sched::build(&spec).unwrap();
+            let a = s.assign(&v, Trigger::Heartbeat("n".into()));
+            assert_eq!(split(&a), (2, 2), "{name}: {a:?}");
+        }
     }
 }

@@ -7,7 +7,7 @@
 //! 1.5 heartbeat intervals, the paper's default D. Unlike Hadoop's default
 //! rule, a node may get several non-local maps in one heartbeat (II.B).
 
-use super::compose::Technique;
+use super::compose::{Queue, Technique};
 use super::registry::SchedError;
 use super::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -66,7 +66,7 @@ impl Technique for Delay {
         "delay"
     }
 
-    fn pick(&mut self, view: &ClusterView, node: &NodeView, order: &[u64]) -> Vec<Assignment> {
+    fn pick(&mut self, view: &ClusterView, node: &NodeView, queue: &mut Queue) -> Vec<Assignment> {
         let d_node = self.node_wait_s.unwrap_or(1.5 * view.heartbeat_interval);
         let d_rack = self.rack_wait_s.unwrap_or(1.5 * view.heartbeat_interval);
         let others = view.nodes.len() > 1;
@@ -74,9 +74,9 @@ impl Technique for Delay {
         let mut taken: HashSet<TaskId> = HashSet::new();
         let mut free = node.free_map_slots;
         let allowed = |t: &PendingTask| !(others && t.avoid.contains(&node.name));
-        // Jobs skipped in this heartbeat are not skipped twice for one slot.
-        'slots: while free > 0 {
-            for job in order {
+        while free > 0 {
+            let mut chosen = None;
+            for job in queue.jobs() {
                 let Some((level, best)) = view.best_map(*job, node, Locality::OffRack, |t| {
                     allowed(t) && !taken.contains(&t.id)
                 }) else {
@@ -86,6 +86,8 @@ impl Technique for Delay {
                     self.skipped_since.remove(job);
                     true
                 } else {
+                    // A job skipped in this heartbeat keeps its first skip
+                    // time: it is not skipped twice for one slot.
                     let since = *self.skipped_since.entry(*job).or_insert(view.now);
                     let waited = view.now - since;
                     match level {
@@ -94,16 +96,20 @@ impl Technique for Delay {
                     }
                 };
                 if launch {
-                    taken.insert(best.id);
-                    out.push(Assignment {
-                        task: best.id,
-                        node: node.name.clone(),
-                    });
-                    free -= 1;
-                    continue 'slots;
+                    chosen = Some((*job, best.id));
+                    break;
                 }
             }
-            break;
+            let Some((job, task)) = chosen else {
+                break;
+            };
+            taken.insert(task);
+            out.push(Assignment {
+                task,
+                node: node.name.clone(),
+            });
+            free -= 1;
+            queue.launched(job);
         }
         out
     }
@@ -137,27 +143,79 @@ mod tests {
         let mut d = Delay::new(None, None);
         // Job 1's only map is on c (rack r2); job 2 has a map local to a.
         let v = view(0.0, vec![map(1, 0, &["c"]), map(2, 0, &["a"])]);
-        let a = d.pick(&v, v.node("a").unwrap(), &[1, 2]);
+        let a = d.pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1, 2]));
         assert_eq!(a.len(), 1);
         assert_eq!(a[0].task.job, 2, "job 1 is skipped for job 2's local task");
         // Job 1 alone now; at t=1 (< 1.5) it still waits, even off-rack.
         let v = view(1.0, vec![map(1, 0, &["c"])]);
-        assert!(d.pick(&v, v.node("a").unwrap(), &[1]).is_empty());
+        assert!(d
+            .pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+            .is_empty());
         // Rack-local would be allowed after 1.5 s, but the task is off-rack
         // for a: it needs 3 s.
         let v = view(2.0, vec![map(1, 0, &["c"])]);
-        assert!(d.pick(&v, v.node("a").unwrap(), &[1]).is_empty());
+        assert!(d
+            .pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+            .is_empty());
         let v = view(3.0, vec![map(1, 0, &["c"])]);
-        assert_eq!(d.pick(&v, v.node("a").unwrap(), &[1]).len(), 1);
+        assert_eq!(
+            d.pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+                .len(),
+            1
+        );
     }
 
     #[test]
     fn rack_local_after_the_node_wait() {
         let mut d = Delay::new(Some(1.0), Some(10.0));
         let v = view(0.0, vec![map(1, 0, &["b"])]);
-        assert!(d.pick(&v, v.node("a").unwrap(), &[1]).is_empty());
+        assert!(d
+            .pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+            .is_empty());
         let v = view(1.0, vec![map(1, 0, &["b"])]);
-        assert_eq!(d.pick(&v, v.node("a").unwrap(), &[1]).len(), 1);
+        assert_eq!(
+            d.pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn the_wait_restarts_after_a_local_launch() {
+        let mut d = Delay::new(None, None);
+        // Job 1's maps are stored on b: node-local there, rack-local on a.
+        let both = || vec![map(1, 0, &["b"]), map(1, 1, &["b"])];
+        let v = view(0.0, both());
+        assert!(d
+            .pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+            .is_empty());
+        // At t=1 b heartbeats and job 1 launches a local map: its skip
+        // count resets (Zaharia et al., "Delay Scheduling", EuroSys 2010,
+        // Algorithm 2 sets a job's skip count to 0 when it launches a
+        // local task).
+        let v = view(1.0, both());
+        let got = d.pick(&v, v.node("b").unwrap(), &mut Queue::fixed(&v, vec![1]));
+        assert_eq!(got.len(), 1);
+        // At t=2 a has waited 2 s since the first skip, past the 1.5 s
+        // node wait, but the job's wait began again at the local launch:
+        // it is skipped now, for the first time since.
+        let v = view(2.0, vec![map(1, 1, &["b"])]);
+        assert!(
+            d.pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+                .is_empty(),
+            "the wait must restart after a local launch"
+        );
+        let v = view(3.4, vec![map(1, 1, &["b"])]);
+        assert!(d
+            .pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+            .is_empty());
+        let v = view(3.5, vec![map(1, 1, &["b"])]);
+        assert_eq!(
+            d.pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+                .len(),
+            1,
+            "1.5 s after the new first skip: rack-local allowed"
+        );
     }
 
     #[test]

@@ -5,6 +5,14 @@
 //! weighted fair share; within a pool, the job with the fewest running tasks
 //! first (fair sharing between jobs), then submission order.
 //!
+//! The order is sorted again after every map a heartbeat launches, counting
+//! it as running: the Fair Scheduler sorts its jobs by running tasks each
+//! time it fills a free slot (Zaharia et al., "Delay Scheduling: A Simple
+//! Technique for Achieving Locality and Fairness in Cluster Scheduling",
+//! EuroSys 2010, section 3, Algorithm 1, naive fair sharing, which delay
+//! scheduling keeps), so a node with four free slots and two equal pools
+//! gives each pool two, not all four to whichever was first.
+//!
 //! Pools are the jobs' `--queue`. Parameters: `min_shares` (`pool:slots,...`,
 //! default none) and `weights` (`pool:w,...`, default 1).
 
@@ -45,9 +53,18 @@ impl JobOrder for FairOrder {
     }
 
     fn order(&mut self, view: &ClusterView) -> Vec<u64> {
+        self.order_after(view, &HashMap::new())
+    }
+
+    fn resorts(&self) -> bool {
+        true
+    }
+
+    fn order_after(&mut self, view: &ClusterView, launched: &HashMap<u64, u32>) -> Vec<u64> {
+        let running_maps = |j: &JobView| j.running_maps + launched.get(&j.id).copied().unwrap_or(0);
         let mut running: HashMap<&str, f64> = HashMap::new();
         for j in &view.jobs {
-            *running.entry(j.pool.as_str()).or_default() += j.running_maps as f64;
+            *running.entry(j.pool.as_str()).or_default() += running_maps(j) as f64;
         }
         let pool_key = |pool: &str| -> (u8, f64) {
             let r = running.get(pool).copied().unwrap_or(0.0);
@@ -67,7 +84,7 @@ impl JobOrder for FairOrder {
             pa.0.cmp(&pb.0)
                 .then(pa.1.total_cmp(&pb.1))
                 .then(a.pool.cmp(&b.pool))
-                .then(a.running_maps.cmp(&b.running_maps))
+                .then(running_maps(a).cmp(&running_maps(b)))
                 .then(a.order.cmp(&b.order))
         });
         jobs.into_iter().map(|j| j.id).collect()
@@ -75,9 +92,9 @@ impl JobOrder for FairOrder {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::sched::testkit::pooled_job;
+    use crate::sched::testkit::{self, node, pooled_job};
 
     #[test]
     fn starved_pool_first_then_fewest_running() {
@@ -98,5 +115,34 @@ mod tests {
         // Without minimum shares: pool a (1 running) before b (3); inside a,
         // the job with fewer running tasks first.
         assert_eq!(f.order(&v), vec![3, 1, 2]);
+    }
+
+    /// Two equal pools with a job each, both with maps stored on a node
+    /// that heartbeats with four free slots.
+    pub(crate) fn two_pools_on_a_four_slot_node(pools: [&str; 2]) -> ClusterView {
+        let maps = (0..8u32)
+            .map(|i| testkit::map(1 + (i % 2) as u64, i / 2, i as u64, &["n"], &[]))
+            .collect();
+        testkit::view(
+            vec![node("n", "r", 4)],
+            vec![pooled_job(1, pools[0], 0), pooled_job(2, pools[1], 0)],
+            maps,
+        )
+    }
+
+    /// Per job, how many of `a`'s maps it got.
+    pub(crate) fn split(a: &[Assignment]) -> (usize, usize) {
+        let of = |j| a.iter().filter(|x| x.task.job == j).count();
+        (of(1), of(2))
+    }
+
+    #[test]
+    fn a_heartbeats_slots_are_shared_between_equal_pools() {
+        let v = two_pools_on_a_four_slot_node(["a", "b"]);
+        for name in ["fair", "fair+delay", "fair+matchmaking"] {
+            let mut s = crate::sched::build(&crate::sched::SchedulerSpec::new(name)).unwrap();
+            let a = s.assign(&v, Trigger::Heartbeat("n".into()));
+            assert_eq!(split(&a), (2, 2), "{name}: {a:?}");
+        }
     }
 }

@@ -10,6 +10,7 @@
 //! "Non-local" picks a rack-local task before an off-rack one, as Hadoop's
 //! `obtainNewNonLocalMapTask` scans the node's rack first.
 
+use super::compose::Queue;
 use super::*;
 use std::collections::HashSet;
 
@@ -26,52 +27,52 @@ impl Scheduler for Fifo {
             return vec![];
         };
         let order = view.jobs_fifo();
-        let mut out = assign_maps_fifo(view, node, &order);
+        let mut out = assign_maps_fifo(view, node, &mut Queue::fixed(view, order.clone()));
         out.extend(assign_reduces(view, node, &order));
         out
     }
 }
 
-/// The FIFO map rule over a given job order (fair and capacity reuse it
-/// with their own orders).
-pub fn assign_maps_fifo(view: &ClusterView, node: &NodeView, order: &[u64]) -> Vec<Assignment> {
+/// The FIFO map rule over a job order (fair and capacity reuse it with
+/// their own orders). Under an order that holds for the heartbeat, the
+/// first job with an unassigned map is the only one served; under one that
+/// re-sorts after each launch (fair, capacity), each slot goes to the job
+/// first in the order at that moment. Either way at most one non-local map
+/// per heartbeat.
+pub fn assign_maps_fifo(view: &ClusterView, node: &NodeView, queue: &mut Queue) -> Vec<Assignment> {
     let mut out = Vec::new();
     let mut free = node.free_map_slots;
     let mut taken: HashSet<TaskId> = HashSet::new();
     let alive_elsewhere = view.nodes.len() > 1;
     let allowed = |t: &PendingTask| !(alive_elsewhere && t.avoid.contains(&node.name));
-    for job in order {
-        // The job's best map: least (locality, index).
-        let mut best = view.best_map(*job, node, Locality::OffRack, allowed);
-        if best.is_none() {
-            continue;
-        }
-        while free > 0 {
-            match best {
-                Some((level, t)) if level.is_local() => {
-                    taken.insert(t.id);
-                    out.push(Assignment {
-                        task: t.id,
-                        node: node.name.clone(),
-                    });
-                    free -= 1;
-                }
-                Some((_, t)) => {
-                    // One and only one non-local task per heartbeat.
-                    out.push(Assignment {
-                        task: t.id,
-                        node: node.name.clone(),
-                    });
-                    return out;
-                }
-                None => break,
-            }
-            best = view.best_map(*job, node, Locality::OffRack, |t| {
+    let mut first: Option<u64> = None;
+    while free > 0 {
+        // The first job with a map left, and its best map: least
+        // (locality, index).
+        let pick = queue.jobs().iter().find_map(|job| {
+            view.best_map(*job, node, Locality::OffRack, |t| {
                 allowed(t) && !taken.contains(&t.id)
-            });
-        }
+            })
+            .map(|b| (*job, b))
+        });
+        let Some((job, (level, t))) = pick else {
+            break;
+        };
         // Strict FIFO: the first job with unassigned maps is the only one.
-        return out;
+        if !queue.resorts() && *first.get_or_insert(job) != job {
+            break;
+        }
+        taken.insert(t.id);
+        out.push(Assignment {
+            task: t.id,
+            node: node.name.clone(),
+        });
+        free -= 1;
+        queue.launched(job);
+        if !level.is_local() {
+            // One and only one non-local task per heartbeat.
+            break;
+        }
     }
     out
 }

@@ -1202,14 +1202,4 @@ mod tests {
             assert_eq!(ties as usize, d2.iter().filter(|&&d| d == l2).count());
         }
     }
-
-    #[test]
-    #[ignore = "timing; run with --release -- --ignored --nocapture"]
-    fn solver_times_at_the_papers_sizes() {
-        // The paper (section 4.1): 7 ms, 130 ms, 450 ms and 1 s.
-        for n in [100, 500, 1700, 2900] {
-            let best = (0..3).map(|s| bench(n, s)).min().unwrap();
-            println!("lsap solve {n}x{n}: {:.1} ms", best.as_secs_f64() * 1e3);
-        }
-    }
 }

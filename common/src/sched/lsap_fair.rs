@@ -10,8 +10,11 @@
 //! `weights`, `pool:w,...`; a pool not listed, or every pool when the
 //! parameter is absent, weighs 1), normalised to sum 1 (eq. 4).
 //!
-//! The seed text of the paper has lost the typeset formulas 5-11; their
-//! prose survives, and this is how each is read here:
+//! Reconstructions, not the paper's formulas: the text of the paper we work
+//! from has lost the typeset formulas 5-11 and prints only their prose.
+//! (8) and (9) are written out in the listing, (7) and (11) are fixed by
+//! their prose (a sum, a mean); (5), (6) and (10) are our readings of the
+//! prose alone, and so are the defaults below. This is how each is read:
 //! - (5) s_i = rt_i / Σ_j rt_j, "the ratio of map slots used by group G_i
 //!   among all occupied map slots" (0 for every group when none is used).
 //! - (6) GFC_i = β · (1 − w_i) · s_i. The prose fixes its properties: it
@@ -31,7 +34,8 @@
 //!   resource allocation s_i and the desired allocation w_i", 0 when the
 //!   group uses exactly its ration; (11) d = the mean of d_i over groups.
 //!
-//! Defaults: the paper gives no values for α and β, only Table 1's ranges;
+//! Defaults (ours, not the paper's): it gives no values for α and β, only
+//! Table 1's ranges;
 //! β = 100 gives its FC range [0, 100], and α = 50 puts this project's
 //! default off-rack read of a 64 MiB block (1.8 s at 300 Mbit/s) near 90,
 //! the "both-favoured" row (DLC in [0, 100]).

@@ -19,7 +19,7 @@
 //! unreachable; we follow the text of section III, which says what the
 //! branches are for: the first failure in a row marks, the second assigns.
 
-use super::compose::Technique;
+use super::compose::{Queue, Technique};
 use super::registry::SchedError;
 use super::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -76,7 +76,7 @@ impl Technique for Matchmaking {
         self.name
     }
 
-    fn pick(&mut self, view: &ClusterView, node: &NodeView, order: &[u64]) -> Vec<Assignment> {
+    fn pick(&mut self, view: &ClusterView, node: &NodeView, queue: &mut Queue) -> Vec<Assignment> {
         let others = view.nodes.len() > 1;
         let mut out = Vec::new();
         let mut taken: HashSet<TaskId> = HashSet::new();
@@ -88,7 +88,7 @@ impl Technique for Matchmaking {
         };
         while s > 0 {
             let previous = self.markers.get(&node.name).copied();
-            let local = order.iter().find_map(|job| {
+            let local = queue.jobs().iter().find_map(|job| {
                 view.best_map(*job, node, Locality::NodeLocal, |t| usable(t, &taken))
                     .map(|(_, t)| t)
             });
@@ -100,12 +100,13 @@ impl Technique for Matchmaking {
                 });
                 s -= 1;
                 *self.markers.entry(node.name.clone()).or_insert(0) += 1;
+                queue.launched(t.job);
                 continue;
             }
             if previous == Some(0) {
                 // Second failure in a row: one non-local map from the first
                 // job that has one, then stop.
-                let non_local = order.iter().find_map(|job| {
+                let non_local = queue.jobs().iter().find_map(|job| {
                     view.best_map(*job, node, Locality::OffRack, |t| usable(t, &taken))
                         .map(|(_, t)| t)
                 });
@@ -157,9 +158,12 @@ mod tests {
             map(1, 2, &["b"]),
         ]);
         let a = v.node("a").unwrap();
-        assert!(m.pick(&v, a, &[1]).is_empty(), "first failure: skipped");
+        assert!(
+            m.pick(&v, a, &mut Queue::fixed(&v, vec![1])).is_empty(),
+            "first failure: skipped"
+        );
         assert_eq!(m.marker("a"), Some(0));
-        let got = m.pick(&v, a, &[1]);
+        let got = m.pick(&v, a, &mut Queue::fixed(&v, vec![1]));
         assert_eq!(
             got.len(),
             1,
@@ -173,7 +177,7 @@ mod tests {
         let v = view(vec![map(1, 0, &["b"]), map(2, 1, &["a"])]);
         let a = v.node("a").unwrap();
         // The strict order is relaxed: job 2's local map goes to a.
-        let got = m.pick(&v, a, &[1, 2]);
+        let got = m.pick(&v, a, &mut Queue::fixed(&v, vec![1, 2]));
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].task.job, 2);
         assert_eq!(m.marker("a"), Some(0), "then no more local maps: marked");
@@ -181,6 +185,8 @@ mod tests {
         assert_eq!(m.marker("a"), None, "Algorithm 2 clears every marker");
         // After the reset the node waits one heartbeat again.
         let v = view(vec![map(1, 0, &["b"])]);
-        assert!(m.pick(&v, v.node("a").unwrap(), &[1]).is_empty());
+        assert!(m
+            .pick(&v, v.node("a").unwrap(), &mut Queue::fixed(&v, vec![1]))
+            .is_empty());
     }
 }

@@ -702,39 +702,3 @@ impl Implicit for Problem<'_> {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::sched::synth::{view, Shape};
-    use crate::sched::{build, SchedulerSpec, Trigger};
-
-    /// The first decision of `mr sim --nodes 5000 --tasks 100000`: every
-    /// idle slot (about 10 000) against every pending map, with the
-    /// simulator's locality index.
-    #[test]
-    #[ignore = "timing; run with --release -- --ignored --nocapture"]
-    fn batch_decision_at_5000_nodes() {
-        let v = view(Shape {
-            nodes: 5000,
-            racks: 250,
-            slots: 4,
-            idle: 0.5,
-            jobs: 1,
-            tasks: 100_000,
-            replication: 3,
-            seed: 1,
-        })
-        .with_locality_index();
-        let slots: u32 = v.nodes.iter().map(|n| n.free_map_slots).sum();
-        for name in ["lsap", "lsap-fair", "atlas"] {
-            let mut s = build(&SchedulerSpec::new(name)).unwrap();
-            let t = std::time::Instant::now();
-            let a = s.assign(&v, Trigger::JobAdded(1));
-            println!(
-                "{name}: {} of {slots} idle slots filled in {:.0} ms",
-                a.len(),
-                t.elapsed().as_secs_f64() * 1e3
-            );
-        }
-    }
-}

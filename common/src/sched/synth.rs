@@ -86,7 +86,7 @@ pub fn view(s: Shape) -> ClusterView {
                 pending: maps,
                 running_maps: 0,
                 pending_maps: maps,
-                avg_task_time: 0.0,
+                avg_map_time: 0.0,
             }
         })
         .collect();

@@ -66,7 +66,7 @@ pub fn job(id: u64, maps: u32) -> JobView {
         pending: maps,
         running_maps: 0,
         pending_maps: maps,
-        avg_task_time: 0.0,
+        avg_map_time: 0.0,
     }
 }
 

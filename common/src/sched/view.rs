@@ -132,8 +132,10 @@ pub struct JobView {
     pub pending: u32,
     pub running_maps: u32,
     pub pending_maps: u32,
-    /// Mean runtime of its finished tasks, seconds (0 when none finished).
-    pub avg_task_time: f64,
+    /// Mean runtime of its finished map tasks, seconds (0 when none
+    /// finished): HybSMRP's r, "the average run time for the map task"
+    /// (its Eq. 1), so reduces, which run longer and later, stay out.
+    pub avg_map_time: f64,
 }
 
 /// Everything a policy may look at.

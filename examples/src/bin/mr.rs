@@ -333,6 +333,11 @@ enum BenchCmd {
         /// Policies (default: every registered one).
         #[arg(long, value_delimiter = ',')]
         scheduler: Vec<String>,
+        /// Also time the batch policies' (lsap, lsap-fair, atlas) first
+        /// decision on 5000 nodes with 100 000 pending maps (use a release
+        /// build).
+        #[arg(long)]
+        at_scale: bool,
         #[arg(long)]
         json: bool,
     },
@@ -641,12 +646,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Some(BenchCmd::Sched {
                 nodes,
                 scheduler,
+                at_scale,
                 json,
             }),
         ..
     }) = &cli.cmd
     {
-        return cli::schedbench::run(nodes, scheduler, *json);
+        return cli::schedbench::run(nodes, scheduler, *at_scale, *json);
     }
     if let Cmd::Sim(SimArgs {
         cmd:
