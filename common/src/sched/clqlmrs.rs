@@ -702,7 +702,11 @@ struct Saved {
     q: BTreeMap<String, BTreeMap<String, f64>>,
 }
 
-const STATE_VERSION: u32 = 1;
+/// 2: tables learnt with the step reward on the random environment; a
+/// version-1 table was learnt with the running count on the live maps and
+/// may rank node-local over cache-local, so it is refused (the master then
+/// starts afresh and warms up).
+const STATE_VERSION: u32 = 2;
 
 /// The `clqlmrs` policy.
 #[derive(Debug)]
