@@ -1580,7 +1580,9 @@ mod tests {
             "{}".into(),
             good[..good.len() / 2].to_string(),
             edit(&|v| v["policy"] = json!("acl")),
-            edit(&|v| v["version"] = json!(2)),
+            edit(&|v| v["version"] = json!(STATE_VERSION + 1)),
+            // A version-1 table: the running-count reward on the live maps.
+            edit(&|v| v["version"] = json!(1)),
             edit(&|v| v["epsilon"] = json!(1.5)),
             edit(&|v| v["episodes"] = json!(-1)),
             edit(&|v| v["extra"] = json!(1)),
