@@ -30,10 +30,9 @@ fi
 if [ ! -x "$SSHD" ] || ! command -v ssh >/dev/null || ! command -v ssh-keygen >/dev/null; then
   skip deploy-test "needs sshd, ssh and ssh-keygen (Debian: openssh-server, openssh-client)"
 fi
-if [ -n "$(ip netns list | grep '^mrlan-' || true)" ]; then
-  echo "deploy-test: FAIL: a LAN is already up on this machine (mrlan-* namespaces); scripts/lan.sh down first" >&2
-  exit 1
-fi
+# shellcheck source=scripts/lan-free.sh
+. "$ROOT/scripts/lan-free.sh"
+lan_free deploy-test
 
 BIN=${MR_BIN_DIR:-$ROOT/target/debug}
 MR="$BIN/mr"

@@ -50,10 +50,9 @@ if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1 || ! unshare --net tru
    || ! command -v tc >/dev/null || ! command -v nft >/dev/null; then
   skip faults "needs root and ip netns (and tc, nft)"
 fi
-if [ -n "$(ip netns list | grep '^mrlan-' || true)" ]; then
-  echo "faults: a LAN is already up (mrlan-* namespaces); scripts/lan.sh down first" >&2
-  exit 1
-fi
+# shellcheck source=scripts/lan-free.sh
+. "$ROOT/scripts/lan-free.sh"
+lan_free faults
 
 BIN=${MR_BIN_DIR:-$ROOT/target/debug}
 if [ -z "${MR_BIN_DIR:-}" ]; then cargo build --workspace --bins -q || exit 1; fi

@@ -28,10 +28,9 @@ if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1 || ! unshare --net tru
    || ! command -v tc >/dev/null || ! command -v nft >/dev/null; then
   skip lan-test "needs root and ip netns (and tc, nft)"
 fi
-if [ -n "$(ip netns list | grep '^mrlan-' || true)" ]; then
-  echo "lan-test: FAIL: a LAN is already up on this machine (mrlan-* namespaces); scripts/lan.sh down first" >&2
-  exit 1
-fi
+# shellcheck source=scripts/lan-free.sh
+. "$ROOT/scripts/lan-free.sh"
+lan_free lan-test
 
 BIN=${MR_BIN_DIR:-$ROOT/target/debug}
 MR="$BIN/mr"
