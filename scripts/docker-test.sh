@@ -114,18 +114,29 @@ cmp -s "$TMP/out1.txt" "$TMP/oracle.txt" || fail "WordCount output differs from 
 ok "output ($(wc -l < "$TMP/out1.txt") words) equals mr local wordcount"
 
 step "WordCount; kill w2's container while maps run, then start it again"
-id=$(mr job submit wordcount --input /in --output /out2 --reducers 2)
-running=0
-for _ in $(seq 1 400); do
-  st=$(mr job status "$id" --json)
-  running=$(python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print(1 if j["state"]=="running" and j.get("maps_done", j.get("progress", {}).get("maps_done", 0)) < j.get("maps", 1) else 0)' "$st" 2>/dev/null || echo 0)
-  [ "$running" = 1 ] && break
+# w2's maps are held in their slots (worker/src/hold.rs) until a release
+# file appears in w2's data volume, so the kill lands while they run
+# whatever the build's speed; the file is created before w2 starts again.
+W2_VOL=$(docker volume inspect -f '{{.Mountpoint}}' "${PROJECT}_w2-data" 2>/dev/null) \
+  || fail "no volume ${PROJECT}_w2-data"
+rm -f "$W2_VOL/release-out2"
+id=$(mr job submit wordcount --input /in --output /out2 --reducers 2 \
+  --param hold_maps=/data/w2/release-out2 --param hold_workers=w2) || fail "submit failed"
+w2_busy=0
+for _ in $(seq 1 600); do
+  w2_busy=$(mr cluster status --json | python3 -c '
+import json,sys
+print(sum(1 for w in json.load(sys.stdin)["workers"]
+          if w["name"] == "w2" and w["free_map_slots"] < w["map_slots"]))' 2>/dev/null || echo 0)
+  [ "$w2_busy" = 1 ] && break
   sleep 0.05
 done
+[ "$w2_busy" = 1 ] || fail "w2 never ran a map of job $id"
 "${DK[@]}" kill w2 --dir "$C" >/dev/null 2>&1 || fail "docker kill w2 failed"
 [ "$(docker inspect -f '{{.State.Running}}' ${PROJECT}_w2_1)" = false ] || fail "w2 still runs after kill"
 [ "$(mr job status "$id" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')" = running ] \
   || fail "job $id was no longer running when w2 was killed: the test proves nothing"
+touch "$W2_VOL/release-out2"
 "${DK[@]}" start w2 --dir "$C" >/dev/null 2>&1 || fail "docker start w2 failed"
 final=$(timeout 300 "$MR" --config "$C/cluster.toml" job wait "$id" --json 2>/dev/null || true)
 python3 -c 'import json,sys; j=json.loads(sys.argv[1]); assert j["state"]=="succeeded", j["state"]' "$final" \

@@ -323,8 +323,7 @@ fn launch(v: &mut ClusterView, a: &[Assignment]) {
 
 /// lsap and lsap-fair prune their problem when the view has an index: the
 /// same optimum, but ties may go another way (tested in `lsap` and
-/// `lsap_fair` against the full problem). atlas builds the same rows from
-/// the index and solves them as before (up to very large problems).
+/// `lsap_fair` against the full problem).
 const SAME_OPTIMUM_ONLY: &[&str] = &["lsap", "lsap-fair"];
 
 /// The locality index changes where the heartbeat policies look, never what

@@ -1900,6 +1900,7 @@ fn task_report(
             + m.bytes_remote_rack
             + m.bytes_remote_off_rack
             + m.bytes_shuffle,
+        read_s: m.read_s,
         bytes_written: m.bytes_output,
         cpu_s: m.cpu_s,
         peak_mem_bytes: m.peak_mem_bytes,

@@ -91,6 +91,10 @@ pub struct Engine {
     fairness_n: u64,
     response_sum: f64,
     unfinished: usize,
+    /// When each node next heartbeats: a launch for a node other than the
+    /// one whose call triggered the decision reaches it then, as on the
+    /// real cluster, where the master answers each worker's own calls.
+    next_heartbeat: Vec<f64>,
 }
 
 /// Tasks dealt to jobs in equal shares; each job reads blocks in turn
@@ -165,6 +169,7 @@ impl Engine {
                 .collect()
         };
         let mut e = Engine {
+            next_heartbeat: vec![0.0; cfg.nodes],
             caches: (0..cfg.nodes)
                 .map(|_| BlockCache::new(cache_blocks))
                 .collect(),
@@ -221,6 +226,7 @@ impl Engine {
         }
         for n in 0..self.cfg.nodes {
             let at = self.rng.f64() * self.cfg.heartbeat_s;
+            self.next_heartbeat[n] = at;
             self.push(at, Kind::Heartbeat(n));
         }
         for j in 0..self.jobs.len() {
@@ -259,6 +265,7 @@ impl Engine {
                         self.decide(Trigger::Heartbeat(self.node_names[n].clone()));
                     }
                     let next = ev.at + self.cfg.heartbeat_s;
+                    self.next_heartbeat[n] = next;
                     self.push(next, Kind::Heartbeat(n));
                 }
                 Kind::Arrival(j) => {
@@ -362,18 +369,22 @@ impl Engine {
     /// Asks the policy, times it, and launches what fits.
     fn decide(&mut self, trigger: Trigger) {
         let t = Instant::now();
+        let live = trigger.node().and_then(|n| self.view.position(n));
         let out = self.sched.assign(&self.view, trigger);
         self.result
             .decision_ms
             .push(t.elapsed().as_secs_f64() * 1e3);
         self.result.decisions += 1;
         for a in out {
-            self.launch(a);
+            self.launch(a, live);
         }
         self.note_fairness();
     }
 
-    fn launch(&mut self, a: Assignment) {
+    /// Launches `a`; `live`: the node whose own call is being answered,
+    /// which starts its task now; any other node starts it at its next
+    /// heartbeat (its slot is taken from now).
+    fn launch(&mut self, a: Assignment, live: Option<usize>) {
         let Some(node) = self.view.position(&a.node) else {
             return;
         };
@@ -392,7 +403,11 @@ impl Engine {
             .cfg
             .model
             .duration(level, task.input_bytes, &mut self.rng);
-        let now = self.view.now;
+        let now = if live == Some(node) {
+            self.view.now
+        } else {
+            self.next_heartbeat[node].max(self.view.now)
+        };
         let n = &mut self.view.nodes[node];
         n.free_map_slots -= 1;
         n.running.push(RunningTask {
@@ -474,6 +489,7 @@ impl Engine {
             runtime_s: runtime,
             succeeded: true,
             bytes_read: self.cfg.block_size,
+            read_s: runtime * self.cfg.model.read_fraction(level, self.cfg.block_size),
             ..Default::default()
         };
         self.sched.on_task_finished(&self.view, &report);

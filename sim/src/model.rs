@@ -50,6 +50,18 @@ impl TaskModel {
         bytes as f64 / MIB * self.compute_s_per_mib + bytes as f64 / self.bandwidth[i]
     }
 
+    /// The share of a task's time spent reading its input, as a worker
+    /// reports it (`read_s`).
+    pub fn read_fraction(&self, level: Locality, bytes: u64) -> f64 {
+        let i = Locality::ALL.iter().position(|l| *l == level).unwrap_or(4);
+        let total = self.mean_duration(level, bytes);
+        if total > 0.0 {
+            bytes as f64 / self.bandwidth[i] / total
+        } else {
+            0.0
+        }
+    }
+
     pub fn duration(&self, level: Locality, bytes: u64, rng: &mut fastrand::Rng) -> f64 {
         let f = 1.0 + self.jitter * (2.0 * rng.f64() - 1.0);
         self.mean_duration(level, bytes) * f

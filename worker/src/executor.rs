@@ -18,6 +18,7 @@ pub struct Outcome {
     pub bytes_local: u64,
     pub bytes_remote_rack: u64,
     pub bytes_remote_off_rack: u64,
+    pub read_s: f64,
     pub bytes_shuffle: u64,
     pub bytes_output: u64,
     pub records_in: u64,
@@ -149,6 +150,7 @@ async fn report(
             m.bytes_cache = o.bytes_cache;
             m.bytes_local = o.bytes_local;
             m.bytes_remote_rack = o.bytes_remote_rack;
+            m.read_s = o.read_s;
             m.bytes_remote_off_rack = o.bytes_remote_off_rack;
             m.bytes_shuffle = o.bytes_shuffle;
             m.bytes_output = o.bytes_output;

@@ -15,6 +15,10 @@ pub struct Tiers {
     pub local: u64,
     pub remote_rack: u64,
     pub remote_off_rack: u64,
+    /// Seconds spent in [`read`], all tiers together: a task reads its
+    /// block and the few bytes of a record that runs into the next block,
+    /// so this is the read cost of the task's own level.
+    pub read_s: f64,
 }
 
 impl Tiers {
@@ -40,6 +44,17 @@ pub enum InputError {
 /// lands in this worker's cache (a task read fills the cache, which is what
 /// makes cache locality possible for the next job on the same data).
 pub async fn read(
+    node: &Arc<Node>,
+    loc: &BlockLocation,
+    tiers: &mut Tiers,
+) -> Result<(Bytes, Locality), InputError> {
+    let t0 = std::time::Instant::now();
+    let r = read_from(node, loc, tiers).await;
+    tiers.read_s += t0.elapsed().as_secs_f64();
+    r
+}
+
+async fn read_from(
     node: &Arc<Node>,
     loc: &BlockLocation,
     tiers: &mut Tiers,

@@ -171,6 +171,7 @@ pub async fn run(
     out.bytes_local = tiers.local;
     out.bytes_remote_rack = tiers.remote_rack;
     out.bytes_remote_off_rack = tiers.remote_off_rack;
+    out.read_s = tiers.read_s;
     out.records_in = stats.records;
     out.records_out = records_out;
     out.spills = spills as u32;

@@ -856,6 +856,7 @@ mod tests {
             runtime_s: 10.0,
             succeeded: true,
             bytes_read: 100_000_000,
+            read_s: 0.5,
             bytes_written: 50_000_000,
             cpu_s: 9.0,
             peak_mem_bytes: 200 << 20,

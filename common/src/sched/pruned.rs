@@ -1,4 +1,4 @@
-//! The LSAP family (lsap, lsap-fair, atlas) at scale: an assignment of all
+//! The LSAP family (lsap, lsap-fair) at scale: an assignment of all
 //! idle slots × all pending maps is exact but, at 5000 nodes and 100 000
 //! pending maps, a dense matrix of 10⁹ entries. Two steps keep it exact
 //! and small.
@@ -8,7 +8,7 @@
 //! Every policy of the family prices a task on a slot by where the slot's
 //! node stands to the task's input (`Region`: a cached copy on the node,
 //! a replica on the node, a cached copy in the rack, a replica in the rack,
-//! neither), times a per-node factor σ (atlas's slowdown; 1 otherwise),
+//! neither), times a per-node factor σ (1 for both; the route allows any),
 //! plus a per-task constant; and the price never falls from one region to
 //! the next in that order (checked). With S idle slots and F pending maps
 //! that must avoid some node, let K = S + F. The candidate tasks are:
@@ -40,8 +40,7 @@
 //!
 //! The rack and global lists compare a task's price on different nodes,
 //! which needs σ equal on them: where it is not, the rack's class is kept
-//! whole (σ is 1 for lsap and lsap-fair, the two policies that prune;
-//! atlas's rows are few already, see below). lsap-fair's tasks outside DLT
+//! whole (σ is 1 for lsap and lsap-fair). lsap-fair's tasks outside DLT
 //! cost the same on every slot: they form one more class, whose K
 //! cheapest are each group's first K by FC.
 //!
@@ -53,8 +52,7 @@
 //!
 //! Small pruned problems (up to 2^21 entries) go to the dense solver as
 //! before. Large ones (the first decision of a run: 10 000 idle slots
-//! against tens of thousands of candidates; atlas's first decision, whose
-//! shares take 30 000 rows) go to [`hungarian::solve_implicit`]: each slot starts with
+//! against tens of thousands of candidates) go to [`hungarian::solve_implicit`]: each slot starts with
 //! the tasks local to its node and a few from its rack's and the global
 //! lists, and the LP certificate (every reduced cost ≥ 0) is checked over
 //! the whole candidate matrix per task and region: within a region the

@@ -410,6 +410,9 @@ pub struct TaskReport {
     pub succeeded: bool,
     /// Input bytes the task read (cache, local disk or remote).
     pub bytes_read: u64,
+    /// Seconds of `runtime_s` spent fetching the input (a map's block from
+    /// its cache, disk or a remote worker): the read cost of `locality`.
+    pub read_s: f64,
     /// Bytes it wrote (map output or job output).
     pub bytes_written: u64,
     /// CPU seconds it used.

@@ -333,7 +333,7 @@ enum BenchCmd {
         /// Policies (default: every registered one).
         #[arg(long, value_delimiter = ',')]
         scheduler: Vec<String>,
-        /// Also time the batch policies' (lsap, lsap-fair, atlas) first
+        /// Also time the batch policies' (lsap, lsap-fair) first
         /// decision on 5000 nodes with 100 000 pending maps (use a release
         /// build).
         #[arg(long)]

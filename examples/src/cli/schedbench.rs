@@ -83,7 +83,7 @@ pub fn run(
         })
         .with_locality_index();
         let slots: u32 = v.nodes.iter().map(|n| n.free_map_slots).sum();
-        let batch = ["lsap", "lsap-fair", "atlas"];
+        let batch = ["lsap", "lsap-fair"];
         for name in batch
             .iter()
             .filter(|n| schedulers.is_empty() || schedulers.iter().any(|s| s == *n))
