@@ -116,9 +116,11 @@ impl TlsConfig {
     }
 }
 
-/// `[network]`: what the launcher built between the hosts. Nothing in the
-/// runtime acts on it; benchmarks record it beside their figures, because a
-/// locality rate means little without the bandwidths it was measured on.
+/// `[network]`: what the launcher built between the hosts. Benchmarks
+/// record it beside their figures, because a locality rate means little
+/// without the bandwidths it was measured on; and the master gives the
+/// policies its rates as the bandwidths of a remote read
+/// ([`NetworkConfig::bandwidths`]), as Hadoop gives them the rack topology.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkConfig {
@@ -128,6 +130,17 @@ pub struct NetworkConfig {
     pub host_rate: String,
     #[serde(default)]
     pub uplink_rate: String,
+}
+
+impl NetworkConfig {
+    /// Bytes per second of a read from another host of the rack (its host
+    /// port) and from another rack (the slower of the port and the
+    /// uplink), when the launcher wrote both rates.
+    pub fn bandwidths(&self) -> Option<(f64, f64)> {
+        let host = crate::units::parse_rate(&self.host_rate).ok()?;
+        let up = crate::units::parse_rate(&self.uplink_rate).ok()?;
+        Some((host, host.min(up)))
+    }
 }
 
 /// `[scheduler]`: the policy placing tasks, by name, with its parameters

@@ -9,6 +9,10 @@ use std::time::Duration;
 pub enum UnitError {
     #[error("invalid size {0:?}: expected a number with an optional B/KiB/MiB/GiB/TiB suffix (e.g. 64MiB)")]
     Size(String),
+    #[error(
+        "invalid rate {0:?}: expected a number with a bit/kbit/mbit/gbit suffix (e.g. 200mbit)"
+    )]
+    Rate(String),
     #[error("invalid duration {0:?}: expected a number with a ms/s/m/h/d suffix (e.g. 1s, 250ms)")]
     Duration(String),
 }
@@ -58,6 +62,29 @@ pub fn format_size(n: u64) -> String {
     } else {
         format!("{v:.1} {}", UNITS[i])
     }
+}
+
+/// Parses a link rate as `tc` writes it (`200mbit`, `1gbit`, `500kbit`,
+/// `1000bit`) into bytes per second.
+pub fn parse_rate(s: &str) -> Result<f64, UnitError> {
+    let t = s.trim().to_ascii_lowercase();
+    let err = || UnitError::Rate(s.to_string());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(err)?;
+    let (num, unit) = t.split_at(split);
+    let f: f64 = num.parse().map_err(|_| err())?;
+    let bits = match unit {
+        "bit" => f,
+        "kbit" => f * 1e3,
+        "mbit" => f * 1e6,
+        "gbit" => f * 1e9,
+        _ => return Err(err()),
+    };
+    if !(bits.is_finite() && bits > 0.0) {
+        return Err(err());
+    }
+    Ok(bits / 8.0)
 }
 
 /// Parses `500ms`, `1s`, `1.5s`, `2m`.
@@ -115,6 +142,16 @@ pub fn de_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("200mbit"), Ok(25e6));
+        assert_eq!(parse_rate("1gbit"), Ok(125e6));
+        assert_eq!(parse_rate("8kbit"), Ok(1e3));
+        for bad in ["", "200", "mbit", "200mb", "-1mbit", "0mbit"] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn sizes() {

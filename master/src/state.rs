@@ -1370,16 +1370,17 @@ impl MasterState {
                 });
             }
         }
+        let bandwidths = self.cfg.network.bandwidths().unwrap_or((125e6, 37.5e6));
         ClusterView {
             now: t(now),
             heartbeat_interval: self.cfg.heartbeat.interval.as_secs_f64(),
             nodes,
             jobs,
             pending,
-            // Unmeasured here: 1 Gbit/s in a rack, 300 Mbit/s across, the
-            // emulated LAN's defaults.
-            rack_bandwidth: 125e6,
-            cross_rack_bandwidth: 37.5e6,
+            // The rates the launcher declared in `[network]`; else 1 Gbit/s
+            // in a rack and 300 Mbit/s across, the emulated LAN's defaults.
+            rack_bandwidth: bandwidths.0,
+            cross_rack_bandwidth: bandwidths.1,
             node_index: Default::default(),
             // No locality index: the view is built afresh for each
             // decision, and one scan of `pending` costs less than

@@ -58,11 +58,13 @@
 //!   slots no job below its share can use. The order is taken again after
 //!   every launch, as Hadoop's Fair Scheduler does.
 //!
-//! Reduces go to the triggering node as in every other policy
-//! ([`assign_reduces`]), jobs in the same order, except that a node found
-//! at least twice as slow as the cluster takes none while another node has
-//! a free reduce slot (a reduce is the job's last step: a slow one delays
-//! the whole job).
+//! Reduces go to the node that asks, as in every other policy, jobs in the
+//! same order, but one for each of its free reduce slots rather than one
+//! per heartbeat (Hadoop's JobQueueTaskScheduler rule, [`assign_reduces`]):
+//! a job's reduces start together instead of one heartbeat apart. A node
+//! found at least twice as slow as the cluster takes none while another
+//! node has a free reduce slot (a reduce is the job's last step: a slow one
+//! delays the whole job).
 
 use super::registry::SchedError;
 use super::*;
@@ -485,6 +487,48 @@ impl Atlas {
     }
 }
 
+/// Reduces for every free reduce slot of `node` (it asked, so it starts
+/// them now; a job's other reduces would otherwise wait for one heartbeat
+/// each), jobs in `order`, a reduce's failed nodes avoided while another
+/// node exists.
+fn reduces_for(view: &ClusterView, node: &NodeView, order: &[u64]) -> Vec<Assignment> {
+    let others = view.nodes.len() > 1;
+    let mut out = Vec::new();
+    let mut free = node.free_reduce_slots as usize;
+    for job in order {
+        if free == 0 {
+            break;
+        }
+        let usable = |t: &&PendingTask| !(others && t.avoid.contains(&node.name));
+        let take: Vec<Assignment> = match view.locality_index() {
+            Some(ix) => ix
+                .reduces_of(*job)
+                .map(|p| &view.pending[p])
+                .filter(usable)
+                .take(free)
+                .map(|t| Assignment {
+                    task: t.id,
+                    node: node.name.clone(),
+                })
+                .collect(),
+            None => view
+                .pending
+                .iter()
+                .filter(|t| t.job == *job && t.kind == TaskKind::Reduce)
+                .filter(usable)
+                .take(free)
+                .map(|t| Assignment {
+                    task: t.id,
+                    node: node.name.clone(),
+                })
+                .collect(),
+        };
+        free -= take.len();
+        out.extend(take);
+    }
+    out
+}
+
 impl Scheduler for Atlas {
     fn name(&self) -> &'static str {
         "atlas"
@@ -505,7 +549,7 @@ impl Scheduler for Atlas {
                 m.name != node.name && m.free_reduce_slots > 0 && *s < SLOW_FOR_REDUCES
             });
         if !(me >= SLOW_FOR_REDUCES && faster_free) {
-            out.extend(assign_reduces(view, node, &order));
+            out.extend(reduces_for(view, node, &order));
         }
         out
     }
@@ -924,6 +968,37 @@ mod tests {
         assert!(t.load_state(&v1).is_err());
         assert!(t.load_state("garbage").is_err());
         assert_eq!(t, s, "a refused state changes nothing");
+    }
+
+    #[test]
+    fn the_asking_node_takes_a_reduce_per_free_slot() {
+        let reduce = |i: u32| PendingTask {
+            id: TaskId {
+                job: 1,
+                kind: TaskKind::Reduce,
+                index: i,
+            },
+            kind: TaskKind::Reduce,
+            block: None,
+            replicas: vec![],
+            input_bytes: 0,
+            ..map(1, 0, 0, &[], &[])
+        };
+        let mut a = node("a", "r1", 0);
+        a.reduce_slots = 2;
+        a.free_reduce_slots = 2;
+        let mut j = job(1, 0);
+        j.pending = 3;
+        let v = view(
+            vec![a, node("b", "r1", 0)],
+            vec![j],
+            (0..3).map(reduce).collect(),
+        );
+        let got = beat(&mut Atlas::default(), &v, "a");
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got
+            .iter()
+            .all(|x| x.node == "a" && x.task.kind == TaskKind::Reduce));
     }
 
     #[test]
