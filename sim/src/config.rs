@@ -14,6 +14,46 @@ pub struct JobSpec {
     pub maps: usize,
 }
 
+/// The Facebook bins of the matchmaking paper (IV.A, Table 4), Zaharia et
+/// al.'s trace: (maps, jobs of 88 in that bin).
+pub const FACEBOOK_BINS: [(usize, u32); 6] =
+    [(1, 38), (2, 16), (10, 14), (50, 8), (100, 6), (200, 6)];
+
+/// The mixed workload: `jobs` jobs with exponential inter-arrival times of
+/// mean `mean_interarrival_s` and map counts drawn from
+/// [`FACEBOOK_BINS`] times `scale` (at least one map), seeded. The same
+/// shape as `mr bench --workloads mixed` on a real cluster.
+pub fn facebook_mixed(
+    jobs: usize,
+    mean_interarrival_s: f64,
+    scale: f64,
+    seed: u64,
+) -> Vec<JobSpec> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let weight: u32 = FACEBOOK_BINS.iter().map(|b| b.1).sum();
+    let mut at = 0.0;
+    (0..jobs)
+        .map(|j| {
+            if j > 0 {
+                at += -mean_interarrival_s * (1.0 - rng.f64()).ln();
+            }
+            let mut pick = rng.u32(..weight);
+            let maps = FACEBOOK_BINS
+                .iter()
+                .find(|b| {
+                    let hit = pick < b.1;
+                    pick = pick.saturating_sub(b.1);
+                    hit
+                })
+                .map_or(1, |b| b.0);
+            JobSpec {
+                arrival_s: at,
+                maps: ((maps as f64 * scale).round() as usize).max(1),
+            }
+        })
+        .collect()
+}
+
 #[derive(Debug, Clone)]
 pub struct SimConfig {
     pub nodes: usize,

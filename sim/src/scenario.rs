@@ -3,7 +3,7 @@
 //! number for a point, its column is empty; the notes say what differs in
 //! the setup and why our figure may differ.
 
-use crate::config::{JobSpec, SimConfig};
+use crate::config::SimConfig;
 use crate::metrics::SimResult;
 use common::sched::SchedulerSpec;
 use std::fmt::Write as _;
@@ -414,30 +414,7 @@ fn lsap_fig9(seed: u64) -> Result<Figure, String> {
 /// delay D of the FIFO+delay and Fair+delay runs (0.1 to 10 heartbeats);
 /// the others do not depend on it and are run once.
 fn matchmaking(seed: u64) -> Result<Figure, String> {
-    const BINS: [(usize, u32); 6] = [(1, 38), (2, 16), (10, 14), (50, 8), (100, 6), (200, 6)];
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let weight: u32 = BINS.iter().map(|b| b.1).sum();
-    let mut at = 0.0;
-    let workload: Vec<JobSpec> = (0..100)
-        .map(|j| {
-            if j > 0 {
-                at += -14.0 * (1.0 - rng.f64()).ln();
-            }
-            let mut pick = rng.u32(..weight);
-            let maps = BINS
-                .iter()
-                .find(|b| {
-                    let hit = pick < b.1;
-                    pick = pick.saturating_sub(b.1);
-                    hit
-                })
-                .map_or(1, |b| b.0);
-            JobSpec {
-                arrival_s: at,
-                maps,
-            }
-        })
-        .collect();
+    let workload = crate::config::facebook_mixed(100, 14.0, 1.0, seed);
     let cfg = SimConfig {
         nodes: 30,
         racks: 1,

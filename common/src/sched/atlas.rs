@@ -40,10 +40,14 @@
 //!   long as the extra time it would pay here, it goes anyway: the
 //!   ski-rental rule, never more than twice the better of the two choices
 //!   in hindsight, and it cannot starve.
-//! - **Work conservation** (what Quincy and Firmament get from pricing
-//!   waiting in the same objective): a job whose task prefers to wait is
-//!   skipped, not the slot: the next job with a task worth running here
-//!   gets it. A slot stays idle only when no task is worth running there.
+//! - **Locality before order, work conservation** (what Quincy and
+//!   Firmament get from pricing waiting in the same objective): a slot
+//!   goes to the first job, in order, with a task local to the node; only
+//!   when no job has one does it go to a remote task, and only to one
+//!   worth running here. A remote read holds a slot longer than a local
+//!   task would, and a job passed over here is first in line at its own
+//!   holders. A job whose task prefers to wait is skipped, not the slot: a
+//!   slot stays idle only when no task is worth running there.
 //! - **Global optimality where it is cheap** (the LSAP paper's Figure 1):
 //!   among a job's tasks local to the node, the one with the fewest other
 //!   idle holders goes first, so a task that only this node can run
@@ -86,6 +90,14 @@ const TRUSTED_AFTER: u32 = 3;
 const MEM_FULL: f64 = 0.95;
 /// Slowdown from which a node takes no reduce while another can.
 const SLOW_FOR_REDUCES: f64 = 2.0;
+/// Measured compute per byte over the median node's from which a node
+/// counts as slow. Map times on one node vary by a few tens of percent
+/// from task to task (input skew, the page cache, what else runs there);
+/// acting on smaller differences would trade locality for noise, while a
+/// CPU-starved or failing node is slower by far more than this.
+const SLOW_NODE: f64 = 1.5;
+/// Reports between two computations of the median node speed.
+const MEDIAN_EVERY: u64 = 32;
 
 /// An exponential average of seconds per input byte.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
@@ -110,7 +122,7 @@ impl Level {
 }
 
 /// The `atlas` policy (no parameters).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Atlas {
     /// Read seconds per input byte, per locality level in
     /// [`Locality::ALL`] order.
@@ -120,6 +132,26 @@ pub struct Atlas {
     compute: Level,
     /// The same per node, for the measured slowdown.
     node_compute: BTreeMap<String, Level>,
+    /// The lower median of the trusted `node_compute` figures, taken again
+    /// every [`MEDIAN_EVERY`] reports (a sort per report would cost a
+    /// 5000-node cluster more than its decisions).
+    median_compute: f64,
+    reports: u64,
+    /// Per job: since when a node has passed over its best task to wait
+    /// for a better place (delay scheduling's timer, Zaharia et al.,
+    /// Algorithm 2): reset when the job launches a task where its input
+    /// is. The ski-rental rule counts this wait, not the time since the
+    /// task became runnable (in a large job every later task has been
+    /// runnable for long without ever being passed over).
+    skipped_since: HashMap<u64, f64>,
+}
+
+/// Equal when they have learnt the same (the timers and counters are
+/// not what a saved state keeps).
+impl PartialEq for Atlas {
+    fn eq(&self, o: &Self) -> bool {
+        self.levels == o.levels && self.compute == o.compute && self.node_compute == o.node_compute
+    }
 }
 
 /// Version 2: `levels` are read costs (version 1 held whole-task times).
@@ -205,33 +237,30 @@ impl Atlas {
         }
     }
 
-    /// Each node's slowdown: the larger of `load1 / cores` and its measured
-    /// compute per byte over the median of the nodes measured; at least 1.
-    fn slowdowns(&self, view: &ClusterView) -> Vec<f64> {
-        let mut measured: Vec<f64> = view
-            .nodes
-            .iter()
-            .filter_map(|n| self.node_compute.get(&n.name))
+    /// Node `n`'s slowdown: the larger of `load1 / cores` and its measured
+    /// compute per byte over the median node's; at least 1.
+    fn slowdown(&self, n: &NodeView) -> f64 {
+        let load = n.resources.load1 / n.resources.cores.max(1) as f64;
+        let speed = match self.node_compute.get(&n.name) {
+            Some(l) if l.trusted() && self.median_compute > 0.0 => l.spb / self.median_compute,
+            _ => 1.0,
+        };
+        // Below the noise floor a node counts as full speed.
+        let speed = if speed >= SLOW_NODE { speed } else { 1.0 };
+        load.max(speed).max(1.0)
+    }
+
+    fn update_median(&mut self) {
+        let mut m: Vec<f64> = self
+            .node_compute
+            .values()
             .filter(|l| l.trusted())
             .map(|l| l.spb)
             .collect();
-        measured.sort_by(f64::total_cmp);
-        // The lower median: with one slow node of three, the others.
-        let median = measured
-            .get(measured.len().saturating_sub(1) / 2)
-            .copied()
-            .unwrap_or(0.0);
-        view.nodes
-            .iter()
-            .map(|n| {
-                let load = n.resources.load1 / n.resources.cores.max(1) as f64;
-                let speed = match self.node_compute.get(&n.name) {
-                    Some(l) if l.trusted() && median > 0.0 => l.spb / median,
-                    _ => 1.0,
-                };
-                load.max(speed).max(1.0)
-            })
-            .collect()
+        m.sort_by(f64::total_cmp);
+        // The lower median: with one slow node of three (or two), the
+        // others.
+        self.median_compute = m.get(m.len().saturating_sub(1) / 2).copied().unwrap_or(0.0);
     }
 }
 
@@ -317,36 +346,38 @@ fn time_to_slot(view: &ClusterView, h: &NodeView, typical: f64) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// One decision's prices.
+/// One decision's prices: seconds per byte read at each level, and of
+/// compute at full speed.
 struct Prices {
-    /// Seconds per byte: read, per level, and compute at full speed.
     read: [f64; 5],
     compute: f64,
-    slowdown: Vec<f64>,
 }
 
 impl Prices {
-    /// Expected seconds of `t` on the node at `pos`, at `level`.
-    fn time(&self, t: &PendingTask, pos: usize, level: Locality) -> f64 {
+    /// Expected seconds of `t` at `level` on a node with `slowdown`.
+    fn time(&self, t: &PendingTask, level: Locality, slowdown: f64) -> f64 {
         let b = t.input_bytes.max(1) as f64;
-        b * (self.read[level as usize] + self.compute * self.slowdown[pos])
+        b * (self.read[level as usize] + self.compute * slowdown)
     }
 }
 
 impl Atlas {
-    /// Whether node `n` (at `pos`) should run `t` now, at `level`, rather
-    /// than leave it for one of its holders (see the module docs).
+    /// Whether node `n` (slowdown `slow`) should run `t` now, at `level`,
+    /// rather than leave it for one of its holders, its job having been
+    /// passed over for `waited` seconds (see the module docs).
+    #[allow(clippy::too_many_arguments)]
     fn worth_running_here(
         &self,
         view: &ClusterView,
         p: &Prices,
         n: &NodeView,
-        pos: usize,
+        slow: f64,
         t: &PendingTask,
         level: Locality,
+        waited: f64,
     ) -> bool {
-        let here = p.time(t, pos, level);
-        let typical = p.time(t, pos, Locality::NodeLocal);
+        let here = p.time(t, level, slow);
+        let typical = p.time(t, Locality::NodeLocal, 1.0);
         let mut best_cost = f64::INFINITY;
         let mut best_total = f64::INFINITY;
         let holders = t
@@ -358,12 +389,11 @@ impl Atlas {
             if *h == n.name {
                 continue;
             }
-            let Some(hp) = view.position(h) else { continue };
-            let hv = &view.nodes[hp];
+            let Some(hv) = view.node(h) else { continue };
             if overloaded(hv) {
                 continue;
             }
-            let cost = p.time(t, hp, l);
+            let cost = p.time(t, l, self.slowdown(hv));
             best_cost = best_cost.min(cost);
             best_total = best_total.min(cost + time_to_slot(view, hv, typical));
         }
@@ -371,17 +401,14 @@ impl Atlas {
             return true;
         }
         // Ski rental: it has waited as long as going now would lose.
-        view.now - t.runnable_since >= here - best_cost
+        waited >= here - best_cost
     }
 
     /// The maps node `n` takes for its free slots.
-    fn assign_maps<'v>(&self, view: &'v ClusterView, n: &NodeView) -> Vec<Assignment> {
+    fn assign_maps<'v>(&mut self, view: &'v ClusterView, n: &NodeView) -> Vec<Assignment> {
         if n.free_map_slots == 0 {
             return vec![];
         }
-        let Some(pos) = view.position(&n.name) else {
-            return vec![];
-        };
         if overloaded(n)
             && view
                 .nodes
@@ -393,8 +420,8 @@ impl Atlas {
         let prices = Prices {
             read: self.read_costs(view),
             compute: self.compute_spb(),
-            slowdown: self.slowdowns(view),
         };
+        let slow = self.slowdown(n);
         let others = view.nodes.len() > 1;
         let usable = |t: &PendingTask| !(others && t.avoid.contains(&n.name));
         // Each job's tasks local to n, best first: by level; then those
@@ -445,35 +472,60 @@ impl Atlas {
         }
         let mut allowed = allowances(view, &view.jobs.iter().map(|j| j.id).collect::<Vec<_>>());
         let mut taken: HashSet<TaskId> = HashSet::new();
+        // Local tasks looked at and left: the remote pass skips them.
+        let mut passed: HashSet<TaskId> = HashSet::new();
+        let mut skipped: HashSet<u64> = HashSet::new();
         let mut out = Vec::new();
+        let now = view.now;
         for _ in 0..n.free_map_slots {
-            let mut chosen = None;
-            for job in job_order(view, &allowed) {
-                if let Some(list) = local.get_mut(&job) {
-                    while let Some((level, _, _, _, t)) = list.pop() {
-                        if !taken.contains(&t.id)
-                            && self.worth_running_here(view, &prices, n, pos, t, level)
-                        {
-                            chosen = Some(t);
-                            break;
-                        }
+            let order = job_order(view, &allowed);
+            let waited = |s: &Self, job: u64| s.skipped_since.get(&job).map_or(0.0, |t| now - t);
+            // First a task local to n, jobs in order; only if no job has
+            // one worth running here, a remote one. A remote read holds
+            // the slot longer than a local task would: where a local task
+            // is waiting, the slot is worth more to it.
+            let mut chosen: Option<(&PendingTask, bool)> = None;
+            for job in &order {
+                let Some(list) = local.get_mut(job) else {
+                    continue;
+                };
+                while let Some((level, _, _, _, t)) = list.pop() {
+                    if taken.contains(&t.id) {
+                        continue;
                     }
-                    if chosen.is_some() {
+                    if self.worth_running_here(view, &prices, n, slow, t, level, waited(self, *job))
+                    {
+                        chosen = Some((t, true));
                         break;
                     }
+                    passed.insert(t.id);
+                    skipped.insert(*job);
                 }
-                // No local task worth running: the job's best remote one.
-                let remote = view.best_map(job, n, Locality::OffRack, |t| {
-                    usable(t) && !taken.contains(&t.id) && !view.locality(t, n).is_local()
-                });
-                if let Some((level, t)) = remote {
-                    if self.worth_running_here(view, &prices, n, pos, t, level) {
-                        chosen = Some(t);
-                        break;
-                    }
+                if chosen.is_some() {
+                    break;
                 }
             }
-            let Some(t) = chosen else { break };
+            if chosen.is_none() {
+                for job in &order {
+                    let remote = view.best_map(*job, n, Locality::OffRack, |t| {
+                        usable(t) && !taken.contains(&t.id) && !passed.contains(&t.id)
+                    });
+                    let Some((level, t)) = remote else { continue };
+                    if self.worth_running_here(view, &prices, n, slow, t, level, waited(self, *job))
+                    {
+                        chosen = Some((t, level.is_local()));
+                        break;
+                    }
+                    skipped.insert(*job);
+                }
+            }
+            let Some((t, local_launch)) = chosen else {
+                break;
+            };
+            if local_launch {
+                self.skipped_since.remove(&t.job);
+                skipped.remove(&t.job);
+            }
             taken.insert(t.id);
             if let Some(a) = allowed.get_mut(&t.job) {
                 *a = a.saturating_sub(1);
@@ -482,6 +534,9 @@ impl Atlas {
                 task: t.id,
                 node: n.name.clone(),
             });
+        }
+        for job in skipped {
+            self.skipped_since.entry(job).or_insert(now);
         }
         out
     }
@@ -539,17 +594,22 @@ impl Scheduler for Atlas {
         let Some(node) = trigger.node().and_then(|n| view.node(n)) else {
             return vec![];
         };
+        if self.skipped_since.len() > view.jobs.len() + 64 {
+            let live: HashSet<u64> = view.jobs.iter().map(|j| j.id).collect();
+            self.skipped_since.retain(|j, _| live.contains(j));
+        }
         let mut out = self.assign_maps(view, node);
-        let allowed = allowances(view, &view.jobs.iter().map(|j| j.id).collect::<Vec<_>>());
-        let order = job_order(view, &allowed);
-        let slow = self.slowdowns(view);
-        let me = view.position(&node.name).map_or(1.0, |p| slow[p]);
-        let faster_free =
-            view.nodes.iter().zip(&slow).any(|(m, s)| {
-                m.name != node.name && m.free_reduce_slots > 0 && *s < SLOW_FOR_REDUCES
-            });
-        if !(me >= SLOW_FOR_REDUCES && faster_free) {
-            out.extend(reduces_for(view, node, &order));
+        if node.free_reduce_slots > 0 {
+            let blocked = self.slowdown(node) >= SLOW_FOR_REDUCES
+                && view.nodes.iter().any(|m| {
+                    m.name != node.name
+                        && m.free_reduce_slots > 0
+                        && self.slowdown(m) < SLOW_FOR_REDUCES
+                });
+            if !blocked {
+                let allowed = allowances(view, &view.jobs.iter().map(|j| j.id).collect::<Vec<_>>());
+                out.extend(reduces_for(view, node, &job_order(view, &allowed)));
+            }
         }
         out
     }
@@ -563,10 +623,13 @@ impl Scheduler for Atlas {
         let compute = (r.runtime_s - read) / bytes;
         self.levels[r.locality as usize].add(read / bytes);
         self.compute.add(compute);
-        self.node_compute
-            .entry(r.node.clone())
-            .or_default()
-            .add(compute);
+        let node = self.node_compute.entry(r.node.clone()).or_default();
+        node.add(compute);
+        let newly_trusted = node.samples == TRUSTED_AFTER;
+        self.reports += 1;
+        if newly_trusted || self.reports.is_multiple_of(MEDIAN_EVERY) {
+            self.update_median();
+        }
     }
 
     fn save_state(&self) -> Option<String> {
@@ -598,6 +661,7 @@ impl Scheduler for Atlas {
         self.levels = levels;
         self.compute = s.compute;
         self.node_compute = s.node_compute;
+        self.update_median();
         Ok(())
     }
 }
@@ -822,10 +886,12 @@ mod tests {
                 );
             }
         }
-        let slow = s.slowdowns(&v);
+        let slow: Vec<f64> = v.nodes.iter().map(|n| s.slowdown(n)).collect();
         assert!((slow[0] - 3.0).abs() < 1e-9 && slow[1] == 1.0, "{slow:?}");
+        assert_eq!(beat(&mut s.clone(), &v, "f1").len(), 1);
         assert!(beat(&mut s, &v, "s").is_empty());
-        assert_eq!(beat(&mut s, &v, "f1").len(), 1);
+        v.now = 5.0;
+        assert!(beat(&mut s, &v, "s").is_empty(), "passed over for 5 s only");
         v.now = 100.0;
         assert_eq!(beat(&mut s, &v, "s").len(), 1, "it waited long enough");
     }

@@ -107,12 +107,24 @@ struct SimArgs {
     /// Map tasks (default: the idle slots at the start).
     #[arg(long)]
     tasks: Option<usize>,
-    /// Jobs the tasks are split over.
+    /// Jobs the tasks are split over (with --workload mixed: jobs in the
+    /// schedule).
     #[arg(long, default_value_t = 1)]
     jobs: usize,
-    /// Seconds between job arrivals (0: all at once).
+    /// Seconds between job arrivals (0: all at once); with --workload
+    /// mixed, the mean of the exponential inter-arrival times (0: the
+    /// paper's 14 s).
     #[arg(long, default_value_t = 0.0)]
     interarrival: f64,
+    /// `equal`: --tasks split over --jobs in equal shares; `mixed`: the
+    /// matchmaking paper's Facebook bins (1 to 200 maps a job, times
+    /// --map-scale), each map reading a block drawn from --blocks, as
+    /// `mr bench --workloads mixed` runs on a cluster.
+    #[arg(long, default_value = "equal", value_parser = ["equal", "mixed"])]
+    workload: String,
+    /// Mixed: factor on the bins' map counts.
+    #[arg(long, default_value_t = 1.0)]
+    map_scale: f64,
     /// Block cache per node (0: none).
     #[arg(long, default_value = "0", value_parser = parse_size)]
     cache_size: u64,
@@ -699,7 +711,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
                 None => Default::default(),
             },
-            workload: vec![],
+            workload: if a.workload == "mixed" {
+                if !(a.map_scale.is_finite() && a.map_scale > 0.0) {
+                    anyhow::bail!("--map-scale must be a number > 0, not {}", a.map_scale);
+                }
+                let mean = if a.interarrival > 0.0 {
+                    a.interarrival
+                } else {
+                    14.0
+                };
+                sim::config::facebook_mixed(a.jobs, mean, a.map_scale, a.seed)
+            } else {
+                vec![]
+            },
         };
         return cli::sim::run(&cfg, &a.scheduler, a.json);
     }
