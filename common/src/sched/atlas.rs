@@ -272,13 +272,13 @@ fn overloaded(n: &NodeView) -> bool {
 /// How many more maps each job with maps to run may start within its
 /// share: a max-min fair share of all the map slots (each job's demand is
 /// what it runs plus what it has pending), rounded so that the shares add
-/// up to the slots (fractions go to the jobs in `order`), minus what the
-/// job runs already.
-fn allowances(view: &ClusterView, order: &[u64]) -> HashMap<u64, u32> {
+/// up to the slots (fractions go to the jobs in the view's order), minus
+/// what the job runs already.
+fn allowances(view: &ClusterView) -> HashMap<u64, u32> {
     let total: f64 = view.nodes.iter().map(|n| n.map_slots as f64).sum();
-    let demand: Vec<(u64, f64, u32)> = order
+    let demand: Vec<(u64, f64, u32)> = view
+        .jobs
         .iter()
-        .filter_map(|id| view.jobs.iter().find(|j| j.id == *id))
         .filter(|j| j.pending_maps > 0)
         .map(|j| {
             (
@@ -470,7 +470,7 @@ impl Atlas {
             v.sort_by_key(|(l, c, alts, i, _)| (*l, *c, *alts, *i));
             v.reverse(); // pop() takes the best
         }
-        let mut allowed = allowances(view, &view.jobs.iter().map(|j| j.id).collect::<Vec<_>>());
+        let mut allowed = allowances(view);
         let mut taken: HashSet<TaskId> = HashSet::new();
         // Local tasks looked at and left: the remote pass skips them.
         let mut passed: HashSet<TaskId> = HashSet::new();
@@ -549,37 +549,28 @@ impl Atlas {
 fn reduces_for(view: &ClusterView, node: &NodeView, order: &[u64]) -> Vec<Assignment> {
     let others = view.nodes.len() > 1;
     let mut out = Vec::new();
-    let mut free = node.free_reduce_slots as usize;
     for job in order {
+        let free = node.free_reduce_slots as usize - out.len();
         if free == 0 {
             break;
         }
-        let usable = |t: &&PendingTask| !(others && t.avoid.contains(&node.name));
-        let take: Vec<Assignment> = match view.locality_index() {
-            Some(ix) => ix
-                .reduces_of(*job)
-                .map(|p| &view.pending[p])
-                .filter(usable)
-                .take(free)
-                .map(|t| Assignment {
-                    task: t.id,
-                    node: node.name.clone(),
-                })
-                .collect(),
-            None => view
-                .pending
-                .iter()
-                .filter(|t| t.job == *job && t.kind == TaskKind::Reduce)
-                .filter(usable)
-                .take(free)
-                .map(|t| Assignment {
-                    task: t.id,
-                    node: node.name.clone(),
-                })
-                .collect(),
+        let reduces: Box<dyn Iterator<Item = &PendingTask>> = match view.locality_index() {
+            Some(ix) => Box::new(ix.reduces_of(*job).map(|p| &view.pending[p])),
+            None => Box::new(
+                view.pending
+                    .iter()
+                    .filter(|t| t.job == *job && t.kind == TaskKind::Reduce),
+            ),
         };
-        free -= take.len();
-        out.extend(take);
+        out.extend(
+            reduces
+                .filter(|t| !(others && t.avoid.contains(&node.name)))
+                .take(free)
+                .map(|t| Assignment {
+                    task: t.id,
+                    node: node.name.clone(),
+                }),
+        );
     }
     out
 }
@@ -607,7 +598,7 @@ impl Scheduler for Atlas {
                         && self.slowdown(m) < SLOW_FOR_REDUCES
                 });
             if !blocked {
-                let allowed = allowances(view, &view.jobs.iter().map(|j| j.id).collect::<Vec<_>>());
+                let allowed = allowances(view);
                 out.extend(reduces_for(view, node, &job_order(view, &allowed)));
             }
         }
