@@ -247,6 +247,8 @@ fn bad_options_are_refused_before_anything_runs() {
             &["bench", "sweep", "maps", "--values", "0"][..],
             "map count",
         ),
+        (&["bench", "paper", "late"][..], "unknown paper"),
+        (&["bench", "paper", "lsap", "--reps", "0"][..], "--reps"),
     ] {
         let r = c.mr(args);
         assert!(!r.status.success(), "{args:?} succeeded");
@@ -256,4 +258,92 @@ fn bad_options_are_refused_before_anything_runs() {
     // Nothing was generated.
     let ls = c.mr_ok(&["fs", "ls", "/"]);
     assert!(!ls.contains("/bench"), "{ls}");
+}
+
+/// `mr bench paper all --quick`: every paper's experiment end to end on
+/// real jobs (one tiny run per cell), each report with its tables beside
+/// the paper's, its CSV and its plot, and the simulator calibrated on the
+/// runs' history.
+#[test]
+fn every_paper_experiment_runs_end_to_end_in_quick_mode() {
+    let c = cluster("bench-paper");
+    let out = c.dir.join("papers");
+    let r = c.mr(&[
+        "bench",
+        "paper",
+        "all",
+        "--quick",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(
+        r.status.success(),
+        "mr bench paper failed: {}\n{}",
+        String::from_utf8_lossy(&r.stderr),
+        c.logs_tail()
+    );
+    for (name, labels, pngs) in [
+        (
+            "clqlmrs",
+            &["fifo", "delay", "acl", "clqlmrs"][..],
+            &["clqlmrs"][..],
+        ),
+        (
+            "hybsmrp",
+            &["fifo", "fair", "hybsmrp", "hybsmrp-sjf"][..],
+            &["hybsmrp-wordcount", "hybsmrp-terasort"][..],
+        ),
+        (
+            "matchmaking",
+            &["fifo", "delay", "matchmaking"][..],
+            &["matchmaking"][..],
+        ),
+        ("lsap", &["fifo", "lsap"][..], &["lsap"][..]),
+        (
+            "compat-nb",
+            &["capacity", "compat-nb"][..],
+            &["compat-nb"][..],
+        ),
+        ("simulator", &["fifo", "atlas", "compat-nb"][..], &[][..]),
+    ] {
+        let md = std::fs::read_to_string(out.join(format!("{name}.md"))).unwrap();
+        assert!(!md.contains("Failed cells"), "{name}: {md}");
+        assert!(
+            md.contains("## Beside the paper") || md.contains("## Rankings"),
+            "{name}: {md}"
+        );
+        let rows = read_csv(&out.join(format!("{name}.csv")));
+        for l in labels {
+            assert!(
+                rows.iter()
+                    .any(|r| r["scheduler"] == *l && r["sweep"] == name),
+                "{name}: no row of {l}"
+            );
+        }
+        for p in pngs {
+            assert!(
+                std::fs::read(out.join(format!("{p}.png")))
+                    .unwrap()
+                    .starts_with(b"\x89PNG"),
+                "{p}.png"
+            );
+            assert!(md.contains(&format!("]({p}.png)")), "{name}: {md}");
+        }
+    }
+    // The LSAP experiment stored its inputs with 3 replicas.
+    let rows = read_csv(&out.join("lsap.csv"));
+    assert!(rows.iter().all(|r| r["workload"] == "wordcount"));
+    let ls = c.mr_ok(&["fs", "ls", "/bench/input"]);
+    assert!(ls.contains("-r3"), "{ls}");
+    let md = std::fs::read_to_string(out.join("simulator.md")).unwrap();
+    assert!(md.contains("Spearman"), "{md}");
+    // Caches and policy put back.
+    let st = c.status();
+    assert!(st["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|w| w["cache_capacity_bytes"].as_u64() == Some(8 << 20)));
+    assert!(c.mr_ok(&["admin", "scheduler", "show"]).contains("fifo"));
 }

@@ -497,9 +497,10 @@ fn matchmaking(seed: u64) -> Result<Figure, String> {
 }
 
 /// (tasks, FIFO %, Fair %, HybSMRP %) from the paper's table.
-type HybRow = (u32, f64, f64, f64);
+pub type HybRow = (u32, f64, f64, f64);
 
-const HYB_T4: [HybRow; 10] = [
+/// Table 4 (WordCount).
+pub const HYB_T4: [HybRow; 10] = [
     (10, 18.0, 60.0, 24.0),
     (20, 19.0, 62.0, 35.0),
     (30, 22.0, 65.0, 49.0),
@@ -512,7 +513,8 @@ const HYB_T4: [HybRow; 10] = [
     (100, 39.0, 48.0, 61.0),
 ];
 
-const HYB_T5: [HybRow; 10] = [
+/// Table 5 (TeraSort).
+pub const HYB_T5: [HybRow; 10] = [
     (10, 22.0, 32.0, 45.0),
     (20, 39.0, 33.0, 41.0),
     (30, 26.0, 39.0, 49.0),

@@ -126,7 +126,8 @@ impl Cluster {
     }
 
     /// Runs a generator (`randomtextwriter`, `randomwriter`, `teragen`)
-    /// writing `size` bytes in blocks of `block` into `out`.
+    /// writing `size` bytes in blocks of `block`, with `replication`
+    /// replicas (0: the cluster's default), into `out`.
     pub async fn generate(
         &self,
         generator: &str,
@@ -134,6 +135,7 @@ impl Cluster {
         size: u64,
         block: u64,
         seed: u64,
+        replication: u32,
     ) -> anyhow::Result<Value> {
         // A share a little under one block per map, as `mr gen` does, so no
         // map spills a sliver into a second block.
@@ -148,6 +150,7 @@ impl Cluster {
                 ..Default::default()
             },
             output_block_size: block,
+            output_replication: replication,
             queue: "default".into(),
             ..Default::default()
         };

@@ -34,6 +34,7 @@ pub async fn run(cfg: ClusterConfig, opts: &Opts, command: String) -> anyhow::Re
                     mean_interarrival: opts.mean_interarrival,
                     map_scale: opts.map_scale,
                     seed: opts.seed,
+                    ..Cell::default()
                 });
             }
         }

@@ -73,6 +73,20 @@ pub fn schedule(
     out
 }
 
+/// Gives every job of `sched` `maps` distinct blocks of the pool, drawn
+/// anew (deterministic for a `seed`), keeping the arrival times: the
+/// papers' experiments at a fixed number of tasks per job.
+pub fn fix_maps(sched: &mut [Arrival], maps: usize, pool: usize, seed: u64) {
+    let mut rng = fastrand::Rng::with_seed(seed ^ 0x6d61_7073);
+    let maps = maps.clamp(1, pool.max(1));
+    for a in sched {
+        let mut all: Vec<usize> = (0..pool).collect();
+        rng.shuffle(&mut all);
+        a.blocks = all[..maps.min(pool)].to_vec();
+        a.blocks.sort_unstable();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +127,12 @@ mod tests {
             .filter(|x| x.bin == 6)
             .all(|x| x.blocks.len() == 24));
         assert!(a.iter().filter(|x| x.bin == 1).all(|x| x.blocks.len() == 1));
+        let mut b = a.clone();
+        fix_maps(&mut b, 5, 24, 3);
+        assert!(b
+            .iter()
+            .zip(&a)
+            .all(|(x, y)| x.at == y.at && x.blocks.len() == 5));
+        assert!(b.iter().all(|x| x.blocks.windows(2).all(|w| w[0] < w[1])));
     }
 }

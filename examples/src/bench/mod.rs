@@ -15,6 +15,7 @@ pub mod cluster;
 pub mod matrix;
 pub mod mixed;
 pub mod oracle;
+pub mod paper;
 pub mod plot;
 pub mod progress;
 pub mod report;
@@ -26,8 +27,9 @@ use anyhow::bail;
 use std::path::PathBuf;
 use std::time::Duration;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum Workload {
+    #[default]
     WordCount,
     Sort,
     TeraSort,
@@ -81,8 +83,9 @@ impl Workload {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CacheMode {
+    #[default]
     /// Every block of the input dropped from every block cache before each
     /// run. The OS page cache keeps what it holds, so a "cold" node-local
     /// read may still come from memory.

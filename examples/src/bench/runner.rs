@@ -29,6 +29,7 @@ enum Oracle {
 /// A stored input and what it implies.
 #[derive(Debug, Clone)]
 pub struct Input {
+    pub workload: Workload,
     pub path: String,
     pub files: Vec<Entry>,
     pub bytes: u64,
@@ -36,11 +37,27 @@ pub struct Input {
     oracles: Vec<Oracle>,
 }
 
+/// How an input is generated: its bytes, block size, seed and replicas
+/// (0: the cluster's default).
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    pub size: u64,
+    pub block: u64,
+    pub seed: u64,
+    pub replication: u32,
+}
+
 /// The cell's knobs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Cell {
     pub workload: Workload,
+    /// The policy's registry name, and its parameters (empty: the
+    /// registry's defaults).
     pub scheduler: String,
+    pub params: HashMap<String, String>,
+    /// How rows and output paths name the policy (default: `scheduler`),
+    /// so one policy with two settings shows as two lines.
+    pub label: Option<String>,
     pub rep: u32,
     pub size: u64,
     pub block_size: u64,
@@ -51,14 +68,51 @@ pub struct Cell {
     pub mean_interarrival: Duration,
     pub map_scale: Option<f64>,
     pub seed: u64,
+    /// Replicas of the generated input (0: the cluster's default).
+    pub replication: u32,
+    pub mix: Mix,
+}
+
+/// What the jobs of a mixed cell are, beyond the Facebook bins' default
+/// of WordCount jobs in the default queue.
+#[derive(Debug, Clone, Default)]
+pub struct Mix {
+    /// Job `j` runs `jobs[j % len]` over blocks of that workload's pool
+    /// (empty: WordCount).
+    pub jobs: Vec<Workload>,
+    /// Job `j` goes to `queues[j % len]` (empty: `default`).
+    pub queues: Vec<String>,
+    /// Every job has this many maps instead of a bin's.
+    pub maps: Option<u32>,
+}
+
+impl Mix {
+    fn job(&self, j: usize) -> Workload {
+        match self.jobs.len() {
+            0 => Workload::WordCount,
+            n => self.jobs[j % n],
+        }
+    }
+
+    fn queue(&self, j: usize) -> &str {
+        match self.queues.len() {
+            0 => "default",
+            n => &self.queues[j % n],
+        }
+    }
 }
 
 impl Cell {
+    /// The policy as rows name it.
+    pub fn policy(&self) -> &str {
+        self.label.as_deref().unwrap_or(&self.scheduler)
+    }
+
     pub fn label(&self, reps: u32) -> String {
         format!(
             "{} × {}, rep {}/{reps}{}",
             self.workload.name(),
-            self.scheduler,
+            self.policy(),
             self.rep,
             if self.cache == CacheMode::AsLeft {
                 ", measured pass"
@@ -101,18 +155,22 @@ impl Runner {
     pub async fn input(
         &mut self,
         workload: Workload,
-        size: u64,
-        block: u64,
-        seed: u64,
+        pool: bool,
+        shape: Shape,
         progress: &mut MatrixProgress,
     ) -> anyhow::Result<Input> {
+        let Shape {
+            size,
+            block,
+            seed,
+            replication,
+        } = shape;
         let gen = workload.generator();
-        let kind = if workload == Workload::Mixed {
-            "pool"
-        } else {
-            "file"
-        };
-        let path = format!("{INPUT_DIR}/{gen}-{kind}-{size}-{block}-s{seed}");
+        let kind = if pool { "pool" } else { "file" };
+        let mut path = format!("{INPUT_DIR}/{gen}-{kind}-{size}-{block}-s{seed}");
+        if replication > 0 {
+            path += &format!("-r{replication}");
+        }
         if let Some(i) = self.inputs.get(&path) {
             return Ok(i.clone());
         }
@@ -125,7 +183,7 @@ impl Runner {
             ));
             self.cluster.remove(&path).await?;
             self.cluster
-                .generate(gen, &path, size, block, seed)
+                .generate(gen, &path, size, block, seed, replication)
                 .await
                 .with_context(|| format!("generating {path}"))?;
             files = self.cluster.data_files(&path).await?;
@@ -143,6 +201,7 @@ impl Runner {
             });
         }
         let input = Input {
+            workload,
             bytes: files.iter().map(|f| f.size).sum(),
             path: path.clone(),
             files,
@@ -158,23 +217,41 @@ impl Runner {
         cell: &Cell,
         progress: &mut MatrixProgress,
     ) -> anyhow::Result<Vec<Row>> {
+        let shape = Shape {
+            size: cell.size,
+            block: cell.block_size,
+            seed: cell.seed,
+            replication: cell.replication,
+        };
+        let mixed = cell.workload == Workload::Mixed;
         let input = self
             .input(
-                cell.workload,
-                cell.size,
-                cell.block_size,
-                cell.seed,
+                if mixed {
+                    cell.mix.job(0)
+                } else {
+                    cell.workload
+                },
+                mixed,
+                shape,
                 progress,
             )
             .await?;
-        self.cluster.set_scheduler(&cell.scheduler).await?;
+        let mut pools = vec![input.clone()];
+        if mixed {
+            for w in cell.mix.jobs.iter().skip(1) {
+                if !pools.iter().any(|p| p.workload == *w) {
+                    pools.push(self.input(*w, true, shape, progress).await?);
+                }
+            }
+        }
+        self.cluster
+            .set_scheduler_with(&cell.scheduler, cell.params.clone())
+            .await?;
         let policy = policy_text(&self.cluster.scheduler().await?);
         if cell.cache != CacheMode::AsLeft {
+            let paths: Vec<String> = pools.iter().map(|p| p.path.clone()).collect();
             self.cluster
-                .set_cached(
-                    std::slice::from_ref(&input.path),
-                    cell.cache == CacheMode::Warm,
-                )
+                .set_cached(&paths, cell.cache == CacheMode::Warm)
                 .await?;
         }
         if cell.cache == CacheMode::ColdOs {
@@ -183,19 +260,19 @@ impl Runner {
         let out = format!(
             "{OUT_DIR}/{}/{}/{}",
             cell.workload.name(),
-            cell.scheduler,
+            cell.policy(),
             cell.rep
         );
         let check = format!(
             "{CHECK_DIR}/{}/{}/{}",
             cell.workload.name(),
-            cell.scheduler,
+            cell.policy(),
             cell.rep
         );
         self.cluster.remove(&out).await?;
         self.cluster.remove(&check).await?;
         let mut rows = if cell.workload == Workload::Mixed {
-            self.run_mixed(cell, &input, &out, progress).await?
+            self.run_mixed(cell, &pools, &out, &check, progress).await?
         } else {
             vec![
                 self.run_single(cell, &input, &out, &check, progress)
@@ -215,6 +292,7 @@ impl Runner {
             }
         }
         for r in &mut rows {
+            r.scheduler = cell.policy().into();
             r.workload = cell.workload.name().into();
             r.rep = cell.rep;
             r.workers = self.workers;
@@ -260,29 +338,49 @@ impl Runner {
 
     /// The mixed workload: the schedule's jobs submitted at their arrival
     /// times, followed together, each validated against its blocks' oracle.
+    /// Job `j` reads the blocks the schedule drew from the pool of its
+    /// workload (`pools` holds one per workload of the mix, in the same
+    /// block count).
     async fn run_mixed(
         &mut self,
         cell: &Cell,
-        pool: &Input,
+        pools: &[Input],
         out: &str,
+        check: &str,
         progress: &mut MatrixProgress,
     ) -> anyhow::Result<Vec<Row>> {
+        let pool_of = |w: Workload| {
+            pools
+                .iter()
+                .find(|p| p.workload == w)
+                .expect("a pool per workload of the mix")
+        };
+        let blocks = pools.iter().map(|p| p.files.len()).min().unwrap_or(0);
         // The same schedule for every policy within a repetition.
-        let sched = mixed::schedule(
+        let mut sched = mixed::schedule(
             cell.jobs as usize,
             cell.mean_interarrival,
-            pool.files.len(),
+            blocks,
             cell.map_scale,
             cell.seed.wrapping_add(cell.rep as u64),
         );
+        if let Some(m) = cell.mix.maps {
+            mixed::fix_maps(&mut sched, m as usize, blocks, cell.seed);
+        }
         let start = Instant::now();
         let mut ids: Vec<Option<u64>> = vec![None; sched.len()];
         let mut done: Vec<Option<serde_json::Value>> = vec![None; sched.len()];
         loop {
             for (j, a) in sched.iter().enumerate() {
                 if ids[j].is_none() && start.elapsed() >= a.at {
+                    let w = cell.mix.job(j);
+                    let pool = pool_of(w);
+                    let mut params = JobParams::default();
+                    if w == Workload::Sort {
+                        params.extra.insert("total_order".into(), "true".into());
+                    }
                     let s = Submit {
-                        job: "wordcount".into(),
+                        job: w.job().into(),
                         inputs: a
                             .blocks
                             .iter()
@@ -290,8 +388,9 @@ impl Runner {
                             .collect(),
                         output: format!("{out}/{j:03}"),
                         reducers: (a.blocks.len() as u32 / 4).clamp(1, cell.reducers),
+                        params,
                         output_replication: 1,
-                        queue: "default".into(),
+                        queue: cell.mix.queue(j).into(),
                         ..Default::default()
                     };
                     ids[j] = Some(self.cluster.submit(s).await?);
@@ -324,9 +423,12 @@ impl Runner {
         for (j, (a, v)) in sched.iter().zip(done).enumerate() {
             let v = v.expect("every job finished");
             ensure_succeeded(&v)?;
+            let w = cell.mix.job(j);
+            let pool = pool_of(w);
             let oracles: Vec<Oracle> = a.blocks.iter().map(|&b| pool.oracles[b].clone()).collect();
             let part_out = format!("{out}/{j:03}");
-            self.validate(Workload::Mixed, &oracles, &part_out, "", progress)
+            let part_check = format!("{check}/{j:03}");
+            self.validate(w, &oracles, &part_out, &part_check, progress)
                 .await
                 .with_context(|| format!("mixed job {} did not validate", v["job_id"]))?;
             let mut row = Row::from_summary(&v);

@@ -152,6 +152,7 @@ pub async fn run(
                     mean_interarrival: Default::default(),
                     map_scale: None,
                     seed: opts.seed,
+                    ..Cell::default()
                 };
                 match kind {
                     Kind::BlockSize => c.block_size = v,

@@ -371,6 +371,39 @@ enum BenchCmd {
         #[command(flatten)]
         common: BenchCommon,
     },
+    /// Rerun a seed paper's headline experiment with real jobs on the
+    /// cluster (the emulated LAN of scripts/lan.sh is the reference) and
+    /// write DIR/NAME.md (our figures beside the paper's, the setup, where
+    /// ours differs), DIR/NAME.csv and a PNG. NAME: clqlmrs (job time and
+    /// cache locality, FIFO/Delay/ACL/CLQLMRS), hybsmrp (locality and job
+    /// time by maps per job, WordCount and TeraSort, FIFO/Fair/HybSMRP FCFS
+    /// and SJF), matchmaking (locality and map response time on the
+    /// Facebook-bin workload), lsap (local tasks with 3 replicas, fifo vs
+    /// lsap), compat-nb (runtime of CPU- and I/O-bound batches vs Capacity
+    /// with 3 queues), simulator (every policy on the cluster and in the
+    /// simulator calibrated on those runs, ranked both ways), or all.
+    ///
+    /// Example: mr bench paper all --out docs/bench/papers (about an hour
+    /// on the emulated LAN; --quick: a smoke run of a few minutes).
+    Paper {
+        name: String,
+        /// Where the reports go (created if missing).
+        #[arg(long, default_value = "bench-papers")]
+        out: PathBuf,
+        /// Runs per policy and point.
+        #[arg(long, default_value_t = 3)]
+        reps: u32,
+        /// Tiny inputs and one run of each cell: checks the harness, not
+        /// the papers.
+        #[arg(long)]
+        quick: bool,
+        /// Seeds the inputs and the schedules.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// No progress display (for scripts).
+        #[arg(long, short = 'q')]
+        quiet: bool,
+    },
 }
 
 fn bench_opts(
@@ -857,6 +890,23 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     let values = kind.values(values.as_deref().unwrap_or(kind.default_values()))?;
                     let o = bench_opts(&common, &workload, "cold")?;
                     examples::bench::sweep::run(cfg, kind, &values, &o).await
+                }
+                Some(BenchCmd::Paper {
+                    name,
+                    out,
+                    reps,
+                    quick,
+                    seed,
+                    quiet,
+                }) => {
+                    let o = examples::bench::paper::PaperOpts {
+                        out,
+                        reps,
+                        quick,
+                        seed,
+                        quiet,
+                    };
+                    examples::bench::paper::run(cfg, &name, &o, command).await
                 }
                 Some(BenchCmd::Sched { .. }) => unreachable!("handled before loading the config"),
             }

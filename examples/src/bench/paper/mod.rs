@@ -1,0 +1,337 @@
+//! `mr bench paper NAME --out DIR`: each seed paper's headline experiment
+//! rerun with real WordCount, Sort and TeraSort jobs on whatever cluster the
+//! config names (the emulated LAN of `scripts/lan.sh` is the reference),
+//! scaled to a small cluster, and written as `DIR/NAME.md` (our figures
+//! beside the paper's, the setup, and where ours differs) with a PNG and
+//! the rows in `DIR/NAME.csv`.
+//!
+//! Every job is validated as in `mr bench`; a cell that fails is reported
+//! and never becomes a figure. Within a repetition every policy runs once,
+//! in turn, over the same schedule and inputs. `--quick` shrinks every
+//! experiment to a smoke run (one repetition, tiny inputs) that checks the
+//! harness end to end, not the papers.
+//!
+//! The experiments, one file each: [`clqlmrs`], [`hybsmrp`],
+//! [`matchmaking`], [`lsap`], [`compat_nb`], and [`simulator`] (the
+//! calibrated simulator against the cluster, every policy).
+
+pub mod clqlmrs;
+pub mod compat_nb;
+pub mod hybsmrp;
+pub mod lsap;
+pub mod matchmaking;
+pub mod simulator;
+pub mod stats;
+
+use super::cluster::Cluster;
+use super::matrix::{restore_scheduler, run_cells};
+use super::progress::MatrixProgress;
+use super::report::utc;
+use super::results::{CsvWriter, Row};
+use super::runner::{Cell, Runner};
+use super::{CacheMode, Workload};
+use anyhow::{bail, Context};
+use common::config::ClusterConfig;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// What `mr bench paper` accepts, in the order `all` runs them.
+pub const NAMES: [&str; 6] = [
+    "clqlmrs",
+    "hybsmrp",
+    "matchmaking",
+    "lsap",
+    "compat-nb",
+    "simulator",
+];
+
+#[derive(Debug, Clone)]
+pub struct PaperOpts {
+    pub out: PathBuf,
+    /// Repetitions per cell (`--quick`: 1).
+    pub reps: u32,
+    pub quick: bool,
+    pub seed: u64,
+    pub quiet: bool,
+}
+
+/// The papers `name` asks for.
+pub fn parse(name: &str) -> anyhow::Result<Vec<&'static str>> {
+    if name == "all" {
+        return Ok(NAMES.to_vec());
+    }
+    match NAMES.iter().find(|n| **n == name) {
+        Some(n) => Ok(vec![*n]),
+        None => bail!("unknown paper {name:?}: use {} or all", NAMES.join(", ")),
+    }
+}
+
+/// One policy as an experiment runs it: its registry name, parameters,
+/// and the label its rows carry.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    pub label: &'static str,
+    pub name: &'static str,
+    pub params: &'static [(&'static str, &'static str)],
+}
+
+impl Policy {
+    pub const fn plain(name: &'static str) -> Self {
+        Policy {
+            label: name,
+            name,
+            params: &[],
+        }
+    }
+}
+
+/// The sizes an experiment is built from.
+#[derive(Debug, Clone, Copy)]
+pub struct Scale {
+    pub block: u64,
+    /// The mixed workload's block pool.
+    pub pool: u64,
+    /// Jobs of a mixed schedule and their mean inter-arrival time.
+    pub jobs: u32,
+    pub interarrival: Duration,
+}
+
+impl Scale {
+    fn new(quick: bool) -> Self {
+        if quick {
+            Scale {
+                block: 256 << 10,
+                pool: 4 << 20,
+                jobs: 4,
+                interarrival: Duration::from_millis(300),
+            }
+        } else {
+            // The shoot-out's mixed workload (docs/bench/shootout): 16
+            // blocks of 16 MiB, 15 jobs 2 s apart on average.
+            Scale {
+                block: 16 << 20,
+                pool: 256 << 20,
+                jobs: 15,
+                interarrival: Duration::from_secs(2),
+            }
+        }
+    }
+
+    /// Bytes the generators cut into exactly `maps` blocks.
+    pub fn bytes_for_maps(&self, maps: u64) -> u64 {
+        maps * (self.block - self.block / 32)
+    }
+}
+
+/// What an experiment works with: the cluster, the options, and where its
+/// rows and failures go.
+pub struct Ctx<'a> {
+    pub runner: &'a mut Runner,
+    pub opts: &'a PaperOpts,
+    pub scale: Scale,
+    pub cfg: &'a ClusterConfig,
+    /// The paper being run: rows' `sweep` column.
+    pub paper: &'static str,
+    csv: CsvWriter,
+    pub rows: Vec<Row>,
+    pub failures: Vec<String>,
+}
+
+impl Ctx<'_> {
+    pub fn reps(&self) -> u32 {
+        if self.opts.quick {
+            1
+        } else {
+            self.opts.reps
+        }
+    }
+
+    /// A mixed-workload cell of `policy`, cold caches, the scale's
+    /// schedule; the caller adjusts the rest.
+    pub fn mixed(&self, policy: Policy, rep: u32) -> Cell {
+        Cell {
+            workload: Workload::Mixed,
+            scheduler: policy.name.into(),
+            params: policy
+                .params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<HashMap<_, _>>(),
+            label: Some(policy.label.into()),
+            rep,
+            size: self.scale.pool,
+            block_size: self.scale.block,
+            cache: CacheMode::Cold,
+            reducers: 2,
+            jobs: self.scale.jobs,
+            mean_interarrival: self.scale.interarrival,
+            seed: self.opts.seed,
+            ..Cell::default()
+        }
+    }
+
+    /// Runs `cells` (their rows tagged with `x`, the experiment's point),
+    /// appending each to the CSV; returns the validated rows.
+    pub async fn run(&mut self, x: &str, cells: Vec<Cell>) -> Vec<Row> {
+        let mut progress = MatrixProgress::new(cells.len(), self.opts.quiet);
+        progress.note(&format!("{}: {x}", self.paper));
+        let (rows, failures) =
+            run_cells(self.runner, &cells, self.reps(), None, &mut progress).await;
+        progress.end();
+        self.failures
+            .extend(failures.into_iter().map(|f| format!("{x}: {f}")));
+        let mut out = Vec::with_capacity(rows.len());
+        for mut r in rows {
+            r.sweep = self.paper.into();
+            r.sweep_value = x.into();
+            if let Err(e) = self.csv.append(&r) {
+                self.failures.push(format!("cannot write the CSV: {e}"));
+            }
+            out.push(r);
+        }
+        self.rows.extend(out.iter().cloned());
+        out
+    }
+
+    /// Every policy of `policies` once per repetition, in turn, each cell
+    /// made by `cell`.
+    pub fn interleaved(
+        &self,
+        policies: &[Policy],
+        cell: &dyn Fn(Policy, u32) -> Cell,
+    ) -> Vec<Cell> {
+        let mut v = Vec::new();
+        for rep in 1..=self.reps() {
+            for p in policies {
+                v.push(cell(*p, rep));
+            }
+        }
+        v
+    }
+
+    pub fn png(&self, suffix: &str) -> PathBuf {
+        self.opts.out.join(format!("{}{suffix}.png", self.paper))
+    }
+}
+
+/// One experiment's report body (markdown, after the common header).
+pub struct Report {
+    pub title: String,
+    pub body: String,
+}
+
+/// Runs the papers `name` names, writing `DIR/NAME.md`, `.csv`, `.png`.
+pub async fn run(
+    cfg: ClusterConfig,
+    name: &str,
+    opts: &PaperOpts,
+    command: String,
+) -> anyhow::Result<()> {
+    let papers = parse(name)?;
+    if opts.reps == 0 {
+        bail!("--reps must be at least 1");
+    }
+    std::fs::create_dir_all(&opts.out)
+        .with_context(|| format!("cannot create the output directory {}", opts.out.display()))?;
+    let configured: Vec<(String, u64)> = cfg
+        .workers
+        .iter()
+        .map(|w| (w.name.clone(), w.cache))
+        .collect();
+    let mut runner = Runner::new(Cluster::connect(cfg.clone())?).await?;
+    let before = runner.cluster.scheduler().await?;
+    let mut failed = Vec::new();
+    for paper in papers {
+        let started = Instant::now();
+        let started_ms = common::now_ms();
+        runner.history_dir = (paper == "simulator").then(|| opts.out.join("history-simulator"));
+        if let Some(d) = &runner.history_dir {
+            // A rerun must not calibrate on an earlier run's jobs.
+            let _ = std::fs::remove_dir_all(d);
+        }
+        let csv = CsvWriter::create(&opts.out.join(format!("{paper}.csv")))?;
+        let mut ctx = Ctx {
+            runner: &mut runner,
+            opts,
+            scale: Scale::new(opts.quick),
+            cfg: &cfg,
+            paper,
+            csv,
+            rows: Vec::new(),
+            failures: Vec::new(),
+        };
+        let report = match paper {
+            "clqlmrs" => clqlmrs::run(&mut ctx).await,
+            "hybsmrp" => hybsmrp::run(&mut ctx).await,
+            "matchmaking" => matchmaking::run(&mut ctx).await,
+            "lsap" => lsap::run(&mut ctx).await,
+            "compat-nb" => compat_nb::run(&mut ctx).await,
+            "simulator" => simulator::run(&mut ctx).await,
+            _ => unreachable!("parse() names only these"),
+        };
+        // Experiments that bound the caches leave them bounded on error.
+        for (w, bytes) in &configured {
+            if let Err(e) = ctx.runner.cluster.resize_caches(*bytes, w).await {
+                tracing::warn!(worker = %w, "could not restore the cache size: {e:#}");
+            }
+        }
+        let failures = std::mem::take(&mut ctx.failures);
+        let report = match report {
+            Ok(r) => r,
+            Err(e) => {
+                failed.push(format!("{paper}: {e:#}"));
+                continue;
+            }
+        };
+        let (day, time) = utc(started_ms);
+        let mut md = format!(
+            "# {}\n\nWritten by `{command}` on {day} at {time} UTC in {:.0} s ({} cores).\n\nCluster: {}.\n\n{}",
+            report.title,
+            started.elapsed().as_secs_f64(),
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+            runner.base_config,
+            report.body
+        );
+        if !failures.is_empty() {
+            md += "\n## Failed cells (not counted)\n\n";
+            for f in &failures {
+                md += &format!("- {f}\n");
+            }
+            failed.push(format!("{paper}: {} cell(s) failed", failures.len()));
+        }
+        std::fs::write(opts.out.join(format!("{paper}.md")), md)?;
+        if !opts.quiet {
+            eprintln!(
+                "{paper}: {}",
+                opts.out.join(format!("{paper}.md")).display()
+            );
+        }
+    }
+    restore_scheduler(&runner, &before).await;
+    if !failed.is_empty() {
+        bail!("{}", failed.join("; "));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_and_all_is_every_paper() {
+        assert_eq!(parse("all").unwrap(), NAMES.to_vec());
+        assert_eq!(parse("lsap").unwrap(), vec!["lsap"]);
+        let e = parse("late").unwrap_err().to_string();
+        assert!(e.contains("clqlmrs") && e.contains("all"), "{e}");
+    }
+
+    #[test]
+    fn maps_from_bytes_as_the_generators_cut_them() {
+        let s = Scale::new(false);
+        // A share a little under a block per map: exactly n blocks.
+        let b = s.bytes_for_maps(6);
+        assert_eq!(b.div_ceil(s.block - s.block / 32), 6);
+    }
+}
