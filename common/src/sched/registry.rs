@@ -59,6 +59,7 @@ pub const NAMES: &[&str] = &[
     "lsap",
     "lsap-fair",
     "clqlmrs",
+    "clqlmrs-wait",
     "acl",
     "compat-nb",
     "atlas",
@@ -163,6 +164,11 @@ pub fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>, SchedError> {
         "lsap" => return Ok(Box::new(Lsap::from_params(&spec.params)?)),
         "lsap-fair" => return Ok(Box::new(LsapFair::from_params(&spec.params)?)),
         "clqlmrs" => return Ok(Box::new(Clqlmrs::from_params(&spec.params)?)),
+        "clqlmrs-wait" => {
+            let mut p = spec.params.clone();
+            p.entry("wait".into()).or_insert_with(|| "hb".into());
+            return Ok(Box::new(Clqlmrs::from_params(&p)?));
+        }
         "acl" => return Ok(Box::new(Acl::from_params(&spec.params)?)),
         "compat-nb" => return Ok(Box::new(CompatNb::from_params(&spec.params)?)),
         "atlas" => return Ok(Box::new(Atlas::from_params(&spec.params)?)),
