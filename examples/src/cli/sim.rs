@@ -42,7 +42,7 @@ pub fn run(cfg: &SimConfig, schedulers: &[String], as_json: bool) -> anyhow::Res
             row.extend(r.locality.iter().map(|n| n.to_string()));
             row.extend([
                 format!("{:.1}", r.makespan_s),
-                format!("{:.1}", r.mean_job_time_s),
+                format!("{:.3}", r.mean_job_time_s),
                 format!("{:.0}", r.data_locality_cost),
                 format!("{:.3}", r.fairness_distance),
                 format!("{:.3}", r.decision_pct(0.5)),

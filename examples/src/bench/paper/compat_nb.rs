@@ -25,7 +25,7 @@ pub async fn run(ctx: &mut Ctx<'_>) -> anyhow::Result<Report> {
     let (xs, maps): (&[u64], u32) = if ctx.opts.quick {
         (&[2], 2)
     } else {
-        (&[3, 9], 6)
+        (&[3, 6], 3)
     };
     for &n in xs {
         let cells = ctx.interleaved(&POLICIES, &|p, rep| {

@@ -136,6 +136,9 @@ pub struct Ctx<'a> {
     csv: CsvWriter,
     pub rows: Vec<Row>,
     pub failures: Vec<String>,
+    /// An experiment's own bound on `--reps`, where a cell takes minutes
+    /// (TeraSort over a shaped network, every policy in the simulator's).
+    pub max_reps: Option<u32>,
 }
 
 impl Ctx<'_> {
@@ -143,7 +146,7 @@ impl Ctx<'_> {
         if self.opts.quick {
             1
         } else {
-            self.opts.reps
+            self.opts.reps.min(self.max_reps.unwrap_or(u32::MAX))
         }
     }
 
@@ -260,6 +263,7 @@ pub async fn run(
             csv,
             rows: Vec::new(),
             failures: Vec::new(),
+            max_reps: None,
         };
         let report = match paper {
             "clqlmrs" => clqlmrs::run(&mut ctx).await,
