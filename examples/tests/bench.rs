@@ -305,7 +305,11 @@ fn every_paper_experiment_runs_end_to_end_in_quick_mode() {
             &["capacity", "compat-nb"][..],
             &["compat-nb"][..],
         ),
-        ("simulator", &["fifo", "atlas", "compat-nb"][..], &[][..]),
+        (
+            "simulator-vs-lan",
+            &["fifo", "atlas", "compat-nb"][..],
+            &[][..],
+        ),
     ] {
         let md = std::fs::read_to_string(out.join(format!("{name}.md"))).unwrap();
         assert!(!md.contains("Failed cells"), "{name}: {md}");
@@ -336,7 +340,7 @@ fn every_paper_experiment_runs_end_to_end_in_quick_mode() {
     assert!(rows.iter().all(|r| r["workload"] == "wordcount"));
     let ls = c.mr_ok(&["fs", "ls", "/bench/input"]);
     assert!(ls.contains("-r3"), "{ls}");
-    let md = std::fs::read_to_string(out.join("simulator.md")).unwrap();
+    let md = std::fs::read_to_string(out.join("simulator-vs-lan.md")).unwrap();
     assert!(md.contains("Spearman"), "{md}");
     // Caches and policy put back.
     let st = c.status();

@@ -381,7 +381,8 @@ enum BenchCmd {
     /// Facebook-bin workload), lsap (local tasks with 3 replicas, fifo vs
     /// lsap), compat-nb (runtime of CPU- and I/O-bound batches vs Capacity
     /// with 3 queues), simulator (every policy on the cluster and in the
-    /// simulator calibrated on those runs, ranked both ways), or all.
+    /// simulator calibrated on those runs, ranked both ways, written as
+    /// DIR/simulator-vs-lan.md), or all.
     ///
     /// Example: mr bench paper all --out docs/bench/papers (about an hour
     /// on the emulated LAN; --quick: a smoke run of a few minutes).

@@ -56,6 +56,14 @@ pub struct PaperOpts {
     pub quiet: bool,
 }
 
+/// The stem of a paper's report files: `DIR/STEM.md`, `.csv`, `.png`.
+pub fn stem(paper: &str) -> &str {
+    match paper {
+        "simulator" => "simulator-vs-lan",
+        p => p,
+    }
+}
+
 /// The papers `name` asks for.
 pub fn parse(name: &str) -> anyhow::Result<Vec<&'static str>> {
     if name == "all" {
@@ -214,7 +222,9 @@ impl Ctx<'_> {
     }
 
     pub fn png(&self, suffix: &str) -> PathBuf {
-        self.opts.out.join(format!("{}{suffix}.png", self.paper))
+        self.opts
+            .out
+            .join(format!("{}{suffix}.png", stem(self.paper)))
     }
 }
 
@@ -253,7 +263,7 @@ pub async fn run(
             // A rerun must not calibrate on an earlier run's jobs.
             let _ = std::fs::remove_dir_all(d);
         }
-        let csv = CsvWriter::create(&opts.out.join(format!("{paper}.csv")))?;
+        let csv = CsvWriter::create(&opts.out.join(format!("{}.csv", stem(paper))))?;
         let mut ctx = Ctx {
             runner: &mut runner,
             opts,
