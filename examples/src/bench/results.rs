@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 
-/// The five locality levels, best first (DESIGN.md's order).
+/// The five locality levels, best first (`common::sched::Locality` order).
 pub const LEVELS: [&str; 5] = [
     "cache_local",
     "node_local",
@@ -201,6 +201,65 @@ impl CsvWriter {
     }
 }
 
+/// The rows of a CSV this module wrote (the inverse of [`CsvWriter`]), so
+/// a report can be made again from an earlier run's figures.
+pub fn read_csv(path: &Path) -> anyhow::Result<Vec<Row>> {
+    use anyhow::Context;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    anyhow::ensure!(
+        header == HEADER,
+        "{}: not a results CSV of this version (its header differs)",
+        path.display()
+    );
+    let mut rows = Vec::new();
+    for (i, line) in lines.enumerate().filter(|(_, l)| !l.is_empty()) {
+        // Only the last field (config) is ever quoted.
+        let f: Vec<&str> = line.splitn(HEADER.len(), ',').collect();
+        let bad = || anyhow::anyhow!("{} line {}: malformed row", path.display(), i + 2);
+        if f.len() != HEADER.len() {
+            return Err(bad());
+        }
+        let u = |k: usize| f[k].parse::<u64>().map_err(|_| bad());
+        let x = |k: usize| f[k].parse::<f64>().map_err(|_| bad());
+        let config = f[30];
+        let config = match config.strip_prefix('"').and_then(|c| c.strip_suffix('"')) {
+            Some(q) => q.replace("\"\"", "\""),
+            None => config.to_string(),
+        };
+        rows.push(Row {
+            workload: f[0].into(),
+            scheduler: f[1].into(),
+            rep: u(2)? as u32,
+            job_id: u(3)?,
+            job: f[4].into(),
+            input_bytes: u(5)?,
+            maps: u(6)?,
+            reduces: u(7)?,
+            exec_time_s: x(8)?,
+            locality: [u(9)?, u(10)?, u(11)?, u(12)?, u(13)?],
+            bytes_cache: u(15)?,
+            bytes_local: u(16)?,
+            bytes_remote_rack: u(18)?,
+            bytes_remote_off_rack: u(19)?,
+            bytes_shuffle: u(20)?,
+            map_response_mean_s: x(21)?,
+            map_response_p95_s: x(22)?,
+            submit_offset_s: x(23)?,
+            end_ms: u(24)?,
+            workers: u(25)? as u32,
+            block_size: u(26)?,
+            cache: f[27].into(),
+            sweep: f[28].into(),
+            sweep_value: f[29].into(),
+            config,
+        });
+    }
+    Ok(rows)
+}
+
 /// Median of a non-empty slice (mean of the middle two for even lengths).
 pub fn median(xs: &[f64]) -> f64 {
     let mut v = xs.to_vec();
@@ -258,6 +317,25 @@ mod tests {
         let mut lines = text.lines();
         assert_eq!(lines.next().unwrap(), HEADER.join(","));
         assert_eq!(lines.next().unwrap().split(',').count(), HEADER.len());
+    }
+
+    #[test]
+    fn rows_read_back_as_written() {
+        let p = std::env::temp_dir().join(format!("mr-results-rt-{}.csv", std::process::id()));
+        let mut r = Row::from_summary(&summary());
+        r.rep = 2;
+        r.end_ms = 1_700_000_000_123;
+        r.sweep = "clqlmrs".into();
+        r.sweep_value = "mixed".into();
+        r.config = "a=1, b=\"two\"".into();
+        let mut w = CsvWriter::create(&p).unwrap();
+        w.append(&r).unwrap();
+        drop(w);
+        let back = read_csv(&p).unwrap();
+        std::fs::write(&p, "not,a,header\n").unwrap();
+        assert!(read_csv(&p).is_err());
+        std::fs::remove_file(&p).unwrap();
+        assert_eq!(back, vec![r]);
     }
 
     #[test]

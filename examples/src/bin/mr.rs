@@ -404,6 +404,11 @@ enum BenchCmd {
         /// No progress display (for scripts).
         #[arg(long, short = 'q')]
         quiet: bool,
+        /// Make the reports again from the CSVs (and the simulator's
+        /// history) an earlier run left in --out, running no job: after a
+        /// change to the simulator or to the reports.
+        #[arg(long)]
+        reuse: bool,
     },
 }
 
@@ -899,6 +904,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     quick,
                     seed,
                     quiet,
+                    reuse,
                 }) => {
                     let o = examples::bench::paper::PaperOpts {
                         out,
@@ -906,6 +912,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                         quick,
                         seed,
                         quiet,
+                        reuse,
                     };
                     examples::bench::paper::run(cfg, &name, &o, command).await
                 }

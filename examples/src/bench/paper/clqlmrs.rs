@@ -37,7 +37,7 @@ const PAPER_CACHE: [(&str, f64); 4] = [
 
 pub async fn run(ctx: &mut Ctx<'_>) -> anyhow::Result<Report> {
     let cache = 3 * ctx.scale.block;
-    ctx.runner.cluster.resize_caches(cache, "").await?;
+    ctx.bound_caches(cache).await?;
     let cells = ctx.interleaved(&POLICIES, &|p, rep| ctx.mixed(p, rep));
     let x = "mixed";
     ctx.run(x, cells).await;
@@ -114,7 +114,7 @@ pub async fn run(ctx: &mut Ctx<'_>) -> anyhow::Result<Report> {
         }
     );
     Ok(Report {
-        title: "CLQLMRS on real jobs: job time and cache locality of FIFO, Delay, ACL and CLQLMRS (the paper's Fig. 9 and Table 4)".into(),
+        title: "CLQLMRS on real jobs: job time and cache locality of FIFO, Delay, ACL, CLQLMRS and clqlmrs-wait (the paper's Fig. 9 and Table 4)".into(),
         body,
     })
 }

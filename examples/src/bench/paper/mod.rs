@@ -54,6 +54,9 @@ pub struct PaperOpts {
     pub quick: bool,
     pub seed: u64,
     pub quiet: bool,
+    /// Make the reports again from the CSVs (and, for `simulator`, the
+    /// history) an earlier run left in `out`, without running a job.
+    pub reuse: bool,
 }
 
 /// The stem of a paper's report files: `DIR/STEM.md`, `.csv`, `.png`.
@@ -135,7 +138,8 @@ impl Scale {
 /// What an experiment works with: the cluster, the options, and where its
 /// rows and failures go.
 pub struct Ctx<'a> {
-    pub runner: &'a mut Runner,
+    /// None with `--reuse`: nothing runs.
+    runner: Option<&'a mut Runner>,
     pub opts: &'a PaperOpts,
     pub scale: Scale,
     pub cfg: &'a ClusterConfig,
@@ -147,6 +151,9 @@ pub struct Ctx<'a> {
     /// An experiment's own bound on `--reps`, where a cell takes minutes
     /// (TeraSort over a shaped network, every policy in the simulator's).
     pub max_reps: Option<u32>,
+    /// `--reuse`: the earlier run's rows, which [`Ctx::run`] returns
+    /// instead of running cells.
+    reused: Option<Vec<Row>>,
 }
 
 impl Ctx<'_> {
@@ -185,10 +192,31 @@ impl Ctx<'_> {
     /// Runs `cells` (their rows tagged with `x`, the experiment's point),
     /// appending each to the CSV; returns the validated rows.
     pub async fn run(&mut self, x: &str, cells: Vec<Cell>) -> Vec<Row> {
+        if let Some(prev) = &self.reused {
+            let rows: Vec<Row> = prev
+                .iter()
+                .filter(|r| r.sweep_value == x)
+                .cloned()
+                .collect();
+            if rows.is_empty() {
+                self.failures
+                    .push(format!("{x}: --reuse found no row of this point"));
+            }
+            for r in &rows {
+                if let Err(e) = self.csv.append(r) {
+                    self.failures.push(format!("cannot write the CSV: {e}"));
+                }
+            }
+            self.rows.extend(rows.iter().cloned());
+            return rows;
+        }
         let mut progress = MatrixProgress::new(cells.len(), self.opts.quiet);
         progress.note(&format!("{}: {x}", self.paper));
-        let (rows, failures) =
-            run_cells(self.runner, &cells, self.reps(), None, &mut progress).await;
+        let reps = self.reps();
+        let (rows, failures) = match self.runner.as_deref_mut() {
+            Some(runner) => run_cells(runner, &cells, reps, None, &mut progress).await,
+            None => (Vec::new(), vec!["no cluster to run on".into()]),
+        };
         progress.end();
         self.failures
             .extend(failures.into_iter().map(|f| format!("{x}: {f}")));
@@ -219,6 +247,28 @@ impl Ctx<'_> {
             }
         }
         v
+    }
+
+    /// Bounds every worker's block cache (nothing with `--reuse`); the
+    /// configured sizes are put back after the experiment.
+    pub async fn bound_caches(&mut self, bytes: u64) -> anyhow::Result<()> {
+        if let Some(r) = self.runner.as_deref_mut() {
+            r.cluster.resize_caches(bytes, "").await?;
+        }
+        Ok(())
+    }
+
+    /// Live workers when the experiment ran.
+    pub fn workers(&self) -> usize {
+        match &self.runner {
+            Some(r) => r.workers as usize,
+            None => self.rows.first().map_or(0, |r| r.workers as usize),
+        }
+    }
+
+    /// Where the simulator experiment keeps its jobs' history.
+    pub fn history_dir(&self) -> PathBuf {
+        self.opts.out.join("history-simulator")
     }
 
     pub fn png(&self, suffix: &str) -> PathBuf {
@@ -252,20 +302,44 @@ pub async fn run(
         .iter()
         .map(|w| (w.name.clone(), w.cache))
         .collect();
-    let mut runner = Runner::new(Cluster::connect(cfg.clone())?).await?;
-    let before = runner.cluster.scheduler().await?;
+    let mut runner = if opts.reuse {
+        None
+    } else {
+        Some(Runner::new(Cluster::connect(cfg.clone())?).await?)
+    };
+    let before = match &runner {
+        Some(r) => Some(r.cluster.scheduler().await?),
+        None => None,
+    };
     let mut failed = Vec::new();
     for paper in papers {
         let started = Instant::now();
         let started_ms = common::now_ms();
-        runner.history_dir = (paper == "simulator").then(|| opts.out.join("history-simulator"));
-        if let Some(d) = &runner.history_dir {
-            // A rerun must not calibrate on an earlier run's jobs.
-            let _ = std::fs::remove_dir_all(d);
-        }
-        let csv = CsvWriter::create(&opts.out.join(format!("{}.csv", stem(paper))))?;
+        let csv_path = opts.out.join(format!("{}.csv", stem(paper)));
+        let reused = if opts.reuse {
+            Some(super::results::read_csv(&csv_path).context("--reuse")?)
+        } else {
+            if let Some(r) = runner.as_mut() {
+                r.history_dir = (paper == "simulator").then(|| opts.out.join("history-simulator"));
+            }
+            if paper == "simulator" {
+                // A rerun must not calibrate on an earlier run's jobs.
+                let _ = std::fs::remove_dir_all(opts.out.join("history-simulator"));
+            }
+            None
+        };
+        // The cluster line: the runner's, or the earlier run's rows'.
+        let base_config = match (&runner, &reused) {
+            (Some(r), _) => r.base_config.clone(),
+            (None, Some(rows)) => rows
+                .first()
+                .map(|r| r.config.split("; policy=").next().unwrap_or("").to_string())
+                .unwrap_or_default(),
+            (None, None) => String::new(),
+        };
+        let csv = CsvWriter::create(&csv_path)?;
         let mut ctx = Ctx {
-            runner: &mut runner,
+            runner: runner.as_mut(),
             opts,
             scale: Scale::new(opts.quick),
             cfg: &cfg,
@@ -274,6 +348,7 @@ pub async fn run(
             rows: Vec::new(),
             failures: Vec::new(),
             max_reps: None,
+            reused,
         };
         let report = match paper {
             "clqlmrs" => clqlmrs::run(&mut ctx).await,
@@ -284,13 +359,16 @@ pub async fn run(
             "simulator" => simulator::run(&mut ctx).await,
             _ => unreachable!("parse() names only these"),
         };
-        // Experiments that bound the caches leave them bounded on error.
-        for (w, bytes) in &configured {
-            if let Err(e) = ctx.runner.cluster.resize_caches(*bytes, w).await {
-                tracing::warn!(worker = %w, "could not restore the cache size: {e:#}");
+        let failures = std::mem::take(&mut ctx.failures);
+        drop(ctx);
+        if let Some(r) = &runner {
+            // Experiments that bound the caches leave them bounded on error.
+            for (w, bytes) in &configured {
+                if let Err(e) = r.cluster.resize_caches(*bytes, w).await {
+                    tracing::warn!(worker = %w, "could not restore the cache size: {e:#}");
+                }
             }
         }
-        let failures = std::mem::take(&mut ctx.failures);
         let report = match report {
             Ok(r) => r,
             Err(e) => {
@@ -299,13 +377,21 @@ pub async fn run(
             }
         };
         let (day, time) = utc(started_ms);
+        let written = if opts.reuse {
+            format!(
+                "Made again by `{command}` on {day} at {time} UTC from the rows of an earlier run ({}.csv)",
+                stem(paper)
+            )
+        } else {
+            format!(
+                "Written by `{command}` on {day} at {time} UTC in {:.0} s ({} cores)",
+                started.elapsed().as_secs_f64(),
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
+            )
+        };
         let mut md = format!(
-            "# {}\n\nWritten by `{command}` on {day} at {time} UTC in {:.0} s ({} cores).\n\nCluster: {}.\n\n{}",
-            report.title,
-            started.elapsed().as_secs_f64(),
-            std::thread::available_parallelism().map_or(1, |n| n.get()),
-            runner.base_config,
-            report.body
+            "# {}\n\n{written}.\n\nCluster: {base_config}.\n\n{}",
+            report.title, report.body
         );
         if !failures.is_empty() {
             md += "\n## Failed cells (not counted)\n\n";
@@ -314,15 +400,15 @@ pub async fn run(
             }
             failed.push(format!("{paper}: {} cell(s) failed", failures.len()));
         }
-        std::fs::write(opts.out.join(format!("{paper}.md")), md)?;
+        let md_path = opts.out.join(format!("{}.md", stem(paper)));
+        std::fs::write(&md_path, md)?;
         if !opts.quiet {
-            eprintln!(
-                "{paper}: {}",
-                opts.out.join(format!("{paper}.md")).display()
-            );
+            eprintln!("{paper}: {}", md_path.display());
         }
     }
-    restore_scheduler(&runner, &before).await;
+    if let (Some(r), Some(b)) = (&runner, &before) {
+        restore_scheduler(r, b).await;
+    }
     if !failed.is_empty() {
         bail!("{}", failed.join("; "));
     }

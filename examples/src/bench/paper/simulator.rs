@@ -96,11 +96,7 @@ pub async fn run(ctx: &mut Ctx<'_>) -> anyhow::Result<Report> {
     let cells = ctx.interleaved(&POLICIES, &|p, rep| ctx.mixed(p, rep));
     let x = "mixed";
     ctx.run(x, cells).await;
-    let history = ctx
-        .runner
-        .history_dir
-        .clone()
-        .ok_or_else(|| anyhow::anyhow!("no history directory"))?;
+    let history = ctx.history_dir();
     let (model, calib_notes) =
         match sim::calibrate::load(&history).and_then(|s| sim::calibrate::fit(&s)) {
             Ok(m) => m,
@@ -123,7 +119,7 @@ pub async fn run(ctx: &mut Ctx<'_>) -> anyhow::Result<Report> {
         .pool
         .div_ceil(ctx.scale.block - ctx.scale.block / 32) as usize;
     let base = SimConfig {
-        nodes: ctx.runner.workers as usize,
+        nodes: ctx.workers(),
         racks: racks.len().max(1),
         slots: w0.map_slots,
         replication: cfg.dfs.replication as usize,
