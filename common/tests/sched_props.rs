@@ -120,18 +120,7 @@ fn view(s: &Spec) -> ClusterView {
             avg_map_time: 0.0,
         });
     }
-    ClusterView {
-        now: 0.0,
-        heartbeat_interval: 1.0,
-        nodes,
-        jobs,
-        pending,
-        rack_bandwidth: 125e6,
-        cross_rack_bandwidth: 37.5e6,
-        node_index: Default::default(),
-        locality_index: None,
-    }
-    .index()
+    ClusterView::new(0.0, 1.0, nodes, jobs, pending, DEFAULT_BANDWIDTHS)
 }
 
 /// Checks one decision against the view and applies it.

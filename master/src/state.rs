@@ -1005,7 +1005,7 @@ fn entry(path: &str, f: &FileMeta) -> proto::ListEntry {
 use crate::jobs::{staging_dir, Job, JobSpec, JobState, MapInput, Outcome, TaskStatus};
 use common::sched::{
     Assignment, ClusterView, Locality, NodeView, PendingTask, Resources, RunningTask, Scheduler,
-    SchedulerSpec, TaskId, TaskKind, Trigger,
+    SchedulerSpec, TaskId, TaskKind, Trigger, DEFAULT_BANDWIDTHS,
 };
 
 /// Default bytes of map output sorted in memory before a spill.
@@ -1370,24 +1370,19 @@ impl MasterState {
                 });
             }
         }
-        let bandwidths = self.cfg.network.bandwidths().unwrap_or((125e6, 37.5e6));
-        ClusterView {
-            now: t(now),
-            heartbeat_interval: self.cfg.heartbeat.interval.as_secs_f64(),
+        // The rates the launcher declared in `[network]`, else the
+        // defaults. No locality index: the view is built afresh for each
+        // decision, and one scan of `pending` costs less than indexing it
+        // (the simulator keeps one current instead).
+        let bandwidths = self.cfg.network.bandwidths().unwrap_or(DEFAULT_BANDWIDTHS);
+        ClusterView::new(
+            t(now),
+            self.cfg.heartbeat.interval.as_secs_f64(),
             nodes,
             jobs,
             pending,
-            // The rates the launcher declared in `[network]`; else 1 Gbit/s
-            // in a rack and 300 Mbit/s across, the emulated LAN's defaults.
-            rack_bandwidth: bandwidths.0,
-            cross_rack_bandwidth: bandwidths.1,
-            node_index: Default::default(),
-            // No locality index: the view is built afresh for each
-            // decision, and one scan of `pending` costs less than
-            // indexing it (the simulator keeps one current instead).
-            locality_index: None,
-        }
-        .index()
+            bandwidths,
+        )
     }
 
     /// Asks the policy for assignments and queues the launches.

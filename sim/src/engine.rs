@@ -144,15 +144,14 @@ impl Engine {
             })
             .collect();
         let cache_blocks = (cfg.cache_size / cfg.block_size) as usize;
-        let view = ClusterView {
-            now: 0.0,
-            heartbeat_interval: cfg.heartbeat_s,
+        let view = ClusterView::new(
+            0.0,
+            cfg.heartbeat_s,
             nodes,
-            rack_bandwidth: cfg.model.bandwidth[3],
-            cross_rack_bandwidth: cfg.model.bandwidth[4],
-            ..Default::default()
-        }
-        .index()
+            vec![],
+            vec![],
+            (cfg.model.bandwidth[3], cfg.model.bandwidth[4]),
+        )
         .with_locality_index();
         let jobs = if cfg.workload.is_empty() {
             equal_shares(&cfg, tasks, blocks)

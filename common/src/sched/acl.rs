@@ -51,7 +51,7 @@
 //!   scheduler's, and is not modelled here. Reduces go through
 //!   [`assign_reduces`].
 
-use super::registry::SchedError;
+use super::error::SchedError;
 use super::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -70,7 +70,7 @@
 //! node has a free reduce slot (a reduce is the job's last step: a slow one
 //! delays the whole job).
 
-use super::registry::SchedError;
+use super::error::SchedError;
 use super::*;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -17,7 +17,7 @@
 //! (three queues, as the paper's baseline, the first the CLI's default queue).
 
 use super::compose::JobOrder;
-use super::registry::SchedError;
+use super::error::SchedError;
 use super::*;
 use std::collections::{BTreeMap, HashMap};
 

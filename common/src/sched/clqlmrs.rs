@@ -133,8 +133,8 @@
 //!   in its `avoid` list while other nodes exist; generators are local
 //!   anywhere ([`ClusterView::locality`]).
 
+use super::error::SchedError;
 use super::index::IdMap;
-use super::registry::SchedError;
 use super::*;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};

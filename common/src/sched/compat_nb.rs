@@ -88,7 +88,7 @@
 //! default 90), `mem_max` (percent, default 90), `load_max` (load1 per core,
 //! default `off`); each overload threshold also takes `off`.
 
-use super::registry::SchedError;
+use super::error::SchedError;
 use super::*;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};

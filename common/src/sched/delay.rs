@@ -8,7 +8,7 @@
 //! rule, a node may get several non-local maps in one heartbeat (II.B).
 
 use super::compose::{Queue, Technique};
-use super::registry::SchedError;
+use super::error::SchedError;
 use super::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -17,7 +17,7 @@
 //! default none) and `weights` (`pool:w,...`, default 1).
 
 use super::compose::JobOrder;
-use super::registry::SchedError;
+use super::error::SchedError;
 use super::*;
 use std::collections::{BTreeMap, HashMap};
 

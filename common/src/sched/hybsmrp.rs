@@ -31,7 +31,7 @@
 //! [`super::matchmaking::Matchmaking::localization_id`].
 
 use super::compose::JobOrder;
-use super::registry::SchedError;
+use super::error::SchedError;
 use super::*;
 use std::collections::BTreeMap;
 

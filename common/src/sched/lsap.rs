@@ -53,10 +53,10 @@
 //! first K generators and the first K such tasks cover the K cheapest.
 //! Equal-cost ties may be broken otherwise than by the dense solve.
 
+use super::error::SchedError;
 use super::hungarian;
 use super::index::LocalityIndex;
 use super::pruned::{Cand, Problem, Prune, Slots};
-use super::registry::SchedError;
 use super::*;
 use std::collections::{BTreeMap, HashMap};
 

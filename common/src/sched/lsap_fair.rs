@@ -50,13 +50,13 @@
 //! ([`super::pruned`]), with the same optimum; see
 //! `LsapFair::assign_pruned` for how FC is found without a pass over TS.
 
+use super::error::SchedError;
 use super::index::IdMap;
 use super::lsap::{
     assign_matrix, eq1_by_region, idle_nodes, idle_slots, index_of, pending_maps, queue_ranks,
     region_prices, solve_pruned, unscheduled_maps, Costs,
 };
 use super::pruned::{Prune, Slots};
-use super::registry::SchedError;
 use super::*;
 use std::collections::{BTreeMap, HashMap};
 

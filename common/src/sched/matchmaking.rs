@@ -20,7 +20,7 @@
 //! branches are for: the first failure in a row marks, the second assigns.
 
 use super::compose::{Queue, Technique};
-use super::registry::SchedError;
+use super::error::SchedError;
 use super::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 

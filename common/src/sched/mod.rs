@@ -11,6 +11,7 @@ pub mod clqlmrs;
 pub mod compat_nb;
 pub mod compose;
 pub mod delay;
+pub mod error;
 pub mod fair;
 pub mod fifo;
 pub mod hungarian;
@@ -27,8 +28,9 @@ pub mod synth;
 pub(crate) mod testkit;
 pub mod view;
 
+pub use error::SchedError;
 pub use index::{JobInput, LocalityIndex};
-pub use registry::{build, SchedError, SchedulerSpec};
+pub use registry::{build, SchedulerSpec};
 pub use view::*;
 
 /// A placement policy. Called on a heartbeat from a node (or on an event);

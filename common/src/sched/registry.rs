@@ -8,6 +8,7 @@ use super::clqlmrs::Clqlmrs;
 use super::compat_nb::CompatNb;
 use super::compose::{Composed, FifoOrder, HadoopDefault, JobOrder, Technique};
 use super::delay::Delay;
+use super::error::SchedError;
 use super::fair::FairOrder;
 use super::fifo::Fifo;
 use super::hybsmrp::HybsmrpOrder;
@@ -16,25 +17,6 @@ use super::lsap_fair::LsapFair;
 use super::matchmaking::Matchmaking;
 use super::Scheduler;
 use std::collections::BTreeMap;
-
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum SchedError {
-    #[error("unknown scheduler {0:?}; known: {known}", known = NAMES.join(", "))]
-    UnknownName(String),
-    #[error("scheduler {name} has no parameter {param:?}; it takes: {takes}")]
-    UnknownParam {
-        name: String,
-        param: String,
-        takes: String,
-    },
-    #[error("scheduler {name}: parameter {param} = {value:?} is invalid: {why}")]
-    BadValue {
-        name: String,
-        param: String,
-        value: String,
-        why: String,
-    },
-}
 
 /// Every name `build` accepts with default parameters. `ORDER+TECHNIQUE`
 /// composes a job order (`fifo`) with a locality technique (`default`,
@@ -177,7 +159,12 @@ pub fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>, SchedError> {
         "delay" | "matchmaking" => ("fifo", spec.name.as_str()),
         composed => match composed.split_once('+') {
             Some((o, t)) if ORDERS.contains(&o) && TECHNIQUES.contains(&t) => (o, t),
-            _ => return Err(SchedError::UnknownName(composed.to_string())),
+            _ => {
+                return Err(SchedError::UnknownName {
+                    name: composed.to_string(),
+                    known: NAMES.join(", "),
+                })
+            }
         },
     };
     let mut allowed: Vec<&str> = keys_of(ord).to_vec();
@@ -190,7 +177,10 @@ pub fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>, SchedError> {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
     };
-    let unknown = || SchedError::UnknownName(spec.name.clone());
+    let unknown = || SchedError::UnknownName {
+        name: spec.name.clone(),
+        known: NAMES.join(", "),
+    };
     let order = order(ord, &pick(keys_of(ord))).ok_or_else(unknown)??;
     let technique = technique(tech, &pick(keys_of(tech))).ok_or_else(unknown)??;
     Ok(Box::new(Composed {
@@ -208,7 +198,7 @@ mod tests {
     fn refuses_unknown() {
         assert!(matches!(
             build(&SchedulerSpec::new("nope")),
-            Err(SchedError::UnknownName(_))
+            Err(SchedError::UnknownName { .. })
         ));
         let mut s = SchedulerSpec::new("fifo");
         s.params.insert("x".into(), "1".into());

@@ -1,7 +1,7 @@
 //! `name:value,name:value` parameters (pool minimum shares and weights,
 //! queue capacities), parsed with errors that name the parameter.
 
-use super::registry::SchedError;
+use super::error::SchedError;
 use std::collections::BTreeMap;
 
 pub fn parse(sched: &str, param: &str, v: &str) -> Result<BTreeMap<String, f64>, SchedError> {

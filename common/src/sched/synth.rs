@@ -90,18 +90,7 @@ pub fn view(s: Shape) -> ClusterView {
             }
         })
         .collect();
-    ClusterView {
-        now: 0.0,
-        heartbeat_interval: 1.0,
-        nodes,
-        jobs,
-        pending,
-        rack_bandwidth: 125e6,
-        cross_rack_bandwidth: 37.5e6,
-        node_index: Default::default(),
-        locality_index: None,
-    }
-    .index()
+    ClusterView::new(0.0, 1.0, nodes, jobs, pending, DEFAULT_BANDWIDTHS)
 }
 
 /// Decision latency of one policy: mean seconds per heartbeat decision

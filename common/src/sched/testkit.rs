@@ -85,18 +85,7 @@ pub fn pooled_job(id: u64, pool: &str, running_maps: u32) -> JobView {
 /// and 37.5 MB/s across racks; indexed, so a test that adds or removes
 /// nodes afterwards calls [`ClusterView::index`] again.
 pub fn view(nodes: Vec<NodeView>, jobs: Vec<JobView>, pending: Vec<PendingTask>) -> ClusterView {
-    ClusterView {
-        now: 0.0,
-        heartbeat_interval: 1.0,
-        nodes,
-        jobs,
-        pending,
-        rack_bandwidth: 125e6,
-        cross_rack_bandwidth: 37.5e6,
-        node_index: Default::default(),
-        locality_index: None,
-    }
-    .index()
+    ClusterView::new(0.0, 1.0, nodes, jobs, pending, DEFAULT_BANDWIDTHS)
 }
 
 /// How many of the assignments `a` put their task where its input is

@@ -165,7 +165,37 @@ pub struct ClusterView {
     pub locality_index: Option<LocalityIndex>,
 }
 
+/// Bytes per second within a rack and across racks when the launcher
+/// declared none (`[network]`): 1 Gbit/s and 300 Mbit/s, the emulated
+/// LAN's defaults.
+pub const DEFAULT_BANDWIDTHS: (f64, f64) = (125e6, 37.5e6);
+
 impl ClusterView {
+    /// A view of `nodes`, `jobs` and `pending` at `now`, with the rack and
+    /// cross-rack `bandwidths` (bytes/s), its name index built; the
+    /// locality index is left to [`ClusterView::with_locality_index`].
+    pub fn new(
+        now: f64,
+        heartbeat_interval: f64,
+        nodes: Vec<NodeView>,
+        jobs: Vec<JobView>,
+        pending: Vec<PendingTask>,
+        bandwidths: (f64, f64),
+    ) -> Self {
+        ClusterView {
+            now,
+            heartbeat_interval,
+            nodes,
+            jobs,
+            pending,
+            rack_bandwidth: bandwidths.0,
+            cross_rack_bandwidth: bandwidths.1,
+            node_index: Default::default(),
+            locality_index: None,
+        }
+        .index()
+    }
+
     /// Builds the name index; call after filling `nodes`.
     pub fn index(mut self) -> Self {
         self.node_index = self
