@@ -114,6 +114,20 @@ fn wordcount_matches_an_independent_count() {
     .map(|k| loc[k].as_u64().unwrap())
     .sum();
     assert_eq!(sum, maps);
+    // Where the time went: every phase present, the map span and the last
+    // reduce's phases within the job's time.
+    let ph = &v["phases_s"];
+    let exec = v["exec_time_s"].as_f64().unwrap();
+    for k in ["map", "shuffle", "merge", "reduce", "commit"] {
+        let x = ph[k].as_f64().unwrap_or(-1.0);
+        assert!((0.0..=exec).contains(&x), "phases_s.{k} = {x}: {v}");
+    }
+    assert!(ph["map"].as_f64().unwrap() > 0.0, "{v}");
+    let reduce_side: f64 = ["shuffle", "merge", "reduce", "commit"]
+        .iter()
+        .map(|k| ph[k].as_f64().unwrap())
+        .sum();
+    assert!(reduce_side > 0.0 && reduce_side <= exec, "{v}");
     let mut got: HashMap<Vec<u8>, u64> = HashMap::new();
     for part in parts(&c, "/wc") {
         for line in part.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {

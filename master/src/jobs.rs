@@ -178,6 +178,40 @@ pub struct Bytes6 {
     pub output: u64,
 }
 
+/// Where a job's time went, from its successful attempts' own timings:
+/// the map phase's span (first map start to last map end, the workers'
+/// clocks) and the phases of the reduce that finished last, the one the
+/// job waited for.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Phases {
+    pub map_start_ms: Option<u64>,
+    pub map_end_ms: u64,
+    pub last_reduce_end_ms: u64,
+    /// shuffle, merge, reduce, commit seconds of that reduce.
+    pub reduce: [f64; 4],
+}
+
+impl Phases {
+    pub fn record(&mut self, is_map: bool, m: &proto::TaskMetrics) {
+        if is_map {
+            self.map_start_ms = Some(self.map_start_ms.map_or(m.start_ms, |s| s.min(m.start_ms)));
+            self.map_end_ms = self.map_end_ms.max(m.end_ms);
+        } else if m.end_ms >= self.last_reduce_end_ms {
+            self.last_reduce_end_ms = m.end_ms;
+            self.reduce = [m.shuffle_s, m.merge_s, m.reduce_s, m.commit_s];
+        }
+    }
+
+    /// `phases_s` of the job summary.
+    pub fn to_json(&self) -> Value {
+        let map = self
+            .map_start_ms
+            .map_or(0.0, |s| self.map_end_ms.saturating_sub(s) as f64 / 1e3);
+        let [shuffle, merge, reduce, commit] = self.reduce;
+        json!({"map": map, "shuffle": shuffle, "merge": merge, "reduce": reduce, "commit": commit})
+    }
+}
+
 pub struct Job {
     pub id: u64,
     pub spec: JobSpec,
@@ -200,6 +234,7 @@ pub struct Job {
     /// Runtimes of its finished map attempts, seconds: HybSMRP's r (Eq. 1)
     /// is the average map runtime, so reduces stay out.
     pub map_times_s: Vec<f64>,
+    pub phases: Phases,
     /// Per-attempt records, written to the history when the job ends.
     pub records: Vec<Value>,
     /// Attempts to kill on their workers (the losers of speculation), for
@@ -254,6 +289,7 @@ impl Job {
             bytes: Bytes6::default(),
             map_response_s: vec![],
             map_times_s: vec![],
+            phases: Phases::default(),
             records: vec![],
             kills: vec![],
             speculative_launched: 0,
@@ -566,6 +602,7 @@ impl Job {
                     .push(now.saturating_duration_since(runnable_since).as_secs_f64());
                 self.map_times_s.push(runtime);
             }
+            self.phases.record(tref.is_map, &m);
             self.bytes.cache += m.bytes_cache;
             self.bytes.local += m.bytes_local;
             self.bytes.remote_rack += m.bytes_remote_rack;
@@ -892,6 +929,7 @@ impl Job {
                 "output": self.bytes.output,
             },
             "map_response_time_s": {"mean": mean, "p50": pct(0.5), "p95": pct(0.95)},
+            "phases_s": self.phases.to_json(),
             "speculative_launched": self.speculative_launched,
             "speculative_won": self.speculative_won,
             "counters": self.counters,
@@ -912,6 +950,41 @@ pub fn staging_part(job: u64, index: u32, attempt: u32) -> String {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn phases_are_the_map_span_and_the_last_reduce() {
+        let mut p = Phases::default();
+        assert_eq!(p.to_json()["map"], 0.0);
+        let m = |start_ms, end_ms| proto::TaskMetrics {
+            start_ms,
+            end_ms,
+            ..Default::default()
+        };
+        p.record(true, &m(2_000, 3_500));
+        p.record(true, &m(1_000, 2_500));
+        let r = |end_ms, s: f64| proto::TaskMetrics {
+            end_ms,
+            shuffle_s: s,
+            merge_s: 0.25,
+            reduce_s: 0.5,
+            commit_s: 0.125,
+            ..Default::default()
+        };
+        p.record(false, &r(6_000, 2.0));
+        p.record(false, &r(5_000, 9.0));
+        let j = p.to_json();
+        assert_eq!(j["map"], 2.5);
+        // The reduce that ended last, not the longest shuffle.
+        assert_eq!(
+            (
+                j["shuffle"].as_f64(),
+                j["merge"].as_f64(),
+                j["reduce"].as_f64(),
+                j["commit"].as_f64()
+            ),
+            (Some(2.0), Some(0.25), Some(0.5), Some(0.125))
+        );
+    }
 
     fn job(maps: u32, reducers: u32, t0: Instant) -> Job {
         Job::new(

@@ -19,6 +19,11 @@ pub struct Outcome {
     pub bytes_remote_rack: u64,
     pub bytes_remote_off_rack: u64,
     pub read_s: f64,
+    /// A reduce's phases (see `proto::TaskMetrics`).
+    pub shuffle_s: f64,
+    pub merge_s: f64,
+    pub reduce_s: f64,
+    pub commit_s: f64,
     pub bytes_shuffle: u64,
     pub bytes_output: u64,
     pub records_in: u64,
@@ -151,6 +156,10 @@ async fn report(
             m.bytes_local = o.bytes_local;
             m.bytes_remote_rack = o.bytes_remote_rack;
             m.read_s = o.read_s;
+            m.shuffle_s = o.shuffle_s;
+            m.merge_s = o.merge_s;
+            m.reduce_s = o.reduce_s;
+            m.commit_s = o.commit_s;
             m.bytes_remote_off_rack = o.bytes_remote_off_rack;
             m.bytes_shuffle = o.bytes_shuffle;
             m.bytes_output = o.bytes_output;

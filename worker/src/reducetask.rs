@@ -50,6 +50,7 @@ pub async fn run(
             }
         })
         .collect();
+    let shuffle_start = std::time::Instant::now();
     let fetches = futures::stream::iter(jobs)
         .buffered(PARALLEL_FETCHES)
         .collect::<Vec<_>>()
@@ -61,6 +62,7 @@ pub async fn run(
         shuffled += n;
         segments.push(p);
     }
+    let shuffle_s = shuffle_start.elapsed().as_secs_f64();
     let opts = PutOptions {
         replication: l.output_replication,
         block_size: l.output_block_size,
@@ -72,8 +74,10 @@ pub async fn run(
     let n2 = node.clone();
     let oformat = job.output_format(&ctx.params);
     let seg_dir2 = seg_dir.clone();
-    let (written, records_in, records_out, ctx) =
+    let (written, records_in, records_out, ctx, phases) =
         tokio::task::spawn_blocking(move || -> Result<_, Failure> {
+            let merge_start = std::time::Instant::now();
+            let mut reduce_s = 0.0;
             let mut w =
                 OutputWriter::create(&n2.dfs, rt, &path, &opts).map_err(Failure::from_err)?;
             let runs = segments
@@ -94,24 +98,41 @@ pub async fn run(
                 }
             };
             let records_in = merge_grouped(runs, &mut |k, vals| {
+                let t = std::time::Instant::now();
                 job.reduce(&mut ctx, k, vals, &mut emit);
+                reduce_s += t.elapsed().as_secs_f64();
                 Ok(())
             })
             .map_err(Failure::from_err)?;
+            let t = std::time::Instant::now();
             job.reduce_finish(&mut ctx, &mut emit);
+            reduce_s += t.elapsed().as_secs_f64();
             if let Some(e) = err {
                 return Err(Failure::from_err(e));
             }
+            let merge_s = (merge_start.elapsed().as_secs_f64() - reduce_s).max(0.0);
             let records_out = w.records;
+            let commit_start = std::time::Instant::now();
             let n = w.finish().map_err(Failure::from_err)?;
+            let commit_s = commit_start.elapsed().as_secs_f64();
             let _ = std::fs::remove_dir_all(&seg_dir2);
-            Ok((n, records_in, records_out, ctx))
+            Ok((
+                n,
+                records_in,
+                records_out,
+                ctx,
+                (merge_s, reduce_s, commit_s),
+            ))
         })
         .await
         .map_err(Failure::from_err)??;
     Ok(Outcome {
         locality: String::new(),
         bytes_shuffle: shuffled,
+        shuffle_s,
+        merge_s: phases.0,
+        reduce_s: phases.1,
+        commit_s: phases.2,
         bytes_output: written,
         records_in,
         records_out,
