@@ -3,7 +3,8 @@
 # SIZE of input on a 6-worker loopback cluster, run the job (output
 # replication 1), run the same map and reduce code in one process on the
 # same input (`mr local`), and print job time, throughput, the ratio to the
-# single-process baseline measured in this run, and each worker's peak memory.
+# single-process baseline measured in this run, where each job's time went
+# (the summary's phases_s) and each worker's peak memory.
 #   scripts/bench.sh [--size 1GiB] [--dir DIR] [--block-size 64MiB] [--reducers 6]
 #                    [--jobs wordcount,sort,terasort]
 set -euo pipefail
@@ -65,5 +66,14 @@ for r in rows:
     t, lt = j["exec_time_s"], l["exec_time_s"]
     loc = j["locality"]; maps = max(j["maps"], 1)
     print(f"{r['label']:<11}{mib:>10.0f}{t:>11.2f}{mib/t:>8.1f}{lt:>9.2f}{t/lt:>15.2f}{100*(loc['cache_local']+loc['node_local'])/maps:>9.0f}{j['state']:>11}")
+print()
+print("where the time went, s (map: the map phase's span; shuffle to commit: the reduce that")
+print("finished last; other: the rest of the job's time, waits for heartbeats and the job's commit)")
+print(f"{'benchmark':<11}{'job':>8}{'map':>8}{'shuffle':>9}{'merge':>8}{'reduce':>8}{'commit':>8}{'other':>8}")
+for r in rows:
+    j = r["job"]; ph = j.get("phases_s", {})
+    parts = [ph.get(k, 0.0) for k in ("map", "shuffle", "merge", "reduce", "commit")]
+    other = max(j["exec_time_s"] - sum(parts), 0.0)
+    print(f"{r['label']:<11}{j['exec_time_s']:>8.2f}" + "".join(f"{x:>{w}.2f}" for x, w in zip(parts + [other], [8, 9, 8, 8, 8, 8])))
 print("peak worker memory (VmHWM): " + ", ".join(f"{n} {int(kb)//1024} MiB" for n, kb in (l.split() for l in sys.argv[2].splitlines() if l.strip())))
 PY
