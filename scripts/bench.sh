@@ -6,11 +6,16 @@
 # single-process baseline measured in this run, where each job's time went
 # (the summary's phases_s) and each worker's peak memory.
 #   scripts/bench.sh [--size 1GiB] [--dir DIR] [--block-size 64MiB] [--reducers 6]
-#                    [--jobs wordcount,sort,terasort]
+#                    [--jobs wordcount,sort,terasort] [--cold]
+# --cold: each job runs twice, first with the input dropped from the block
+# caches and from the OS page cache (root: sync, then 3 into
+# /proc/sys/vm/drop_caches), then again at once (warm); the table shows both.
+# Each worker's peak anonymous memory (RssAnon, sampled every 100 ms: heap
+# and buffers, not the file pages of memory-mapped blocks) is printed per run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SIZE=1GiB BLOCK=64MiB REDUCERS=6 JOBS=wordcount,sort,terasort
+SIZE=1GiB BLOCK=64MiB REDUCERS=6 JOBS=wordcount,sort,terasort COLD=0
 DIR=$(mktemp -d /tmp/mr-bench.XXXXXX)
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -19,24 +24,58 @@ while [ $# -gt 0 ]; do
     --block-size) BLOCK=$2; shift 2 ;;
     --reducers) REDUCERS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --cold) COLD=1; shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
 cargo build --release --bins --workspace
 MR="$ROOT/target/release/mr"
-trap 'scripts/cluster.sh down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
+trap 'touch "$DIR/anon.stop" 2>/dev/null; scripts/cluster.sh down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
 scripts/cluster.sh up --workers 6 --racks 2 --dir "$DIR" --release --heartbeat 250ms --block-size "$BLOCK" --replication 2
 export MR_CONFIG="$DIR/cluster.toml"
 OUT="$DIR/bench.jsonl"; : > "$OUT"
+
+# Samples each worker's RssAnon every 100 ms into $DIR/anon.peak (name kB)
+# until the file $DIR/anon.stop appears (or the directory goes: an
+# interrupted run removes it).
+sample_anon() {
+  declare -A peak
+  while [ -d "$DIR" ] && [ ! -e "$DIR/anon.stop" ]; do
+    for p in "$DIR"/pids/w*.pid; do
+      n=$(basename "$p" .pid)
+      [ -e "$p" ] || continue
+      kb=$(awk '/^RssAnon/{print $2}' /proc/"$(cat "$p")"/status 2>/dev/null || echo 0)
+      [ "${kb:-0}" -gt "${peak[$n]:-0}" ] && peak[$n]=$kb
+    done
+    sleep 0.1
+  done
+  [ -d "$DIR" ] || return 0
+  for n in "${!peak[@]}"; do echo "$n ${peak[$n]}"; done | sort > "$DIR/anon.peak"
+}
+
+cluster_run() { # label run-label job extra-job-args...
+  local label=$1 run=$2 job=$3; shift 3
+  echo "== $label: cluster run ($run)" >&2
+  "$MR" fs rm "/out-$label" >/dev/null 2>&1 || true
+  if [ "$run" = cold ]; then
+    "$MR" cache rm "/in-$label" >/dev/null
+    sync; echo 3 > /proc/sys/vm/drop_caches || { echo "bench: --cold needs root to drop the page cache" >&2; exit 1; }
+  fi
+  rm -f "$DIR/anon.stop"; sample_anon & local sampler=$!
+  "$MR" job run "$job" --input "/in-$label" --output "/out-$label" --reducers "$REDUCERS" \
+    --output-replication 1 "$@" --json > "$DIR/job-$run.json"
+  touch "$DIR/anon.stop"; wait "$sampler"
+  mv "$DIR/anon.peak" "$DIR/anon-$run.peak"
+}
 
 bench() { # label generator job extra-job-args...
   local label=$1 gen=$2 job=$3; shift 3
   echo "== $label: generating $SIZE with $gen" >&2
   "$MR" gen "$gen" --size "$SIZE" --output "/in-$label" >/dev/null
-  echo "== $label: cluster run" >&2
-  "$MR" job run "$job" --input "/in-$label" --output "/out-$label" --reducers "$REDUCERS" \
-    --output-replication 1 "$@" --json > "$DIR/job.json"
+  local runs=(as-left)
+  [ "$COLD" = 1 ] && runs=(cold warm)
+  for run in "${runs[@]}"; do cluster_run "$label" "$run" "$job" "$@"; done
   echo "== $label: single-process baseline" >&2
   : > "$DIR/local.in"
   for p in $("$MR" fs ls "/in-$label" --json | python3 -c 'import json,sys; [print(e["path"]) for e in json.load(sys.stdin) if "/part-" in e["path"]]'); do
@@ -45,11 +84,14 @@ bench() { # label generator job extra-job-args...
   local fmt=kv
   "$MR" local "$job" "$DIR/local.in" --reducers "$REDUCERS" --format "$fmt" --json > "$DIR/local.json"
   rm -f "$DIR/local.in"
-  python3 - "$label" "$DIR/job.json" "$DIR/local.json" >> "$OUT" <<'PY'
+  for run in "${runs[@]}"; do
+    python3 - "$label" "$run" "$DIR/job-$run.json" "$DIR/local.json" "$DIR/anon-$run.peak" >> "$OUT" <<'PY'
 import json, sys
-j = json.load(open(sys.argv[2])); l = json.load(open(sys.argv[3]))
-print(json.dumps({"label": sys.argv[1], "job": j, "local": l}))
+j = json.load(open(sys.argv[3])); l = json.load(open(sys.argv[4]))
+anon = dict((n, int(kb)) for n, kb in (x.split() for x in open(sys.argv[5]) if x.strip()))
+print(json.dumps({"label": sys.argv[1], "run": sys.argv[2], "job": j, "local": l, "anon_kb": anon}))
 PY
+  done
 }
 case ",$JOBS," in *,wordcount,*) bench wordcount randomtextwriter wordcount ;; esac
 case ",$JOBS," in *,sort,*) bench sort randomwriter sort --total-order ;; esac
@@ -59,21 +101,25 @@ peaks=$(for p in "$DIR"/pids/w*.pid; do n=$(basename "$p" .pid); echo "$n $(awk 
 python3 - "$OUT" "$peaks" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print(f"{'benchmark':<11}{'input MiB':>10}{'cluster s':>11}{'MiB/s':>8}{'local s':>9}{'cluster/local':>15}{'local %':>9}{'state':>11}")
+print(f"{'benchmark':<11}{'run':>8}{'input MiB':>10}{'cluster s':>11}{'MiB/s':>8}{'local s':>9}{'cluster/local':>15}{'local %':>9}{'state':>11}")
 for r in rows:
     j, l = r["job"], r["local"]
     mib = l["input_bytes"] / (1 << 20)
     t, lt = j["exec_time_s"], l["exec_time_s"]
     loc = j["locality"]; maps = max(j["maps"], 1)
-    print(f"{r['label']:<11}{mib:>10.0f}{t:>11.2f}{mib/t:>8.1f}{lt:>9.2f}{t/lt:>15.2f}{100*(loc['cache_local']+loc['node_local'])/maps:>9.0f}{j['state']:>11}")
+    print(f"{r['label']:<11}{r['run']:>8}{mib:>10.0f}{t:>11.2f}{mib/t:>8.1f}{lt:>9.2f}{t/lt:>15.2f}{100*(loc['cache_local']+loc['node_local'])/maps:>9.0f}{j['state']:>11}")
 print()
 print("where the time went, s (map: the map phase's span; shuffle to commit: the reduce that")
 print("finished last; other: the rest of the job's time, waits for heartbeats and the job's commit)")
-print(f"{'benchmark':<11}{'job':>8}{'map':>8}{'shuffle':>9}{'merge':>8}{'reduce':>8}{'commit':>8}{'other':>8}")
+print(f"{'benchmark':<11}{'run':>8}{'job':>8}{'map':>8}{'shuffle':>9}{'merge':>8}{'reduce':>8}{'commit':>8}{'other':>8}")
 for r in rows:
     j = r["job"]; ph = j.get("phases_s", {})
     parts = [ph.get(k, 0.0) for k in ("map", "shuffle", "merge", "reduce", "commit")]
     other = max(j["exec_time_s"] - sum(parts), 0.0)
-    print(f"{r['label']:<11}{j['exec_time_s']:>8.2f}" + "".join(f"{x:>{w}.2f}" for x, w in zip(parts + [other], [8, 9, 8, 8, 8, 8])))
-print("peak worker memory (VmHWM): " + ", ".join(f"{n} {int(kb)//1024} MiB" for n, kb in (l.split() for l in sys.argv[2].splitlines() if l.strip())))
+    print(f"{r['label']:<11}{r['run']:>8}{j['exec_time_s']:>8.2f}" + "".join(f"{x:>{w}.2f}" for x, w in zip(parts + [other], [8, 9, 8, 8, 8, 8])))
+print()
+print("peak anonymous memory per worker during the run (RssAnon, MiB)")
+for r in rows:
+    print(f"{r['label']:<11}{r['run']:>8}  " + ", ".join(f"{n} {kb // 1024}" for n, kb in sorted(r["anon_kb"].items())))
+print("peak resident memory since start (VmHWM, with the file pages of mapped blocks): " + ", ".join(f"{n} {int(kb)//1024} MiB" for n, kb in (l.split() for l in sys.argv[2].splitlines() if l.strip())))
 PY
