@@ -378,8 +378,18 @@ pub async fn run(
         };
         let (day, time) = utc(started_ms);
         let written = if opts.reuse {
+            // Keep the run's own line: what ran, when and how long.
+            let earlier = std::fs::read_to_string(opts.out.join(format!("{}.md", stem(paper))))
+                .ok()
+                .and_then(|md| {
+                    md.lines()
+                        .find(|l| l.starts_with("Written by"))
+                        .map(|l| l.trim_end_matches('.').to_string())
+                });
             format!(
-                "Made again by `{command}` on {day} at {time} UTC from the rows of an earlier run ({}.csv)",
+                "{}{}report made again from its rows ({}.csv) by `{command}` on {day} at {time} UTC",
+                earlier.as_deref().unwrap_or(""),
+                if earlier.is_some() { "; " } else { "" },
                 stem(paper)
             )
         } else {
