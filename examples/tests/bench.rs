@@ -320,8 +320,8 @@ fn every_paper_experiment_runs_end_to_end_in_quick_mode() {
         let rows = read_csv(&out.join(format!("{name}.csv")));
         for l in labels {
             assert!(
-                rows.iter()
-                    .any(|r| r["scheduler"] == *l && r["sweep"] == name),
+                rows.iter().any(|r| r["scheduler"] == *l
+                    && (r["sweep"] == name || format!("{}-vs-lan", r["sweep"]) == name)),
                 "{name}: no row of {l}"
             );
         }
@@ -342,6 +342,21 @@ fn every_paper_experiment_runs_end_to_end_in_quick_mode() {
     assert!(ls.contains("-r3"), "{ls}");
     let md = std::fs::read_to_string(out.join("simulator-vs-lan.md")).unwrap();
     assert!(md.contains("Spearman"), "{md}");
+    // --reuse makes a report again from its rows, running nothing.
+    let before = std::fs::read_to_string(out.join("lsap.csv")).unwrap();
+    let o = out.to_str().unwrap();
+    c.mr_ok(&[
+        "bench", "paper", "lsap", "--reuse", "--quick", "--out", o, "--quiet",
+    ]);
+    let md = std::fs::read_to_string(out.join("lsap.md")).unwrap();
+    assert!(
+        md.contains("Written by") && md.contains("report made again"),
+        "{md}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("lsap.csv")).unwrap(),
+        before
+    );
     // Caches and policy put back.
     let st = c.status();
     assert!(st["workers"]

@@ -406,7 +406,8 @@ enum BenchCmd {
         quiet: bool,
         /// Make the reports again from the CSVs (and the simulator's
         /// history) an earlier run left in --out, running no job: after a
-        /// change to the simulator or to the reports.
+        /// change to the simulator or to the reports (give --quick if the
+        /// run had it: the experiments' points depend on it).
         #[arg(long)]
         reuse: bool,
     },
