@@ -154,19 +154,14 @@ case "$cmd" in
     fi
     for n in $(names); do start_one "$n"; done
     want=$(names | tail -n +2 | wc -l)
-    for _ in $(seq 1 300); do
-      alive=$("$BIN/mr" --config "$CONF" cluster status --json 2>/dev/null \
-        | python3 -c 'import json,sys; print(sum(w["state"]=="alive" for w in json.load(sys.stdin)["workers"]))' 2>/dev/null || echo 0)
-      if [ "$alive" = "$want" ]; then
-        echo "cluster up: $want workers alive; config $CONF"
-        ui=$(sed -nE 's/^http_addr = "([^"]*)".*/\1/p' "$CONF")
-        scheme=http; grep -q '^\[tls\]' "$CONF" && scheme=https
-        [ -z "$ui" ] || echo "web UI: $scheme://$ui/ (log in with the token in $CONF)"
-        exit 0
-      fi
-      sleep 0.2
-    done
-    echo "cluster.sh: only $alive of $want workers alive after 60s; recent logs:" >&2
+    if err=$("$BIN/mr" --config "$CONF" cluster health --workers "$want" --wait 60s 2>&1 >/dev/null); then
+      echo "cluster up: $want workers alive; config $CONF"
+      ui=$(sed -nE 's/^http_addr = "([^"]*)".*/\1/p' "$CONF")
+      scheme=http; grep -q '^\[tls\]' "$CONF" && scheme=https
+      [ -z "$ui" ] || echo "web UI: $scheme://$ui/ (log in with the token in $CONF)"
+      exit 0
+    fi
+    echo "cluster.sh: ${err#mr: error: }; recent logs:" >&2
     for f in "$DIR"/logs/*.log; do echo "--- $f" >&2; tail -n 5 "$f" >&2; done
     exit 1
     ;;

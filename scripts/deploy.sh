@@ -253,14 +253,8 @@ case "$ACTION" in
     done
     for i in "${!ADDRS[@]}"; do [ "${ROLES[$i]}" = master ] && start_remote "$i"; done
     for i in "${!ADDRS[@]}"; do [ "${ROLES[$i]}" = worker ] && start_remote "$i"; done
-    alive=0
-    for _ in $(seq 1 300); do
-      alive=$(timeout 5 "$MR" --config "$CONF" cluster status --json 2>/dev/null \
-        | python3 -c 'import json,sys; print(sum(w["state"]=="alive" for w in json.load(sys.stdin)["workers"]))' 2>/dev/null || echo 0)
-      [ "$alive" = "$n" ] && break
-      sleep 0.2
-    done
-    [ "$alive" = "$n" ] || die "only $alive of $n workers alive after 60s (logs: <remote dir>/logs on each host)"
+    err=$("$MR" --config "$CONF" cluster health --workers "$n" --wait 60s 2>&1 >/dev/null) \
+      || die "${err#mr: error: } (logs: <remote dir>/logs on each host)"
     scheme=http; [ "$TLS" = 0 ] || scheme=https
     echo "deployed: master $master_addr:7070 (web UI $scheme://$master_addr:7080/), $n workers alive; config $CONF"
     ;;

@@ -291,14 +291,9 @@ else BIN="$ROOT/target/debug"; fi
 mr_host() { "$BIN/mr" --config "$CONF" "$@"; }
 
 wait_alive() {
-  local want=$1 alive=0
-  for _ in $(seq 1 300); do
-    alive=$(mr_host cluster status --json 2>/dev/null \
-      | python3 -c 'import json,sys; print(sum(w["state"]=="alive" for w in json.load(sys.stdin)["workers"]))' 2>/dev/null || echo 0)
-    [ "$alive" = "$want" ] && return 0
-    sleep 0.5
-  done
-  echo "docker.sh: only $alive of $want workers alive after 150s; recent logs:" >&2
+  local want=$1 err
+  err=$(mr_host cluster health --workers "$want" --wait 150s 2>&1 >/dev/null) && return 0
+  echo "docker.sh: ${err#mr: error: }; recent logs:" >&2
   dc logs --tail 5 >&2 || true
   return 1
 }

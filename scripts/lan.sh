@@ -306,11 +306,10 @@ lan_up() {
   start_in master "$BIN/mr-master" --config "$CONF"
   for i in $(seq 1 "$WORKERS"); do start_in "w$i" "$BIN/mr-worker" --config "$CONF" --name "w$i"; done
 
-  local alive=0 dead
+  local err="" dead
   for _ in $(seq 1 300); do
-    alive=$(timeout 5 "$BIN/mr" --config "$CONF" cluster status --json 2>/dev/null \
-      | python3 -c 'import json,sys; print(sum(w["state"]=="alive" for w in json.load(sys.stdin)["workers"]))' 2>/dev/null || echo 0)
-    if [ "$alive" = "$WORKERS" ]; then
+    # One check at a time (not --wait): a daemon that exits ends the wait.
+    if err=$("$BIN/mr" --config "$CONF" cluster health --workers "$WORKERS" --timeout 5s 2>&1 >/dev/null); then
       trap - EXIT
       echo "lan up: $WORKERS workers alive in $RACKS racks; config $CONF"
       return 0
@@ -322,7 +321,7 @@ lan_up() {
     [ -z "$dead" ] || { echo "lan.sh: exited:$dead" >&2; break; }
     sleep 0.2
   done
-  echo "lan.sh: only $alive of $WORKERS workers alive; recent logs:" >&2
+  echo "lan.sh: ${err#mr: error: }; recent logs:" >&2
   for f in "$DIR"/logs/*.log; do echo "--- $f" >&2; tail -n 5 "$f" >&2; done
   exit 1
 }

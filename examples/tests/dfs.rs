@@ -444,6 +444,23 @@ fn reporting_commands_speak_json() {
         (h["up"].as_bool(), h["workers_alive"].as_u64()),
         (Some(true), Some(1))
     );
+    // What the launch scripts wait with: enough workers, or a clear error.
+    let h = c.json(&[
+        "cluster",
+        "health",
+        "--workers",
+        "1",
+        "--wait",
+        "5s",
+        "--json",
+    ]);
+    assert_eq!(h["workers_alive"].as_u64(), Some(1));
+    let r = c.mr(&["cluster", "health", "--workers", "2", "--wait", "500ms"]);
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        !r.status.success() && e.contains("not healthy after") && e.contains("only 1 of 2"),
+        "{e}"
+    );
     let s = c.json(&[
         "admin",
         "scheduler",

@@ -643,6 +643,14 @@ enum ClusterCmd {
         /// Give up after this long.
         #[arg(long, default_value = "3s", value_parser = parse_duration)]
         timeout: std::time::Duration,
+        /// Also require at least this many workers alive.
+        #[arg(long)]
+        workers: Option<usize>,
+        /// Keep asking (every 200 ms) until healthy or this long has
+        /// passed, as launch scripts wait for a new cluster: e.g.
+        /// `mr cluster health --workers 6 --wait 60s`.
+        #[arg(long, value_parser = parse_duration)]
+        wait: Option<std::time::Duration>,
         /// `{"master", "up", "workers_alive"}` (and `worker`), when healthy.
         #[arg(long)]
         json: bool,
@@ -814,9 +822,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Cluster(ClusterCmd::Health {
             worker,
             timeout,
+            workers,
+            wait,
             json,
         }) => {
-            let (what, v) = cli::cluster::health(&cfg, worker.as_deref(), timeout).await?;
+            let (what, v) =
+                cli::cluster::wait_healthy(&cfg, worker.as_deref(), workers, timeout, wait).await?;
             if json {
                 println!("{v}");
             } else {

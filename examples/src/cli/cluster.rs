@@ -43,6 +43,38 @@ pub async fn health(
     }
 }
 
+/// [`health`], also requiring `workers` alive, asked again every 200 ms
+/// until it holds or `wait` has passed (once without `wait`); the last
+/// answer's error is the one returned.
+pub async fn wait_healthy(
+    cfg: &ClusterConfig,
+    worker: Option<&str>,
+    workers: Option<usize>,
+    timeout: std::time::Duration,
+    wait: Option<std::time::Duration>,
+) -> anyhow::Result<(String, serde_json::Value)> {
+    let deadline = std::time::Instant::now() + wait.unwrap_or_default();
+    loop {
+        let r = health(cfg, worker, timeout).await.and_then(|(what, v)| {
+            let alive = v["workers_alive"].as_u64().unwrap_or(0) as usize;
+            match workers {
+                Some(n) if alive < n => anyhow::bail!("only {alive} of {n} workers alive"),
+                _ => Ok((what, v)),
+            }
+        });
+        match r {
+            Ok(x) => return Ok(x),
+            Err(e) if std::time::Instant::now() >= deadline => {
+                return Err(match wait {
+                    Some(w) => e.context(format!("not healthy after {w:?}")),
+                    None => e,
+                })
+            }
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(200)).await,
+        }
+    }
+}
+
 pub async fn status(cfg: &ClusterConfig, as_json: bool) -> anyhow::Result<()> {
     let dfs = Dfs::connect(cfg)?;
     let st = dfs
