@@ -1,5 +1,6 @@
 //! Every request the master's gRPC service accepts, decoded from fuzzed
-//! protobuf bytes and handed to the same plain function its handler calls,
+//! protobuf bytes converted as the gRPC edge converts it and handed to the same plain
+//! function its handler calls,
 //! as a sequence on one fresh master (a data directory per input): decoding
 //! and the handlers' validation never panic, whatever the bytes and the
 //! order; a refused job spec has no side effect (RELIABILITY.md scenario 9).
@@ -11,7 +12,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use master::state::MasterState;
+use master::core::MasterState;
 use prost::Message;
 use proto::*;
 use std::time::{Duration, Instant};
@@ -60,7 +61,7 @@ fuzz_target!(|data: &[u8]| {
         match method % 22 {
             0 => {
                 if let Ok(r) = RegisterRequest::decode(body) {
-                    if let Ok(resp) = st.register(r, now) {
+                    if let Ok(resp) = st.on_register(r.into(), now) {
                         epochs.push(resp.epoch);
                     }
                 }
@@ -68,7 +69,7 @@ fuzz_target!(|data: &[u8]| {
             1 => {
                 if let Ok(mut r) = HeartbeatRequest::decode(body) {
                     r.epoch = pick(r.epoch, &epochs);
-                    let _ = st.heartbeat(r, now);
+                    let _ = st.on_heartbeat(r.into(), now);
                 }
             }
             2 => {
@@ -78,7 +79,7 @@ fuzz_target!(|data: &[u8]| {
             }
             3 => {
                 if let Ok(r) = CreateFileRequest::decode(body) {
-                    if let Ok(resp) = st.create_file(r) {
+                    if let Ok(resp) = st.create_file(r.into()) {
                         leases.push(resp.lease);
                     }
                 }
@@ -86,7 +87,7 @@ fuzz_target!(|data: &[u8]| {
             4 => {
                 if let Ok(mut r) = AddBlockRequest::decode(body) {
                     r.lease = pick(r.lease, &leases);
-                    if let Ok(resp) = st.add_block(r) {
+                    if let Ok(resp) = st.add_block(r.into()) {
                         blocks.push(resp.block_id);
                     }
                 }
@@ -97,13 +98,13 @@ fuzz_target!(|data: &[u8]| {
                     for b in r.blocks.iter_mut().filter_map(|c| c.block.as_mut()) {
                         b.id = pick(b.id, &blocks);
                     }
-                    let _ = st.complete_file(r);
+                    let _ = st.complete_file(r.into());
                 }
             }
             6 => {
                 if let Ok(mut r) = AbandonFileRequest::decode(body) {
                     r.lease = pick(r.lease, &leases);
-                    let _ = st.abandon_file(r);
+                    let _ = st.abandon_file(&r.path, r.lease);
                 }
             }
             7 => {
@@ -134,7 +135,7 @@ fuzz_target!(|data: &[u8]| {
             12 => {
                 if let Ok(r) = SubmitJobRequest::decode(body) {
                     let (jobs, next) = (st.jobs.jobs.len(), st.jobs.next_id);
-                    if st.submit_job(r, now).is_err() {
+                    if st.on_submit(r.into(), now).is_err() {
                         assert_eq!(st.jobs.jobs.len(), jobs, "a refused job left a job behind");
                         assert_eq!(st.jobs.next_id, next, "a refused job used an id");
                     }
@@ -170,7 +171,7 @@ fuzz_target!(|data: &[u8]| {
             18 => {
                 if let Ok(mut r) = TaskUpdateRequest::decode(body) {
                     r.epoch = pick(r.epoch, &epochs);
-                    let _ = st.task_update(r, now);
+                    let _ = st.on_task_report(r.into(), now);
                 }
             }
             19 => {

@@ -1,37 +1,38 @@
 //! mr-master: the namespace (durable), block and cache tables, membership
 //! and re-replication.
 //!
-//! # Layout
-//! - [`namespace`]: files and their blocks, pure data.
-//! - [`editlog`]: the fsynced edit log and snapshots that make it durable.
-//! - [`jobs`]: jobs, tasks, attempts, fencing and job metrics.
-//! - [`recovery`]: jobs across a restart: ids go on, running ones end failed.
-//! - [`membership`]: workers, epochs, heartbeats.
-//! - [`state`]: every operation, as plain functions tests drive directly.
-//! - [`service`]: the thin gRPC layer.
+//! # Layout (see `docs/architecture.md`)
+//! - [`grpc`]: the edge: protobuf to domain types and back, thin handlers.
+//! - [`core`]: the coordinator: each event turned into calls on the owners
+//!   below, their commands delivered, the policy asked once.
+//! - [`blocks`]: the namespace and its edit log, files being written, block
+//!   and cache tables, pins, re-replication.
+//! - [`cluster`]: membership (workers, epochs, heartbeats), each worker's
+//!   command outbox, `cluster status`, resource history.
+//! - [`jobs`]: jobs, tasks, attempts, fencing, submission, launches, task
+//!   reports, histories, recovery across a restart, the policy's state.
 //! - [`http`]: the REST API, the web UI and `/metrics` on `http_addr`.
 //! - [`stats`]: decision-latency and cache counters only `/metrics` reads.
-//! - [`history`]: a short ring of each worker's resource vectors.
-//! - [`error`]: errors and their gRPC codes.
+//! - [`error`]: the master's errors.
+//!
+//! Imports run one way: `grpc` and `http` → `core` → the owners; `jobs`
+//! reads `blocks`; `blocks` and `jobs` read `cluster` and queue commands
+//! for it; `cluster` names the commands' payloads only.
 
-pub mod editlog;
+pub mod blocks;
+pub mod cluster;
+pub mod core;
 pub mod error;
-pub mod history;
+pub mod grpc;
 pub mod http;
 pub mod jobs;
-pub mod membership;
-pub mod namespace;
-pub mod recovery;
-pub mod schedstate;
-pub mod service;
-pub mod state;
 pub mod stats;
 
+use crate::core::MasterState;
 use common::auth::TokenCheck;
 use common::config::ClusterConfig;
+use grpc::{MasterService, Shared};
 use proto::master_server::MasterServer;
-use service::{MasterService, Shared};
-use state::MasterState;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -162,7 +163,6 @@ async fn background(state: Shared, interval: std::time::Duration) {
         tick.tick().await;
         let now = now();
         let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
-        s.expire_workers(now);
-        s.replication_scan(now);
+        s.on_tick(now);
     }
 }

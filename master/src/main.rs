@@ -41,7 +41,7 @@ async fn main() -> anyhow::Result<()> {
     let cfg = ClusterConfig::load(&args.config)?;
     tracing::info!(config = %args.config.display(), ?cfg.dfs, ?cfg.heartbeat, workers = cfg.workers.len(), "effective config");
     if let Some(Recover::Truncate) = args.recover {
-        master::editlog::recover_truncate(&cfg.master.data_dir)?;
+        master::blocks::editlog::recover_truncate(&cfg.master.data_dir)?;
     }
     let listener = tokio::net::TcpListener::bind(&cfg.master.addr)
         .await

@@ -7,6 +7,7 @@
 //! when asked (counters that only reset with the master, as Prometheus
 //! expects of counters).
 
+use crate::jobs::report::AttemptReport;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -100,12 +101,12 @@ impl Stats {
     }
 
     /// A task report the job manager accepted (not a stale one).
-    pub fn task_reported(&mut self, r: &proto::TaskUpdateRequest) {
+    pub fn task_reported(&mut self, r: &AttemptReport) {
         let is_map = r.task.is_some_and(|t| t.is_map);
         if !is_map || !r.succeeded {
             return;
         }
-        let m = r.metrics.clone().unwrap_or_default();
+        let m = &r.metrics;
         let read = m.bytes_cache + m.bytes_local + m.bytes_remote_rack + m.bytes_remote_off_rack;
         let c = self.cache.entry(r.worker.clone()).or_default();
         if m.locality == common::sched::Locality::CacheLocal.as_str() {
@@ -119,6 +120,7 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jobs::report::{AttemptRef, TaskMetrics};
 
     #[test]
     fn buckets_are_cumulative_and_inclusive() {
@@ -133,22 +135,21 @@ mod tests {
 
     #[test]
     fn cache_hits_and_misses_come_from_successful_maps() {
-        let report =
-            |locality: &str, local: u64, is_map: bool, ok: bool| proto::TaskUpdateRequest {
-                worker: "w1".into(),
-                succeeded: ok,
-                task: Some(proto::TaskRef {
-                    is_map,
-                    ..Default::default()
-                }),
-                metrics: Some(proto::TaskMetrics {
-                    locality: locality.into(),
-                    bytes_cache: if locality == "cache_local" { 10 } else { 0 },
-                    bytes_local: local,
-                    ..Default::default()
-                }),
+        let report = |locality: &str, local: u64, is_map: bool, ok: bool| AttemptReport {
+            worker: "w1".into(),
+            succeeded: ok,
+            task: Some(AttemptRef {
+                is_map,
                 ..Default::default()
-            };
+            }),
+            metrics: TaskMetrics {
+                locality: locality.into(),
+                bytes_cache: if locality == "cache_local" { 10 } else { 0 },
+                bytes_local: local,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
         let mut s = Stats::default();
         s.task_reported(&report("cache_local", 0, true, true));
         s.task_reported(&report("node_local", 10, true, true));

@@ -3,8 +3,8 @@
 //! txid and the way out on stderr), and `--recover truncate` starts it with
 //! the records before the corruption.
 
-use master::editlog::EditLog;
-use master::namespace::{BlockMeta, Edit, FileMeta, Namespace};
+use master::blocks::editlog::EditLog;
+use master::blocks::namespace::{BlockMeta, Edit, FileMeta, Namespace};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -10,8 +10,8 @@ use crate::cluster::Layout;
 use crate::history::{History, JobEnd};
 use crate::node::{SharedDisk, Snapshot};
 use crate::wordcount;
+use master::core::MasterState;
 use master::jobs::TaskStatus;
-use master::state::MasterState;
 use std::collections::BTreeSet;
 
 /// What the checks read besides the history.
@@ -174,7 +174,7 @@ fn leaks(h: &History, w: &World, m: &MasterState, bad: &mut Vec<String>) {
     for f in &files {
         if let Ok(st) = m.file_status(f) {
             for b in st.blocks {
-                let id = b.block.map_or(0, |i| i.id);
+                let id = b.block.id;
                 known.insert(id);
                 let want = st.replication as usize;
                 let alive = w.workers.iter().filter(|x| x.0).count();

@@ -6,7 +6,7 @@
 use crate::cluster::MASTER_PORT;
 use crate::history::{self, note};
 use common::config::ClusterConfig;
-use master::state::MasterState;
+use master::core::MasterState;
 use std::sync::{Arc, Mutex, Weak};
 
 /// Where the run finds the current master incarnation's state.

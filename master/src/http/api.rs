@@ -5,7 +5,7 @@
 
 use super::error::ApiError;
 use super::lock;
-use crate::service::Shared;
+use crate::grpc::Shared;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::header;

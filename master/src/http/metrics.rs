@@ -7,9 +7,11 @@
 //! Prometheus's `rate()` and `increase()` expect of counters.
 
 use super::lock;
+use crate::cluster::status::WorkerStatus;
+use crate::cluster::ResourceVector;
+use crate::core::MasterState;
+use crate::grpc::Shared;
 use crate::jobs::JobState;
-use crate::service::Shared;
-use crate::state::MasterState;
 use crate::stats::{Histogram, JOB_BUCKETS};
 use axum::extract::State;
 use axum::http::header;
@@ -89,7 +91,7 @@ pub fn render(s: &MasterState, now: Instant) -> String {
     type Gauge = (
         &'static str,
         &'static str,
-        fn(&proto::WorkerStatus, &proto::ResourceVector) -> f64,
+        fn(&WorkerStatus, &ResourceVector) -> f64,
     );
     let gauges: &[Gauge] = &[
         (
@@ -165,12 +167,14 @@ pub fn render(s: &MasterState, now: Instant) -> String {
             |w, _| w.cache_capacity_bytes as f64,
         ),
     ];
-    let none = proto::ResourceVector::default();
     for (name, help, f) in gauges {
         t.family(name, "gauge", help);
         for w in &st.workers {
-            let r = w.resources.as_ref().unwrap_or(&none);
-            t.sample(name, &[("worker", &w.name), ("rack", &w.rack)], f(w, r));
+            t.sample(
+                name,
+                &[("worker", &w.name), ("rack", &w.rack)],
+                f(w, &w.resources),
+            );
         }
     }
 
@@ -179,7 +183,7 @@ pub fn render(s: &MasterState, now: Instant) -> String {
         "gauge",
         "Seconds since the worker's last heartbeat (registered workers only).",
     );
-    for w in s.workers.values() {
+    for w in s.cluster.workers.values() {
         let age = now
             .saturating_duration_since(w.last_heartbeat)
             .as_secs_f64();

@@ -18,9 +18,10 @@ pub mod error;
 pub mod metrics;
 pub mod tls;
 pub mod ui;
+pub mod views;
 
-use crate::history::HISTORY_EVERY;
-use crate::service::Shared;
+use crate::cluster::history::HISTORY_EVERY;
+use crate::grpc::Shared;
 use axum::routing::{get, post};
 use axum::Router;
 use std::future::Future;
@@ -109,7 +110,7 @@ pub async fn join(web: tokio::task::JoinHandle<std::io::Result<()>>) {
     }
 }
 
-pub(crate) fn lock(state: &Shared) -> std::sync::MutexGuard<'_, crate::state::MasterState> {
+pub(crate) fn lock(state: &Shared) -> std::sync::MutexGuard<'_, crate::core::MasterState> {
     // A panic while holding the lock is a bug; keep serving the rest.
     state.lock().unwrap_or_else(|e| e.into_inner())
 }

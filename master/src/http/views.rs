@@ -1,10 +1,9 @@
 //! Read-only views of the master's state for the REST API and the web UI,
 //! as JSON built with the same builders as the CLI's `--json`
-//! (`common::json`), so the shapes cannot drift apart. A child module of
-//! `state` so that it reads the block tables without widening their
-//! visibility.
+//! (`common::json`, which reads the protobuf messages the CLI receives),
+//! so the shapes cannot drift apart.
 
-use super::MasterState;
+use crate::core::MasterState;
 use crate::error::{MasterError, Result};
 use crate::jobs::{Job, TaskStatus};
 use common::sched::TaskKind;
@@ -16,7 +15,7 @@ impl MasterState {
     /// `GET /api/workers`: the `mr cluster status --json` object, each worker
     /// with its recent resource samples (`history`, one array per field).
     pub fn workers_json(&self) -> Value {
-        let st = self.cluster_status();
+        let st = proto::ClusterStatusResponse::from(self.cluster_status());
         let ui = self.cfg.ui_url();
         let mut v = common::json::cluster_status(&st, &self.cfg.master.addr, ui.as_deref());
         if let Some(ws) = v["workers"].as_array_mut() {
@@ -26,13 +25,6 @@ impl MasterState {
             }
         }
         v
-    }
-
-    /// Appends every live worker's latest resource vector to its history.
-    pub fn sample_resources(&mut self, t_ms: u64) {
-        for w in self.workers.values().filter(|w| w.alive) {
-            self.history.record(&w.name, &w.resources, t_ms);
-        }
     }
 
     /// `GET /api/jobs/{id}`: the job summary (as `mr job status --json`)
@@ -66,35 +58,32 @@ impl MasterState {
         Ok(self
             .list(path)?
             .iter()
-            .map(common::json::list_entry)
+            .map(|e| common::json::list_entry(&e.clone().into()))
             .collect())
     }
 
     /// `GET /api/file?path=`: the `mr fs stat --json` object.
     pub fn file_json(&self, path: &str) -> Result<Value> {
-        Ok(common::json::file_status(&self.file_status(path)?))
+        Ok(common::json::file_status(&self.file_status(path)?.into()))
     }
 
     /// `GET /api/blocks/{id}`: a block as `mr fs stat --json` lists it, with
     /// the file it belongs to and its replication factor.
     pub fn block_json(&self, id: u64) -> Result<Value> {
         let owner = self
+            .blocks
             .owners
             .get(&id)
             .ok_or_else(|| MasterError::NotFound(format!("no block {id}")))?;
         let file = self
+            .blocks
             .ns
             .files
             .iter()
             .find(|(_, f)| f.blocks.iter().any(|b| b.id == id))
             .map(|(p, _)| p.clone());
-        let status = proto::BlockStatus {
-            block: Some(super::to_info(&owner.meta)),
-            replicas: self.holders(&self.locations, id),
-            cached_on: self.holders(&self.cached, id),
-            pinned_on: self.pinned_on(id),
-        };
-        let mut v = common::json::block_status(&status);
+        let status = self.blocks.block_status(&owner.meta, &self.cluster);
+        let mut v = common::json::block_status(&status.into());
         v["file"] = json!(file);
         v["replication"] = json!(owner.replication);
         Ok(v)
@@ -104,7 +93,7 @@ impl MasterState {
     /// reported cached, and the hits and misses of the maps it ran.
     pub fn cache_json(&self) -> Value {
         let mut blocks: BTreeMap<&str, u64> = BTreeMap::new();
-        for set in self.cached.values() {
+        for set in self.blocks.cached.values() {
             for n in set {
                 *blocks.entry(n.as_str()).or_default() += 1;
             }
@@ -132,7 +121,7 @@ impl MasterState {
         json!({
             "used_bytes": live.clone().map(|w| w.cache_used_bytes).sum::<u64>(),
             "capacity_bytes": live.map(|w| w.cache_capacity_bytes).sum::<u64>(),
-            "cached_blocks": self.cached.values().filter(|s| !s.is_empty()).count(),
+            "cached_blocks": self.blocks.cached.values().filter(|s| !s.is_empty()).count(),
             "workers": workers,
         })
     }

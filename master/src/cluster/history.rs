@@ -2,7 +2,7 @@
 //! for the web UI's sparklines: the latest vector alone (what `cluster
 //! status` shows) cannot show a trend, and the workers keep none.
 
-use proto::ResourceVector;
+use super::ResourceVector;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;

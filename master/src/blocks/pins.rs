@@ -11,15 +11,24 @@
 //! Pins live in the master's memory: a master restart forgets them, as it
 //! forgets running jobs.
 
-use super::MasterState;
+use super::Blocks;
+use crate::cluster::{Cluster, Command, WorkerAddr};
 use crate::error::{MasterError, Result};
-use proto::command::Kind;
-use proto::Command;
 use std::collections::BTreeMap;
 
-impl MasterState {
+/// What `mr cache add|rm` did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CacheChange {
+    pub blocks: u64,
+    /// Bytes of the file's blocks pinned (add) or unpinned (rm).
+    pub bytes: u64,
+    /// The workers whose caches pin (add) or held (rm) them.
+    pub workers: Vec<String>,
+}
+
+impl Blocks {
     /// Bytes pinned in `worker`'s cache, as this master assigned them.
-    pub(crate) fn pinned_bytes(&self, worker: &str) -> u64 {
+    pub fn pinned_bytes(&self, worker: &str) -> u64 {
         self.pins
             .iter()
             .filter(|(_, w)| w.as_str() == worker)
@@ -29,19 +38,14 @@ impl MasterState {
     }
 
     /// The live worker pinning block `id`, for `fs stat` and the web UI.
-    pub(crate) fn pinned_on(&self, id: u64) -> Vec<proto::WorkerAddr> {
-        self.pins
-            .get(&id)
-            .and_then(|n| self.workers.get(n))
-            .filter(|w| w.alive)
-            .map(|w| vec![w.addr_proto()])
-            .unwrap_or_default()
+    pub fn pinned_on(&self, id: u64, cluster: &Cluster) -> Vec<WorkerAddr> {
+        cluster.live_addrs(self.pins.get(&id))
     }
 
     /// Pins every block of `raw` (a file or a directory) on one worker that
     /// stores it, all or nothing: when one block fits nowhere, nothing is
     /// pinned and the error names the block and each candidate's room.
-    pub fn pin_file(&mut self, raw: &str) -> Result<proto::CacheFileResponse> {
+    pub fn pin_file(&mut self, raw: &str, cluster: &Cluster) -> Result<CacheChange> {
         self.forget_deleted_pins();
         let (_, _, ids) = self.files_under(raw)?;
         let blocks = ids.len() as u64;
@@ -56,7 +60,7 @@ impl MasterState {
                 continue;
             }
             let room = |st: &Self, w: &str, planned: &BTreeMap<String, u64>| {
-                let cap = st.workers.get(w).map_or(0, |e| e.cache_capacity_bytes);
+                let cap = cluster.get(w).map_or(0, |e| e.cache_capacity_bytes);
                 cap.saturating_sub(st.pinned_bytes(w) + planned.get(w).copied().unwrap_or(0))
             };
             let holders: Vec<String> = self
@@ -64,7 +68,7 @@ impl MasterState {
                 .get(&id)
                 .into_iter()
                 .flatten()
-                .filter(|n| self.workers.get(*n).is_some_and(|w| w.alive))
+                .filter(|n| cluster.is_alive(n))
                 .cloned()
                 .collect();
             if holders.is_empty() {
@@ -87,7 +91,7 @@ impl MasterState {
                 let rooms: Vec<String> = holders
                     .iter()
                     .map(|w| {
-                        let cap = self.workers.get(w).map_or(0, |e| e.cache_capacity_bytes);
+                        let cap = cluster.get(w).map_or(0, |e| e.cache_capacity_bytes);
                         format!(
                             "{w}: {} of {cap} bytes free for pins",
                             room(self, w, &planned)
@@ -107,7 +111,7 @@ impl MasterState {
             self.send_pin(id, &w);
             self.pins.insert(id, w);
         }
-        Ok(proto::CacheFileResponse {
+        Ok(CacheChange {
             blocks,
             bytes,
             workers: planned.into_keys().collect(),
@@ -115,7 +119,7 @@ impl MasterState {
     }
 
     /// Unpins every block of `raw` and drops it from every cache.
-    pub fn unpin_file(&mut self, raw: &str) -> Result<proto::CacheFileResponse> {
+    pub fn unpin_file(&mut self, raw: &str, cluster: &Cluster) -> Result<CacheChange> {
         let (_, _, ids) = self.files_under(raw)?;
         let mut workers = std::collections::BTreeSet::new();
         let mut bytes = 0;
@@ -130,28 +134,22 @@ impl MasterState {
                 .map(|s| s.iter().cloned().collect())
                 .unwrap_or_default();
             for h in holders {
-                if let Some(w) = self.workers.get_mut(&h) {
-                    w.commands.push(Command {
-                        kind: Some(Kind::UncacheBlock(id)),
-                    });
+                if cluster.get(&h).is_some() {
+                    self.outbox.push((h.clone(), Command::UncacheBlock(id)));
                     workers.insert(h);
                 }
             }
         }
         // A pin on a worker that has not reported the block cached yet.
         for w in &workers {
-            if let Some(e) = self.workers.get_mut(w) {
-                for &id in &ids {
-                    let c = Command {
-                        kind: Some(Kind::UncacheBlock(id)),
-                    };
-                    if !e.commands.contains(&c) {
-                        e.commands.push(c);
-                    }
+            for &id in &ids {
+                let c = (w.clone(), Command::UncacheBlock(id));
+                if !self.outbox.contains(&c) {
+                    self.outbox.push(c);
                 }
             }
         }
-        Ok(proto::CacheFileResponse {
+        Ok(CacheChange {
             blocks: ids.len() as u64,
             bytes,
             workers: workers.into_iter().collect(),
@@ -160,7 +158,7 @@ impl MasterState {
 
     /// A worker (re-)registered with an empty cache: send it its pins again;
     /// a pinned block it no longer stores is pinned elsewhere.
-    pub(super) fn repin_on_register(&mut self, name: &str) {
+    pub fn repin_on_register(&mut self, name: &str, cluster: &Cluster) {
         self.forget_deleted_pins();
         let mine: Vec<u64> = self
             .pins
@@ -173,26 +171,26 @@ impl MasterState {
                 self.send_pin(id, name);
             } else {
                 self.pins.remove(&id);
-                self.place_pin(id);
+                self.place_pin(id, cluster);
             }
         }
         // Pins that found no room before (their worker died) may fit here.
         let homeless: Vec<u64> = self
             .pins
             .iter()
-            .filter(|(_, w)| !self.workers.get(*w).is_some_and(|e| e.alive))
+            .filter(|(_, w)| !cluster.is_alive(w))
             .map(|(id, _)| *id)
             .collect();
         for id in homeless {
             if self.locations.get(&id).is_some_and(|s| s.contains(name)) {
-                self.place_pin(id);
+                self.place_pin(id, cluster);
             }
         }
     }
 
     /// A worker died: its pins move to other live workers storing the block
     /// with room for them; those that fit nowhere wait for it to come back.
-    pub(super) fn move_pins_of(&mut self, dead: &str) {
+    pub fn move_pins_of(&mut self, dead: &str, cluster: &Cluster) {
         let ids: Vec<u64> = self
             .pins
             .iter()
@@ -200,13 +198,13 @@ impl MasterState {
             .map(|(id, _)| *id)
             .collect();
         for id in ids {
-            self.place_pin(id);
+            self.place_pin(id, cluster);
         }
     }
 
     /// (Re-)pins block `id` on a live worker that stores it and has room,
     /// if there is one; else the pin keeps its current worker.
-    fn place_pin(&mut self, id: u64) {
+    fn place_pin(&mut self, id: u64, cluster: &Cluster) {
         let Some(len) = self.owners.get(&id).map(|o| o.meta.len) else {
             self.pins.remove(&id);
             return;
@@ -218,8 +216,7 @@ impl MasterState {
             .into_iter()
             .flatten()
             .filter(|n| Some(*n) != current.as_ref())
-            .filter_map(|n| self.workers.get(n))
-            .filter(|w| w.alive)
+            .filter_map(|n| cluster.alive(n))
             .find(|w| w.cache_capacity_bytes >= self.pinned_bytes(&w.name) + len)
             .map(|w| w.name.clone());
         if let Some(t) = target {
@@ -229,11 +226,8 @@ impl MasterState {
     }
 
     fn send_pin(&mut self, id: u64, worker: &str) {
-        if let Some(w) = self.workers.get_mut(worker) {
-            w.commands.push(Command {
-                kind: Some(Kind::PinBlock(id)),
-            });
-        }
+        self.outbox
+            .push((worker.to_string(), Command::PinBlock(id)));
     }
 
     /// Pins of deleted files go with them.

@@ -1,216 +1,15 @@
-//! Jobs and their tasks as the master tracks them: attempts, retries,
-//! fencing, progress and the metrics of the design. Pure state: the caller
-//! (`state.rs`) supplies block locations, turns assignments into launches and
+//! A job as the master tracks it: attempts, retries, fencing, speculation,
+//! progress and the metrics of the design. Pure state: the coordinator
+//! (`core`) supplies block locations, turns assignments into launches and
 //! performs the commit in the namespace.
 
+use super::report::{AttemptRef, AttemptReport};
 use common::sched::{JobView, Locality, TaskId, TaskKind};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-/// Attempts of one task before its job fails, as Hadoop's
-/// `mapreduce.{map,reduce}.maxattempts`.
-pub const MAX_ATTEMPTS: u32 = 4;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobState {
-    Queued,
-    Running,
-    Succeeded,
-    Failed,
-    Killed,
-}
-
-impl JobState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobState::Queued => "queued",
-            JobState::Running => "running",
-            JobState::Succeeded => "succeeded",
-            JobState::Failed => "failed",
-            JobState::Killed => "killed",
-        }
-    }
-
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            JobState::Succeeded | JobState::Failed | JobState::Killed
-        )
-    }
-}
-
-/// A map's input: one block, where it sits in its file, and the blocks after
-/// it (a record straddling the block's end is finished from them).
-#[derive(Debug, Clone)]
-pub struct MapInput {
-    pub block: crate::namespace::BlockMeta,
-    pub offset: u64,
-    pub following: Vec<crate::namespace::BlockMeta>,
-}
-
-#[derive(Debug, Clone)]
-pub enum TaskStatus {
-    Pending,
-    Running {
-        attempt: u32,
-        worker: String,
-        epoch: u64,
-        started: Instant,
-    },
-    Done {
-        attempt: u32,
-        worker: String,
-        addr: String,
-    },
-}
-
-#[derive(Debug, Clone)]
-pub struct Task {
-    pub status: TaskStatus,
-    /// Attempts launched so far; the next one gets this number.
-    pub attempts: u32,
-    /// Attempts that failed by the task's own fault (not node loss, not a
-    /// fetch failure): the job fails when this reaches [`MAX_ATTEMPTS`].
-    pub failures: u32,
-    /// Nodes where an attempt failed.
-    pub avoid: Vec<String>,
-    pub runnable_since: Instant,
-    /// The committed attempt's staging path (reduces and map-only maps).
-    pub output: Option<String>,
-    /// A speculative copy running beside the `Running` attempt.
-    pub backup: Option<Backup>,
-    /// A backup was launched for this task already (at most one per task).
-    pub speculated: bool,
-    /// The winning attempt's runtime, once done (for the speculation median).
-    pub runtime_s: Option<f64>,
-}
-
-/// A speculative attempt of a running task, on another worker.
-#[derive(Debug, Clone)]
-pub struct Backup {
-    pub attempt: u32,
-    pub worker: String,
-    pub epoch: u64,
-    pub started: Instant,
-}
-
-impl Task {
-    fn new(now: Instant) -> Self {
-        Task {
-            status: TaskStatus::Pending,
-            attempts: 0,
-            failures: 0,
-            avoid: vec![],
-            runnable_since: now,
-            output: None,
-            backup: None,
-            speculated: false,
-            runtime_s: None,
-        }
-    }
-
-    pub fn is_pending(&self) -> bool {
-        matches!(self.status, TaskStatus::Pending)
-    }
-
-    pub fn is_done(&self) -> bool {
-        matches!(self.status, TaskStatus::Done { .. })
-    }
-
-    pub fn is_running(&self) -> bool {
-        matches!(self.status, TaskStatus::Running { .. })
-    }
-}
-
-/// A task attempt occupying a worker's slot.
-#[derive(Debug, Clone)]
-pub struct RunningAttempt {
-    pub worker: String,
-    pub id: TaskId,
-    pub attempt: u32,
-    pub started: Instant,
-}
-
-/// What the client asked for.
-#[derive(Debug, Clone)]
-pub struct JobSpec {
-    pub job: String,
-    pub inputs: Vec<String>,
-    pub output: String,
-    pub reducers: u32,
-    pub params_json: String,
-    pub output_replication: u32,
-    pub output_block_size: u64,
-    pub splits: Vec<Vec<u8>>,
-    pub queue: String,
-    pub sort_buffer_bytes: u64,
-    pub map_only: bool,
-}
-
-/// A WordCount of `/in` into `/out`: the spec the master's unit tests run.
-#[cfg(test)]
-impl JobSpec {
-    pub(crate) fn wordcount_for_tests(reducers: u32) -> JobSpec {
-        JobSpec {
-            job: "wordcount".into(),
-            inputs: vec!["/in".into()],
-            output: "/out".into(),
-            reducers,
-            params_json: String::new(),
-            output_replication: 1,
-            output_block_size: 1 << 20,
-            splits: vec![],
-            queue: "default".into(),
-            sort_buffer_bytes: 1 << 20,
-            map_only: false,
-        }
-    }
-}
-
-#[derive(Debug, Default, Clone)]
-pub struct Bytes6 {
-    pub cache: u64,
-    pub local: u64,
-    pub remote_rack: u64,
-    pub remote_off_rack: u64,
-    pub shuffle: u64,
-    pub output: u64,
-}
-
-/// Where a job's time went, from its successful attempts' own timings:
-/// the map phase's span (first map start to last map end, the workers'
-/// clocks) and the phases of the reduce that finished last, the one the
-/// job waited for.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Phases {
-    pub map_start_ms: Option<u64>,
-    pub map_end_ms: u64,
-    pub last_reduce_end_ms: u64,
-    /// shuffle, merge, reduce, commit seconds of that reduce.
-    pub reduce: [f64; 4],
-}
-
-impl Phases {
-    pub fn record(&mut self, is_map: bool, m: &proto::TaskMetrics) {
-        if is_map {
-            self.map_start_ms = Some(self.map_start_ms.map_or(m.start_ms, |s| s.min(m.start_ms)));
-            self.map_end_ms = self.map_end_ms.max(m.end_ms);
-        } else if m.end_ms >= self.last_reduce_end_ms {
-            self.last_reduce_end_ms = m.end_ms;
-            self.reduce = [m.shuffle_s, m.merge_s, m.reduce_s, m.commit_s];
-        }
-    }
-
-    /// `phases_s` of the job summary.
-    pub fn to_json(&self) -> Value {
-        let map = self
-            .map_start_ms
-            .map_or(0.0, |s| self.map_end_ms.saturating_sub(s) as f64 / 1e3);
-        let [shuffle, merge, reduce, commit] = self.reduce;
-        json!({"map": map, "shuffle": shuffle, "merge": merge, "reduce": reduce, "commit": commit})
-    }
-}
+pub use super::task::*;
 
 pub struct Job {
     pub id: u64,
@@ -239,7 +38,7 @@ pub struct Job {
     pub records: Vec<Value>,
     /// Attempts to kill on their workers (the losers of speculation), for
     /// the caller to drain after [`Job::update`] or [`Job::worker_lost`].
-    pub kills: Vec<(String, proto::TaskRef)>,
+    pub kills: Vec<(String, AttemptRef)>,
     pub speculative_launched: u32,
     pub speculative_won: u32,
 }
@@ -459,12 +258,7 @@ impl Job {
 
     /// Applies a task report. Reports from another attempt or another worker
     /// incarnation than the running one are stale and ignored (fencing).
-    pub fn update(
-        &mut self,
-        r: &proto::TaskUpdateRequest,
-        worker_addr: &str,
-        now: Instant,
-    ) -> Outcome {
+    pub fn update(&mut self, r: &AttemptReport, worker_addr: &str, now: Instant) -> Outcome {
         if self.state.is_final() {
             return Outcome::Ignored;
         }
@@ -501,7 +295,7 @@ impl Job {
                 return Outcome::Ignored;
             }
         };
-        let m = r.metrics.clone().unwrap_or_default();
+        let m = &r.metrics;
         let runtime = now.saturating_duration_since(started).as_secs_f64();
         self.records.push(json!({
             "type": "task",
@@ -567,7 +361,7 @@ impl Job {
                 );
                 self.kills.push((
                     o.worker.clone(),
-                    proto::TaskRef {
+                    AttemptRef {
                         job_id: id,
                         is_map: tref.is_map,
                         index: tref.index,
@@ -602,7 +396,7 @@ impl Job {
                     .push(now.saturating_duration_since(runnable_since).as_secs_f64());
                 self.map_times_s.push(runtime);
             }
-            self.phases.record(tref.is_map, &m);
+            self.phases.record(tref.is_map, m);
             self.bytes.cache += m.bytes_cache;
             self.bytes.local += m.bytes_local;
             self.bytes.remote_rack += m.bytes_remote_rack;
@@ -688,7 +482,7 @@ impl Job {
     /// elsewhere would only retry fetches from the dead worker until they
     /// fail, so they go back too, to run again once the lost maps have:
     /// the attempts returned are to be killed on their workers.
-    pub fn worker_lost(&mut self, worker: &str, now: Instant) -> Vec<(String, proto::TaskRef)> {
+    pub fn worker_lost(&mut self, worker: &str, now: Instant) -> Vec<(String, AttemptRef)> {
         if self.state.is_final() {
             return Vec::new();
         }
@@ -784,11 +578,11 @@ impl Job {
 
     /// Workers running an attempt of this job, with the attempt, as the
     /// wire names it (to kill it).
-    pub fn running_attempts(&self) -> Vec<(String, proto::TaskRef)> {
+    pub fn running_attempts(&self) -> Vec<(String, AttemptRef)> {
         self.running()
             .into_iter()
             .map(|r| {
-                let t = proto::TaskRef {
+                let t = AttemptRef {
                     job_id: self.id,
                     is_map: r.id.kind == TaskKind::Map,
                     index: r.id.index,
@@ -947,308 +741,5 @@ pub fn staging_part(job: u64, index: u32, attempt: u32) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn phases_are_the_map_span_and_the_last_reduce() {
-        let mut p = Phases::default();
-        assert_eq!(p.to_json()["map"], 0.0);
-        let m = |start_ms, end_ms| proto::TaskMetrics {
-            start_ms,
-            end_ms,
-            ..Default::default()
-        };
-        p.record(true, &m(2_000, 3_500));
-        p.record(true, &m(1_000, 2_500));
-        let r = |end_ms, s: f64| proto::TaskMetrics {
-            end_ms,
-            shuffle_s: s,
-            merge_s: 0.25,
-            reduce_s: 0.5,
-            commit_s: 0.125,
-            ..Default::default()
-        };
-        p.record(false, &r(6_000, 2.0));
-        p.record(false, &r(5_000, 9.0));
-        let j = p.to_json();
-        assert_eq!(j["map"], 2.5);
-        // The reduce that ended last, not the longest shuffle.
-        assert_eq!(
-            (
-                j["shuffle"].as_f64(),
-                j["merge"].as_f64(),
-                j["reduce"].as_f64(),
-                j["commit"].as_f64()
-            ),
-            (Some(2.0), Some(0.25), Some(0.5), Some(0.125))
-        );
-    }
-
-    fn job(maps: u32, reducers: u32, t0: Instant) -> Job {
-        Job::new(
-            1,
-            1,
-            JobSpec::wordcount_for_tests(reducers),
-            vec![],
-            maps,
-            "fifo",
-            t0,
-        )
-    }
-
-    fn report(
-        is_map: bool,
-        index: u32,
-        attempt: u32,
-        worker: &str,
-        ok: bool,
-    ) -> proto::TaskUpdateRequest {
-        proto::TaskUpdateRequest {
-            worker: worker.into(),
-            epoch: 1,
-            task: Some(proto::TaskRef {
-                job_id: 1,
-                is_map,
-                index,
-                attempt,
-            }),
-            succeeded: ok,
-            error: if ok { String::new() } else { "boom".into() },
-            ..Default::default()
-        }
-    }
-
-    fn secs(t0: Instant, s: f64) -> Instant {
-        t0 + Duration::from_secs_f64(s)
-    }
-
-    /// Four maps on w1..w4; maps 0..done finish after 2 s.
-    fn four_maps(done: u32, t0: Instant) -> Job {
-        let mut j = job(4, 1, t0);
-        for i in 0..4 {
-            j.launch(TaskKind::Map, i, &format!("w{}", i + 1), 1, t0);
-        }
-        for i in 0..done {
-            let w = format!("w{}", i + 1);
-            assert_eq!(
-                j.update(&report(true, i, 0, &w, true), "a", secs(t0, 2.0)),
-                Outcome::Progress
-            );
-        }
-        j
-    }
-
-    #[test]
-    fn the_views_mean_runtime_counts_maps_only() {
-        let t0 = Instant::now();
-        // Maps 0 and 1 take 2 s; the reduce, launched at 2 s, takes 30 s.
-        let mut j = four_maps(2, t0);
-        assert_eq!(j.view(t0).avg_map_time, 2.0);
-        j.launch(TaskKind::Reduce, 0, "w1", 1, secs(t0, 2.0));
-        j.update(&report(false, 0, 0, "w1", true), "a", secs(t0, 32.0));
-        assert!(j.reduces[0].is_done());
-        assert_eq!(j.view(t0).avg_map_time, 2.0, "HybSMRP's r is maps only");
-    }
-
-    #[test]
-    fn backup_only_past_75_percent_and_the_slowness_threshold() {
-        let t0 = Instant::now();
-        // 2 of 4 done (50 %): never, however slow.
-        let j = four_maps(2, t0);
-        assert!(j.speculation_candidates(secs(t0, 100.0)).is_empty());
-        // 3 of 4 (75 %), median 2 s: threshold max(4 s, 3 s) = 4 s.
-        let j = four_maps(3, t0);
-        assert!(j.speculation_candidates(secs(t0, 3.9)).is_empty());
-        let c = j.speculation_candidates(secs(t0, 4.1));
-        assert_eq!(c.len(), 1);
-        assert_eq!((c[0].0.kind, c[0].0.index), (TaskKind::Map, 3));
-        assert_eq!(c[0].1, vec!["w4".to_string()], "not on its own worker");
-        // Median + 1 s wins for short tasks: 0.5 s median -> 1.5 s.
-        let mut j = job(4, 1, t0);
-        for i in 0..4 {
-            j.launch(TaskKind::Map, i, "w1", 1, t0);
-        }
-        for i in 0..3 {
-            j.update(&report(true, i, 0, "w1", true), "a", secs(t0, 0.5));
-        }
-        assert!(j.speculation_candidates(secs(t0, 1.4)).is_empty());
-        assert_eq!(j.speculation_candidates(secs(t0, 1.6)).len(), 1);
-    }
-
-    #[test]
-    fn one_backup_per_task_never_on_its_own_worker_nor_avoided_nodes() {
-        let t0 = Instant::now();
-        let mut j = four_maps(3, t0);
-        j.task_mut(TaskKind::Map, 3)
-            .unwrap()
-            .avoid
-            .push("w2".into());
-        let now = secs(t0, 5.0);
-        assert_eq!(j.launch_backup(TaskKind::Map, 3, "w4", 1, now), None);
-        assert_eq!(j.launch_backup(TaskKind::Map, 3, "w2", 1, now), None);
-        assert_eq!(j.launch_backup(TaskKind::Map, 3, "w1", 1, now), Some(1));
-        assert_eq!(j.launch_backup(TaskKind::Map, 3, "w3", 1, now), None);
-        assert!(j.speculation_candidates(secs(t0, 50.0)).is_empty());
-        // Both attempts hold a slot.
-        let mut r: Vec<_> = j
-            .running()
-            .into_iter()
-            .map(|a| (a.worker, a.attempt))
-            .collect();
-        r.sort();
-        assert_eq!(r, vec![("w1".into(), 1), ("w4".into(), 0)]);
-        assert_eq!(j.summary()["speculative_launched"], 1);
-    }
-
-    /// Three reduces done by 2 s; reduce 3 runs on w4 (attempt 0) with a
-    /// backup on w1 (attempt 1).
-    fn speculated_reduce(t0: Instant) -> Job {
-        let mut j = job(0, 4, t0);
-        for i in 0..4 {
-            j.launch(TaskKind::Reduce, i, &format!("w{}", i + 1), 1, t0);
-        }
-        for i in 0..3 {
-            j.update(
-                &report(false, i, 0, &format!("w{}", i + 1), true),
-                "a",
-                secs(t0, 2.0),
-            );
-        }
-        assert_eq!(j.speculation_candidates(secs(t0, 5.0)).len(), 1);
-        assert_eq!(
-            j.launch_backup(TaskKind::Reduce, 3, "w1", 1, secs(t0, 5.0)),
-            Some(1)
-        );
-        j
-    }
-
-    #[test]
-    fn first_finisher_wins_and_the_loser_is_killed_and_fenced() {
-        let t0 = Instant::now();
-        let mut j = speculated_reduce(t0);
-        let out = j.update(&report(false, 3, 1, "w1", true), "a", secs(t0, 6.0));
-        assert_eq!(out, Outcome::ReadyToCommit);
-        let t = j.task(TaskKind::Reduce, 3).unwrap();
-        // Only the winner's staging part is committed.
-        assert_eq!(t.output.as_deref(), Some(staging_part(1, 3, 1).as_str()));
-        assert!(matches!(t.status, TaskStatus::Done { attempt: 1, .. }));
-        assert_eq!(
-            std::mem::take(&mut j.kills),
-            vec![(
-                "w4".to_string(),
-                proto::TaskRef {
-                    job_id: 1,
-                    is_map: false,
-                    index: 3,
-                    attempt: 0
-                }
-            )]
-        );
-        assert!(j.running().is_empty());
-        // The loser's late report, success or not, is ignored.
-        assert_eq!(
-            j.update(&report(false, 3, 0, "w4", true), "a", secs(t0, 7.0)),
-            Outcome::Ignored
-        );
-        assert_eq!(
-            j.update(&report(false, 3, 0, "w4", false), "a", secs(t0, 7.0)),
-            Outcome::Ignored
-        );
-        let t = j.task(TaskKind::Reduce, 3).unwrap();
-        assert_eq!(t.output.as_deref(), Some(staging_part(1, 3, 1).as_str()));
-        let s = j.summary();
-        assert_eq!(
-            (
-                s["speculative_launched"].clone(),
-                s["speculative_won"].clone()
-            ),
-            (json!(1), json!(1))
-        );
-        let rec = j.records.iter().find(|r| r["index"] == 3).unwrap();
-        assert_eq!(
-            (rec["attempt"].clone(), rec["speculative"].clone()),
-            (json!(1), json!(true))
-        );
-    }
-
-    #[test]
-    fn the_primary_may_win_too() {
-        let t0 = Instant::now();
-        let mut j = speculated_reduce(t0);
-        assert_eq!(
-            j.update(&report(false, 3, 0, "w4", true), "a", secs(t0, 6.0)),
-            Outcome::ReadyToCommit
-        );
-        assert_eq!(j.kills[0].0, "w1");
-        assert_eq!(j.kills[0].1.attempt, 1);
-        assert_eq!(
-            j.task(TaskKind::Reduce, 3).unwrap().output.as_deref(),
-            Some(staging_part(1, 3, 0).as_str())
-        );
-        assert_eq!(
-            j.update(&report(false, 3, 1, "w1", true), "a", secs(t0, 7.0)),
-            Outcome::Ignored
-        );
-        assert_eq!(j.speculative_won, 0);
-    }
-
-    #[test]
-    fn a_failure_beside_a_running_attempt_only_drops_it() {
-        let t0 = Instant::now();
-        let mut j = speculated_reduce(t0);
-        assert_eq!(
-            j.update(&report(false, 3, 1, "w1", false), "a", secs(t0, 6.0)),
-            Outcome::Progress
-        );
-        let t = j.task(TaskKind::Reduce, 3).unwrap();
-        assert_eq!(t.failures, 0);
-        assert!(t.backup.is_none());
-        assert!(
-            matches!(&t.status, TaskStatus::Running { attempt: 0, worker, .. } if worker == "w4")
-        );
-        // The last one running failing counts as usual.
-        assert_eq!(
-            j.update(&report(false, 3, 0, "w4", false), "a", secs(t0, 7.0)),
-            Outcome::Progress
-        );
-        let t = j.task(TaskKind::Reduce, 3).unwrap();
-        assert_eq!(t.failures, 1);
-        assert!(t.is_pending());
-        // No second backup for the task.
-        j.launch(TaskKind::Reduce, 3, "w2", 1, secs(t0, 8.0));
-        assert!(j.speculation_candidates(secs(t0, 100.0)).is_empty());
-    }
-
-    #[test]
-    fn worker_loss_with_a_backup_running() {
-        let t0 = Instant::now();
-        // Losing the backup's worker: the primary runs on.
-        let mut j = speculated_reduce(t0);
-        j.worker_lost("w1", secs(t0, 6.0));
-        let t = j.task(TaskKind::Reduce, 3).unwrap();
-        assert!(t.backup.is_none());
-        assert!(
-            matches!(&t.status, TaskStatus::Running { attempt: 0, worker, .. } if worker == "w4")
-        );
-        // Losing the primary's worker: the backup runs on, not re-queued.
-        let mut j = speculated_reduce(t0);
-        j.worker_lost("w4", secs(t0, 6.0));
-        let t = j.task(TaskKind::Reduce, 3).unwrap();
-        assert!(t.backup.is_none());
-        assert!(
-            matches!(&t.status, TaskStatus::Running { attempt: 1, worker, .. } if worker == "w1")
-        );
-        assert_eq!(
-            j.update(&report(false, 3, 1, "w1", true), "a", secs(t0, 7.0)),
-            Outcome::ReadyToCommit
-        );
-        // Then the one left lost too: re-queued.
-        let mut j = speculated_reduce(t0);
-        j.worker_lost("w4", secs(t0, 6.0));
-        j.worker_lost("w1", secs(t0, 6.0));
-        assert!(j.task(TaskKind::Reduce, 3).unwrap().is_pending());
-        assert_eq!(j.task(TaskKind::Reduce, 3).unwrap().failures, 0);
-    }
-}
+#[path = "job_tests.rs"]
+mod tests;

@@ -1,11 +1,30 @@
-//! Thin gRPC handlers: take the lock, call a plain function on
-//! [`MasterState`], convert. No logic lives here.
+//! The master's edge: thin gRPC handlers that convert the request to the
+//! domain types (`convert.rs`), take the lock, call one plain function on
+//! [`MasterState`], and convert the answer back. No logic lives here, and
+//! no other module of the master but `http/` names a protobuf type.
 
-use crate::state::MasterState;
+pub mod convert;
+
+use crate::core::MasterState;
+use crate::error::MasterError;
 use proto::master_server::Master;
 use proto::*;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tonic::{Request, Response, Status};
+
+impl From<MasterError> for Status {
+    fn from(e: MasterError) -> Status {
+        match e {
+            MasterError::InvalidArgument(m) => Status::invalid_argument(m),
+            MasterError::NotFound(m) => Status::not_found(m),
+            MasterError::AlreadyExists(m) => Status::already_exists(m),
+            MasterError::FailedPrecondition(m) => Status::failed_precondition(m),
+            MasterError::Unavailable(m) => Status::unavailable(m),
+            MasterError::Io(e) => Status::internal(format!("master storage error: {e}")),
+            MasterError::Storage(e) => Status::internal(format!("master storage error: {e}")),
+        }
+    }
+}
 
 /// The master's shared state. A std `Mutex`, not a tokio one: no handler
 /// awaits while holding it.
@@ -28,14 +47,18 @@ type Rpc<T> = Result<Response<T>, Status>;
 impl Master for MasterService {
     #[tracing::instrument(skip_all, fields(worker = %req.get_ref().name))]
     async fn register(&self, req: Request<RegisterRequest>) -> Rpc<RegisterResponse> {
-        let r = self.lock().register(req.into_inner(), crate::now())?;
-        Ok(Response::new(r))
+        let r = self
+            .lock()
+            .on_register(req.into_inner().into(), crate::now())?;
+        Ok(Response::new(r.into()))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]
     async fn heartbeat(&self, req: Request<HeartbeatRequest>) -> Rpc<HeartbeatResponse> {
         Ok(Response::new(
-            self.lock().heartbeat(req.into_inner(), crate::now()),
+            self.lock()
+                .on_heartbeat(req.into_inner().into(), crate::now())
+                .into(),
         ))
     }
 
@@ -49,34 +72,41 @@ impl Master for MasterService {
 
     #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
     async fn create_file(&self, req: Request<CreateFileRequest>) -> Rpc<CreateFileResponse> {
-        Ok(Response::new(self.lock().create_file(req.into_inner())?))
+        Ok(Response::new(
+            self.lock().create_file(req.into_inner().into())?.into(),
+        ))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
     async fn add_block(&self, req: Request<AddBlockRequest>) -> Rpc<AddBlockResponse> {
-        Ok(Response::new(self.lock().add_block(req.into_inner())?))
+        Ok(Response::new(
+            self.lock().add_block(req.into_inner().into())?.into(),
+        ))
     }
 
     #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
     async fn complete_file(&self, req: Request<CompleteFileRequest>) -> Rpc<Empty> {
-        self.lock().complete_file(req.into_inner())?;
+        self.lock().complete_file(req.into_inner().into())?;
         Ok(Response::new(Empty {}))
     }
 
     #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
     async fn abandon_file(&self, req: Request<AbandonFileRequest>) -> Rpc<Empty> {
-        self.lock().abandon_file(req.into_inner())?;
+        let r = req.into_inner();
+        self.lock().abandon_file(&r.path, r.lease)?;
         Ok(Response::new(Empty {}))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
     async fn get_file(&self, req: Request<PathRequest>) -> Rpc<FileStatus> {
-        Ok(Response::new(self.lock().file_status(&req.get_ref().path)?))
+        Ok(Response::new(
+            self.lock().file_status(&req.get_ref().path)?.into(),
+        ))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
     async fn list_files(&self, req: Request<PathRequest>) -> Rpc<ListFilesResponse> {
-        let entries = self.lock().list(&req.get_ref().path)?;
+        let entries = convert_all(self.lock().list(&req.get_ref().path)?);
         Ok(Response::new(ListFilesResponse { entries }))
     }
 
@@ -89,7 +119,9 @@ impl Master for MasterService {
     #[tracing::instrument(skip_all, fields(path = %req.get_ref().path, cache = req.get_ref().cache))]
     async fn cache_file(&self, req: Request<CacheFileRequest>) -> Rpc<CacheFileResponse> {
         let r = req.into_inner();
-        Ok(Response::new(self.lock().cache_file(&r.path, r.cache)?))
+        Ok(Response::new(
+            self.lock().cache_file(&r.path, r.cache)?.into(),
+        ))
     }
 
     #[tracing::instrument(skip_all, fields(bytes = req.get_ref().bytes, worker = %req.get_ref().worker))]
@@ -104,7 +136,9 @@ impl Master for MasterService {
 
     #[tracing::instrument(skip_all, fields(job = %req.get_ref().job))]
     async fn submit_job(&self, req: Request<SubmitJobRequest>) -> Rpc<SubmitJobResponse> {
-        let job_id = self.lock().submit_job(req.into_inner(), crate::now())?;
+        let job_id = self
+            .lock()
+            .on_submit(req.into_inner().into(), crate::now())?;
         Ok(Response::new(SubmitJobResponse { job_id }))
     }
 
@@ -170,12 +204,18 @@ impl Master for MasterService {
     #[tracing::instrument(skip_all, fields(worker = %req.get_ref().worker))]
     async fn task_update(&self, req: Request<TaskUpdateRequest>) -> Rpc<HeartbeatResponse> {
         Ok(Response::new(
-            self.lock().task_update(req.into_inner(), crate::now()),
+            self.lock()
+                .on_task_report(req.into_inner().into(), crate::now())
+                .into(),
         ))
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
     async fn cluster_status(&self, _req: Request<Empty>) -> Rpc<ClusterStatusResponse> {
-        Ok(Response::new(self.lock().cluster_status()))
+        Ok(Response::new(self.lock().cluster_status().into()))
     }
+}
+
+fn convert_all<A, B: From<A>>(v: Vec<A>) -> Vec<B> {
+    v.into_iter().map(B::from).collect()
 }

@@ -1,0 +1,260 @@
+//! The block side of the master: the durable namespace (files and their
+//! blocks, behind the fsynced edit log), files being written, where each
+//! block's replicas and cached copies are, cache pins, and re-replication.
+//!
+//! It reads the membership ([`Cluster`]) to place replicas and to name live
+//! holders, and queues what workers must do in its [`Outbox`]; the
+//! coordinator (`core`) delivers it. Nothing here knows about jobs.
+
+pub mod editlog;
+pub mod files;
+pub mod namespace;
+pub mod pins;
+pub mod replication;
+
+use crate::cluster::{Cluster, Command, Outbox, WorkerAddr};
+use crate::error::Result;
+use common::config::ClusterConfig;
+use editlog::EditLog;
+use files::PendingFile;
+use namespace::{BlockMeta, Edit, Namespace};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+/// Where a namespace block belongs, for replication decisions.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockOwner {
+    pub meta: BlockMeta,
+    pub replication: u32,
+}
+
+pub struct Blocks {
+    pub ns: Namespace,
+    log: EditLog,
+    pending: HashMap<u64, PendingFile>,
+    /// Every block of a pending file, so block reports do not delete it.
+    pending_blocks: HashSet<u64>,
+    /// Every block of the namespace.
+    pub owners: HashMap<u64, BlockOwner>,
+    /// Block → live workers storing it (rebuilt from block reports).
+    pub locations: HashMap<u64, BTreeSet<String>>,
+    /// Block → live workers holding it in their LRU cache (from cache reports).
+    pub cached: HashMap<u64, BTreeSet<String>>,
+    /// Block → the worker whose cache pins it (see `pins.rs`).
+    pins: BTreeMap<u64, String>,
+    /// Replications in flight, not re-issued before they time out.
+    replicating: HashMap<u64, Instant>,
+    /// No re-replication before this: workers need time to report after a
+    /// master restart (HDFS's safe mode).
+    safe_until: Instant,
+    /// A replication that did not show up in a block report by then is retried.
+    replication_timeout: Duration,
+    default_replication: u32,
+    default_block_size: u64,
+    rng: fastrand::Rng,
+    /// Commands for workers, delivered by the coordinator.
+    pub outbox: Outbox,
+}
+
+impl Blocks {
+    pub fn open(cfg: &ClusterConfig, now: Instant) -> Result<Self> {
+        let (log, ns) = EditLog::open(&cfg.master.data_dir, cfg.master.snapshot_every)?;
+        let mut owners = HashMap::new();
+        for f in ns.files.values() {
+            for b in &f.blocks {
+                owners.insert(
+                    b.id,
+                    BlockOwner {
+                        meta: *b,
+                        replication: f.replication,
+                    },
+                );
+            }
+        }
+        Ok(Blocks {
+            ns,
+            log,
+            pending: HashMap::new(),
+            pending_blocks: HashSet::new(),
+            owners,
+            locations: HashMap::new(),
+            cached: HashMap::new(),
+            pins: BTreeMap::new(),
+            replicating: HashMap::new(),
+            safe_until: now + cfg.heartbeat.expiry(),
+            replication_timeout: cfg.heartbeat.interval * 10 + Duration::from_secs(10),
+            default_replication: cfg.dfs.replication,
+            default_block_size: cfg.dfs.block_size,
+            rng: fastrand::Rng::new(),
+            outbox: Vec::new(),
+        })
+    }
+
+    /// Logs an edit durably, then applies it.
+    pub fn commit(&mut self, edit: Edit) -> Result<()> {
+        self.log.append(&edit)?;
+        self.ns.apply(&edit);
+        self.log.maybe_checkpoint(&self.ns)?;
+        Ok(())
+    }
+
+    pub fn sync(&mut self) -> Result<()> {
+        Ok(self.log.sync()?)
+    }
+
+    /// A block a worker may keep: in the namespace with that length, or part
+    /// of a file being written.
+    fn is_known_block(&self, id: u64, len: u64) -> bool {
+        self.pending_blocks.contains(&id) || self.owners.get(&id).is_some_and(|o| o.meta.len == len)
+    }
+
+    /// A worker's full reports at registration: returns how many of its
+    /// blocks are known and the ids it must delete.
+    pub fn full_report(
+        &mut self,
+        worker: &str,
+        blocks: &[BlockMeta],
+        cached: &[u64],
+    ) -> (usize, Vec<u64>) {
+        self.drop_worker(worker);
+        let mut delete = Vec::new();
+        let mut stored = 0;
+        for b in blocks {
+            if self.is_known_block(b.id, b.len) {
+                self.locations
+                    .entry(b.id)
+                    .or_default()
+                    .insert(worker.to_string());
+                stored += 1;
+            } else {
+                delete.push(b.id);
+            }
+        }
+        for id in cached {
+            if self.owners.contains_key(id) {
+                self.cached
+                    .entry(*id)
+                    .or_default()
+                    .insert(worker.to_string());
+            }
+        }
+        (stored, delete)
+    }
+
+    /// A heartbeat's incremental reports: returns the blocks the worker now
+    /// stores and the commands for blocks it must not keep.
+    pub fn incremental_report(
+        &mut self,
+        worker: &str,
+        added: &[BlockMeta],
+        removed: &[u64],
+        cache_added: &[u64],
+        cache_removed: &[u64],
+    ) -> (usize, Vec<Command>) {
+        let mut commands = Vec::new();
+        for b in added {
+            if self.is_known_block(b.id, b.len) {
+                self.locations
+                    .entry(b.id)
+                    .or_default()
+                    .insert(worker.to_string());
+            } else {
+                commands.push(Command::DeleteBlock(b.id));
+            }
+        }
+        for id in removed {
+            if let Some(s) = self.locations.get_mut(id) {
+                s.remove(worker);
+            }
+        }
+        for id in cache_added {
+            if self.owners.contains_key(id) {
+                self.cached
+                    .entry(*id)
+                    .or_default()
+                    .insert(worker.to_string());
+            }
+        }
+        for id in cache_removed {
+            if let Some(s) = self.cached.get_mut(id) {
+                s.remove(worker);
+            }
+        }
+        let stored = self
+            .locations
+            .values()
+            .filter(|s| s.contains(worker))
+            .count();
+        (stored, commands)
+    }
+
+    /// Forgets what a worker stores and caches (it died or re-registers).
+    pub fn drop_worker(&mut self, name: &str) {
+        for set in self.locations.values_mut() {
+            set.remove(name);
+        }
+        for set in self.cached.values_mut() {
+            set.remove(name);
+        }
+    }
+
+    pub fn report_bad_block(&mut self, worker: &str, block: u64, reason: &str) {
+        tracing::warn!(
+            worker,
+            block,
+            reason,
+            "corrupt replica reported; it will be replaced"
+        );
+        if let Some(s) = self.locations.get_mut(&block) {
+            s.remove(worker);
+        }
+        if let Some(s) = self.cached.get_mut(&block) {
+            s.remove(worker);
+        }
+        self.replicating.remove(&block);
+    }
+
+    /// Removes a block from every table and tells its holders to delete it.
+    /// Holders we do not know of delete it at their next block report.
+    pub fn forget_block(&mut self, id: u64) {
+        self.owners.remove(&id);
+        self.replicating.remove(&id);
+        let holders: BTreeSet<String> = self
+            .locations
+            .remove(&id)
+            .unwrap_or_default()
+            .into_iter()
+            .chain(self.cached.remove(&id).unwrap_or_default())
+            .collect();
+        for h in holders {
+            self.outbox.push((h, Command::DeleteBlock(id)));
+        }
+    }
+
+    /// The live workers storing block `id`.
+    pub fn replicas(&self, id: u64, cluster: &Cluster) -> Vec<WorkerAddr> {
+        cluster.live_addrs(self.locations.get(&id).into_iter().flatten())
+    }
+
+    /// The live workers caching block `id`.
+    pub fn cached_on(&self, id: u64, cluster: &Cluster) -> Vec<WorkerAddr> {
+        cluster.live_addrs(self.cached.get(&id).into_iter().flatten())
+    }
+
+    /// Paths with an open write (a lease not yet completed or abandoned),
+    /// sorted: what the simulation's leak check looks at.
+    pub fn open_writes(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.pending.values().map(|p| p.path.clone()).collect();
+        v.sort();
+        v
+    }
+
+    pub fn under_replicated(&self) -> usize {
+        self.owners
+            .iter()
+            .filter(|(id, o)| {
+                self.locations.get(id).map_or(0, |s| s.len()) < o.replication as usize
+            })
+            .count()
+    }
+}

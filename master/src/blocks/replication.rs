@@ -1,0 +1,88 @@
+//! Re-replication, as HDFS's replication monitor: every block back to its
+//! replication factor, rack-aware, and extra replicas trimmed.
+
+use super::Blocks;
+use crate::cluster::{Cluster, Command};
+use common::placement::{choose_targets, Candidate};
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+impl Blocks {
+    /// One pass over every block; returns how many commands were queued.
+    pub fn replication_scan(&mut self, cluster: &Cluster, now: Instant) -> usize {
+        if now < self.safe_until {
+            return 0;
+        }
+        let timeout = self.replication_timeout;
+        self.replicating
+            .retain(|_, t| now.saturating_duration_since(*t) < timeout);
+        let nodes = cluster.candidates();
+        let mut issued = 0;
+        let mut ids: Vec<u64> = self.owners.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let owner = self.owners[&id];
+            let live: Vec<String> = self
+                .locations
+                .get(&id)
+                .map(|s| s.iter().cloned().collect())
+                .unwrap_or_default();
+            let want = owner.replication as usize;
+            if live.len() >= want {
+                self.replicating.remove(&id);
+            }
+            if live.is_empty() || self.replicating.contains_key(&id) {
+                continue;
+            }
+            if live.len() < want {
+                let existing: Vec<Candidate> =
+                    live.iter().filter_map(|n| cluster.candidate(n)).collect();
+                let targets = choose_targets(
+                    &nodes,
+                    &existing,
+                    &HashSet::new(),
+                    None,
+                    want - live.len(),
+                    &mut self.rng,
+                );
+                if targets.is_empty() {
+                    continue;
+                }
+                let source = live[self.rng.usize(..live.len())].clone();
+                let addrs: Vec<String> = targets
+                    .iter()
+                    .filter_map(|t| cluster.get(&t.name).map(|w| w.addr.clone()))
+                    .collect();
+                tracing::info!(block = id, from = %source, to = ?targets.iter().map(|t| &t.name).collect::<Vec<_>>(),
+                    "re-replicating under-replicated block");
+                self.outbox.push((
+                    source,
+                    Command::Replicate {
+                        block: owner.meta,
+                        targets: addrs,
+                    },
+                ));
+                self.replicating.insert(id, now);
+                issued += 1;
+            } else if live.len() > want {
+                // Drop a replica from the rack holding the most, so rack spread survives.
+                let mut by_rack: HashMap<String, usize> = HashMap::new();
+                for n in &live {
+                    if let Some(c) = cluster.candidate(n) {
+                        *by_rack.entry(c.rack).or_default() += 1;
+                    }
+                }
+                let victim = live
+                    .iter()
+                    .max_by_key(|n| cluster.candidate(n).map(|c| by_rack[&c.rack]).unwrap_or(0))
+                    .cloned()
+                    .expect("non-empty");
+                tracing::info!(block = id, worker = %victim, "removing an excess replica");
+                self.locations.get_mut(&id).expect("live").remove(&victim);
+                self.outbox.push((victim, Command::DeleteBlock(id)));
+                issued += 1;
+            }
+        }
+        issued
+    }
+}

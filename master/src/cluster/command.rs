@@ -1,0 +1,31 @@
+//! What the master asks of a worker. Commands wait in the worker's outbox
+//! ([`super::Cluster::send`]) and leave with its next heartbeat response, or
+//! with the answer to its next task report; `grpc.rs` turns them into the
+//! protobuf `Command`.
+
+use crate::blocks::namespace::BlockMeta;
+use crate::jobs::launch::Launch;
+use crate::jobs::report::AttemptRef;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Copy a stored block to the workers at these addresses.
+    Replicate {
+        block: BlockMeta,
+        targets: Vec<String>,
+    },
+    DeleteBlock(u64),
+    UncacheBlock(u64),
+    Launch(Box<Launch>),
+    KillTask(AttemptRef),
+    /// Delete the job's local files (map outputs, spills).
+    CleanupJob(u64),
+    /// Resize the block cache to this many bytes.
+    SetCacheCapacity(u64),
+    /// Cache this stored block and never evict it until uncached.
+    PinBlock(u64),
+}
+
+/// Commands an owner queued for workers by name; the coordinator moves
+/// them into the workers' outboxes ([`super::Cluster::deliver`]).
+pub type Outbox = Vec<(String, Command)>;

@@ -1,0 +1,281 @@
+//! Membership: the workers as the master sees them (registration epochs,
+//! heartbeats, liveness, slots, cache sizes, resource vectors) and each
+//! worker's outbox of [`Command`]s. The other owners read it (who is alive,
+//! where, in which rack) and queue commands through the coordinator; only
+//! the coordinator changes it.
+
+pub mod command;
+pub mod history;
+pub mod status;
+
+use crate::blocks::namespace::BlockMeta;
+pub use command::{Command, Outbox};
+use common::placement::Candidate;
+// Until the resource vector has one domain type in `common`.
+pub use proto::ResourceVector;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// A worker's name and where to reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerAddr {
+    pub name: String,
+    pub addr: String,
+    pub rack: String,
+}
+
+/// One worker incarnation. The entry outlives a death so that `cluster
+/// status` keeps showing the worker, and so that its old epoch can be fenced.
+#[derive(Debug, Clone)]
+pub struct WorkerEntry {
+    pub name: String,
+    pub addr: String,
+    pub rack: String,
+    pub map_slots: u32,
+    pub reduce_slots: u32,
+    pub free_map_slots: u32,
+    pub free_reduce_slots: u32,
+    pub cache_capacity_bytes: u64,
+    pub cache_used_bytes: u64,
+    /// Changes at every registration; a heartbeat with another epoch comes
+    /// from a stale incarnation and is told to register again.
+    pub epoch: u64,
+    pub alive: bool,
+    /// Shutting down (its heartbeats say so): it finishes what it runs and
+    /// is offered nothing new.
+    pub draining: bool,
+    pub last_heartbeat: Instant,
+    /// Wall-clock time of the last heartbeat, for users.
+    pub last_heartbeat_ms: u64,
+    pub resources: ResourceVector,
+    /// Commands waiting for the next heartbeat response.
+    pub commands: Vec<Command>,
+    /// Blocks this worker stores, per its reports.
+    pub blocks: usize,
+}
+
+impl WorkerEntry {
+    pub fn addr(&self) -> WorkerAddr {
+        WorkerAddr {
+            name: self.name.clone(),
+            addr: self.addr.clone(),
+            rack: self.rack.clone(),
+        }
+    }
+}
+
+/// A worker announcing itself, with full block and cache reports.
+#[derive(Debug, Clone, Default)]
+pub struct Registration {
+    pub protocol_version: u32,
+    pub name: String,
+    pub addr: String,
+    pub rack: String,
+    pub map_slots: u32,
+    pub reduce_slots: u32,
+    pub cache_capacity_bytes: u64,
+    pub blocks: Vec<BlockMeta>,
+    pub cached: Vec<u64>,
+    pub cache_used_bytes: u64,
+    pub resources: ResourceVector,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Registered {
+    pub epoch: u64,
+    pub heartbeat_interval_ms: u64,
+    /// Blocks the namespace no longer knows.
+    pub delete_blocks: Vec<u64>,
+}
+
+/// A heartbeat: free slots, a resource sample, and the block and cache
+/// changes since the last one.
+#[derive(Debug, Clone, Default)]
+pub struct Heartbeat {
+    pub name: String,
+    pub epoch: u64,
+    pub free_map_slots: u32,
+    pub free_reduce_slots: u32,
+    pub resources: Option<ResourceVector>,
+    pub blocks_added: Vec<BlockMeta>,
+    pub blocks_removed: Vec<u64>,
+    pub cache_added: Vec<u64>,
+    pub cache_removed: Vec<u64>,
+    pub cache_used_bytes: u64,
+    pub draining: bool,
+    pub leaving: bool,
+}
+
+/// The answer to a heartbeat or a task report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reply {
+    /// The master does not know this incarnation: register again.
+    pub reregister: bool,
+    pub commands: Vec<Command>,
+}
+
+impl Reply {
+    pub fn reregister() -> Reply {
+        Reply {
+            reregister: true,
+            commands: vec![],
+        }
+    }
+}
+
+/// A new epoch, strictly above `prev` and above every epoch a previous master
+/// run could have handed out (wall-clock milliseconds), so that fencing
+/// survives a master restart.
+pub fn next_epoch(prev: u64) -> u64 {
+    (prev + 1).max(common::now_ms())
+}
+
+#[derive(Debug, Default)]
+pub struct Cluster {
+    pub workers: BTreeMap<String, WorkerEntry>,
+}
+
+impl Cluster {
+    pub fn get(&self, name: &str) -> Option<&WorkerEntry> {
+        self.workers.get(name)
+    }
+
+    /// The worker if it is alive.
+    pub fn alive(&self, name: &str) -> Option<&WorkerEntry> {
+        self.workers.get(name).filter(|w| w.alive)
+    }
+
+    pub fn is_alive(&self, name: &str) -> bool {
+        self.alive(name).is_some()
+    }
+
+    /// The current incarnation's address, if `epoch` is it.
+    pub fn current(&self, name: &str, epoch: u64) -> Option<&WorkerEntry> {
+        self.alive(name).filter(|w| w.epoch == epoch)
+    }
+
+    /// Placement candidates: every live worker.
+    pub fn candidates(&self) -> Vec<Candidate> {
+        self.workers
+            .values()
+            .filter(|w| w.alive)
+            .map(|w| Candidate {
+                name: w.name.clone(),
+                rack: w.rack.clone(),
+            })
+            .collect()
+    }
+
+    pub fn candidate(&self, name: &str) -> Option<Candidate> {
+        self.workers.get(name).map(|w| Candidate {
+            name: w.name.clone(),
+            rack: w.rack.clone(),
+        })
+    }
+
+    /// The addresses of the live workers among `names`.
+    pub fn live_addrs<'a>(&self, names: impl IntoIterator<Item = &'a String>) -> Vec<WorkerAddr> {
+        names
+            .into_iter()
+            .filter_map(|n| self.alive(n))
+            .map(WorkerEntry::addr)
+            .collect()
+    }
+
+    /// Queues a command for a known worker; one the master never heard of
+    /// gets nothing.
+    pub fn send(&mut self, worker: &str, c: Command) {
+        if let Some(w) = self.workers.get_mut(worker) {
+            w.commands.push(c);
+        }
+    }
+
+    /// Moves an owner's queued commands into the workers' outboxes.
+    pub fn deliver(&mut self, outbox: &mut Outbox) {
+        for (w, c) in outbox.drain(..) {
+            self.send(&w, c);
+        }
+    }
+
+    pub fn take_commands(&mut self, worker: &str) -> Vec<Command> {
+        self.workers
+            .get_mut(worker)
+            .map(|w| std::mem::take(&mut w.commands))
+            .unwrap_or_default()
+    }
+
+    /// Admits a new incarnation of `r.name` holding `stored` known blocks;
+    /// returns its epoch.
+    pub fn admit(&mut self, r: &Registration, stored: usize, now: Instant) -> u64 {
+        let prev_epoch = self.workers.get(&r.name).map_or(0, |w| w.epoch);
+        let epoch = next_epoch(prev_epoch);
+        self.workers.insert(
+            r.name.clone(),
+            WorkerEntry {
+                name: r.name.clone(),
+                addr: r.addr.clone(),
+                rack: r.rack.clone(),
+                map_slots: r.map_slots,
+                reduce_slots: r.reduce_slots,
+                free_map_slots: r.map_slots,
+                free_reduce_slots: r.reduce_slots,
+                cache_capacity_bytes: r.cache_capacity_bytes,
+                cache_used_bytes: r.cache_used_bytes,
+                epoch,
+                alive: true,
+                draining: false,
+                last_heartbeat: now,
+                last_heartbeat_ms: common::now_ms(),
+                resources: r.resources.clone(),
+                commands: Vec::new(),
+                blocks: stored,
+            },
+        );
+        epoch
+    }
+
+    /// Whether a heartbeat comes from an incarnation this master does not
+    /// know (a zombie paused past its expiry, or a restarted master's).
+    pub fn is_stale(&self, name: &str, epoch: u64) -> bool {
+        self.current(name, epoch).is_none()
+    }
+
+    /// Records what a (current) heartbeat says of its worker.
+    pub fn beat(&mut self, h: &Heartbeat, blocks: usize, now: Instant) {
+        let Some(w) = self.workers.get_mut(&h.name) else {
+            return;
+        };
+        w.last_heartbeat = now;
+        w.last_heartbeat_ms = common::now_ms();
+        w.free_map_slots = h.free_map_slots;
+        w.free_reduce_slots = h.free_reduce_slots;
+        w.cache_used_bytes = h.cache_used_bytes;
+        w.blocks = blocks;
+        if let Some(r) = &h.resources {
+            w.resources = r.clone();
+        }
+        if h.draining && !w.draining {
+            tracing::info!(worker = %h.name, "worker draining: no new tasks");
+        }
+        w.draining = h.draining || h.leaving;
+    }
+
+    /// Live workers silent for longer than `expiry`.
+    pub fn silent(&self, now: Instant, expiry: Duration) -> Vec<String> {
+        self.workers
+            .values()
+            .filter(|w| w.alive && now.saturating_duration_since(w.last_heartbeat) > expiry)
+            .map(|w| w.name.clone())
+            .collect()
+    }
+
+    /// Marks a worker dead: no slots, no pending commands.
+    pub fn mark_dead(&mut self, name: &str) {
+        if let Some(w) = self.workers.get_mut(name) {
+            w.alive = false;
+            w.commands.clear();
+            w.free_map_slots = 0;
+            w.free_reduce_slots = 0;
+        }
+    }
+}

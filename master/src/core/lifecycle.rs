@@ -1,0 +1,274 @@
+//! A job's life as the coordinator sees it: submitted, fed task reports,
+//! committed (every part moved to the output in one edit) or failed or
+//! killed, then ended (attempts stopped, staging removed, workers told to
+//! clean up, history written). These steps touch both the job side and
+//! the block side, so they live here rather than in either.
+
+use super::MasterState;
+use crate::blocks::namespace::{Edit, FileMeta};
+use crate::cluster::{Command, Reply};
+use crate::error::{MasterError, Result};
+use crate::jobs::report::AttemptReport;
+use crate::jobs::submit::SubmitJob;
+use crate::jobs::{staging_dir, Job, JobState, Outcome, TaskStatus};
+use common::sched::{SchedulerSpec, Trigger};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::time::Instant;
+
+impl MasterState {
+    /// Validates a job spec completely before anything runs, then queues it.
+    pub fn on_submit(&mut self, req: SubmitJob, now: Instant) -> Result<u64> {
+        let id = self.jobs.submit(req, &self.blocks.ns, &self.cfg, now)?;
+        self.schedule(Trigger::JobAdded(id), now);
+        Ok(id)
+    }
+
+    /// A task report from a worker; answers with that worker's commands.
+    pub fn on_task_report(&mut self, r: AttemptReport, now: Instant) -> Reply {
+        let Some(addr) = self
+            .cluster
+            .current(&r.worker, r.epoch)
+            .map(|w| w.addr.clone())
+        else {
+            tracing::info!(worker = %r.worker, epoch = r.epoch, "task report from a stale worker incarnation fenced off");
+            return Reply::reregister();
+        };
+        let job_id = r.task.map_or(0, |t| t.job_id);
+        let outcome = match self.jobs.jobs.get_mut(&job_id) {
+            Some(j) => j.update(&r, &addr, now),
+            None => Outcome::Ignored,
+        };
+        if let Some(t) = r.task {
+            if outcome != Outcome::Ignored {
+                self.stats.task_reported(&r);
+                let job_name = self.jobs.jobs.get(&t.job_id).map(|j| j.spec.job.clone());
+                let report = r.for_policy(&t, job_name.unwrap_or_default());
+                let view = self.cluster_view(now);
+                self.jobs.scheduler.on_task_finished(&view, &report);
+                self.jobs.policy_told();
+            }
+        }
+        self.push_kills(job_id);
+        match outcome {
+            Outcome::ReadyToCommit => self.commit_job(job_id),
+            Outcome::Failed => self.end_job(job_id),
+            _ => {}
+        }
+        self.schedule(Trigger::TaskFinished(r.worker.clone()), now);
+        Reply {
+            reregister: false,
+            commands: self.cluster.take_commands(&r.worker),
+        }
+    }
+
+    /// Sends the kills a job queued (losers of speculation) to their workers.
+    fn push_kills(&mut self, job_id: u64) {
+        let Some(j) = self.jobs.jobs.get_mut(&job_id) else {
+            return;
+        };
+        for (w, t) in std::mem::take(&mut j.kills) {
+            self.cluster.send(&w, Command::KillTask(t));
+        }
+    }
+
+    /// Moves every committed part to the output in one edit, then ends the job.
+    fn commit_job(&mut self, id: u64) {
+        let Some(job) = self.jobs.jobs.get(&id) else {
+            return;
+        };
+        let ns = &self.blocks.ns;
+        let tasks = if job.spec.map_only {
+            &job.maps
+        } else {
+            &job.reduces
+        };
+        let mut renames = Vec::new();
+        for (i, t) in tasks.iter().enumerate() {
+            if let Some(src) = &t.output {
+                if ns.files.contains_key(src) {
+                    renames.push((src.clone(), format!("{}/part-{i:05}", job.spec.output)));
+                } else {
+                    let why = format!("part {i} ({src}) is missing at commit");
+                    self.jobs.jobs.get_mut(&id).expect("exists").fail(why);
+                    self.end_job(id);
+                    return;
+                }
+            }
+        }
+        let staging = ns.matching(&staging_dir(id));
+        let renamed: HashSet<&String> = renames.iter().map(|(f, _)| f).collect();
+        let leftovers: Vec<String> = staging
+            .iter()
+            .filter(|p| !renamed.contains(p))
+            .cloned()
+            .collect();
+        let leftover_blocks: Vec<u64> = leftovers
+            .iter()
+            .flat_map(|p| ns.files[p].blocks.iter().map(|b| b.id))
+            .collect();
+        let success = FileMeta {
+            replication: job.spec.output_replication,
+            block_size: job.spec.output_block_size,
+            blocks: vec![],
+            mtime_ms: common::now_ms(),
+        };
+        let edit = Edit::Commit {
+            renames,
+            add: vec![(format!("{}/_SUCCESS", job.spec.output), success)],
+            delete: leftovers,
+        };
+        if let Err(e) = self.blocks.commit(edit) {
+            self.jobs
+                .jobs
+                .get_mut(&id)
+                .expect("exists")
+                .fail(format!("commit failed: {e}"));
+            self.end_job(id);
+            return;
+        }
+        for b in leftover_blocks {
+            self.blocks.forget_block(b);
+        }
+        self.deliver();
+        let job = self.jobs.jobs.get_mut(&id).expect("exists");
+        match validation_failure(job) {
+            Some(why) => job.fail(why),
+            None => job.finish(JobState::Succeeded),
+        }
+        tracing::info!(
+            job = id,
+            state = job.state.as_str(),
+            secs = job.exec_time_s,
+            "job finished"
+        );
+        self.end_job(id);
+    }
+
+    /// After a job reached a final state: stop its attempts, drop staging
+    /// (a failed job leaves no partial output), tell workers to clean up,
+    /// write the history.
+    fn end_job(&mut self, id: u64) {
+        let Some(job) = self.jobs.jobs.get(&id) else {
+            return;
+        };
+        for (w, t) in job.running_attempts() {
+            self.cluster.send(&w, Command::KillTask(t));
+        }
+        let staging = staging_dir(id);
+        self.blocks.drop_leases_under(&staging);
+        if !self.blocks.ns.matching(&staging).is_empty() {
+            if let Err(e) = self.blocks.delete(&staging) {
+                tracing::warn!(job = id, "could not remove staging: {e}");
+            }
+        }
+        self.deliver();
+        let alive: Vec<String> = self
+            .cluster
+            .workers
+            .values()
+            .filter(|w| w.alive)
+            .map(|w| w.name.clone())
+            .collect();
+        for w in alive {
+            self.cluster.send(&w, Command::CleanupJob(id));
+        }
+        let job = self.jobs.jobs.get_mut(&id).expect("exists");
+        if !job.state.is_final() {
+            job.finish(JobState::Failed);
+        }
+        // Mark running tasks as no longer running, so slots free up.
+        for t in job.maps.iter_mut().chain(job.reduces.iter_mut()) {
+            if t.is_running() {
+                t.status = TaskStatus::Pending;
+            }
+            t.backup = None;
+        }
+        let summary = job.summary();
+        let records = std::mem::take(&mut job.records);
+        self.jobs.write_history(id, &records, &summary);
+    }
+
+    /// On a graceful stop. Jobs live in the master's memory only, so each
+    /// unfinished one ends here, failed, its staging removed and its history
+    /// written, rather than vanish unrecorded; clients are told to resubmit.
+    pub fn abandon_jobs(&mut self, why: &str) -> usize {
+        let ids: Vec<u64> = self.jobs.active().map(|j| j.id).collect();
+        for &id in &ids {
+            if let Some(j) = self.jobs.jobs.get_mut(&id) {
+                j.fail(why.to_string());
+            }
+            self.end_job(id);
+        }
+        ids.len()
+    }
+
+    pub fn kill_job(&mut self, id: u64) -> Result<Value> {
+        let job = self
+            .jobs
+            .jobs
+            .get_mut(&id)
+            .ok_or_else(|| MasterError::NotFound(format!("no job {id}")))?;
+        if !job.state.is_final() {
+            tracing::info!(job = id, "job killed");
+            job.finish(JobState::Killed);
+            self.end_job(id);
+        }
+        Ok(self.jobs.jobs[&id].summary())
+    }
+
+    pub fn job_json(&self, id: u64) -> Result<Value> {
+        self.jobs.job_json(id)
+    }
+
+    pub fn list_jobs(&self) -> Vec<Value> {
+        self.jobs.list_jobs()
+    }
+
+    pub fn job_history(&self, id: u64) -> Result<Vec<String>> {
+        self.jobs.job_history(id)
+    }
+
+    pub fn set_scheduler(&mut self, spec: SchedulerSpec) -> Result<()> {
+        self.jobs.set_scheduler(spec)
+    }
+
+    pub fn scheduler_spec(&self) -> &SchedulerSpec {
+        self.jobs.scheduler_spec()
+    }
+}
+
+/// Validator jobs fail when what they checked is wrong; their report is
+/// committed all the same, so the user can read why.
+fn validation_failure(job: &Job) -> Option<String> {
+    let c = &job.counters;
+    let get = |k: &str| c.get(k).copied().unwrap_or(0);
+    match job.spec.job.as_str() {
+        "teravalidate" | "sortvalidate" => {
+            if get("unsorted") > 0 {
+                return Some(format!(
+                    "validation failed: the input is not sorted; see the report in {}",
+                    job.spec.output
+                ));
+            }
+            let params =
+                examples::spec::params_from_json(&job.spec.params_json).unwrap_or_default();
+            for (counter, expect) in [
+                ("records", "expect_records"),
+                ("checksum", "expect_checksum"),
+            ] {
+                if let Some(want) = params.extra.get(expect).and_then(|v| v.parse::<u64>().ok()) {
+                    if get(counter) != want {
+                        return Some(format!(
+                            "validation failed: {counter} is {} but the sorted input had {want}; see {}",
+                            get(counter),
+                            job.spec.output
+                        ));
+                    }
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,328 @@
+//! The coordinator: the one `MasterState` that owns the block side
+//! ([`Blocks`]), the membership ([`Cluster`]) and the job side ([`Jobs`]),
+//! and turns each event (a registration, a heartbeat, a file operation, a
+//! job submission, a task report, a tick of the clock) into calls on its
+//! owners, then delivers the commands they queued and, where the event
+//! can free or need a slot, asks the policy once (`schedule.rs`).
+//!
+//! Every operation is a plain function over plain data: `grpc.rs` converts
+//! protobuf to these types and back, so tests and the fuzzer drive this
+//! directly. One `std::sync::Mutex` guards it (see `grpc`): nothing async
+//! happens while it is held, and the only slow step inside is the edit-log
+//! fsync, which must serialise namespace changes anyway, as HDFS's
+//! namesystem lock does.
+
+mod lifecycle;
+mod schedule;
+mod view;
+
+use crate::blocks::files::{
+    AddBlock, CompleteFile, CreateFile, Created, FileStatus, ListEntry, NewBlock,
+};
+use crate::blocks::pins::CacheChange;
+use crate::blocks::Blocks;
+use crate::cluster::history::ResourceHistory;
+use crate::cluster::status::ClusterStatus;
+use crate::cluster::{Cluster, Command, Heartbeat, Registered, Registration, Reply};
+use crate::error::{MasterError, Result};
+use crate::jobs::Jobs;
+use common::config::ClusterConfig;
+use common::sched::Trigger;
+use std::time::Instant;
+
+pub struct MasterState {
+    pub cfg: ClusterConfig,
+    pub blocks: Blocks,
+    pub cluster: Cluster,
+    pub jobs: Jobs,
+    /// Counters and histograms only `/metrics` reads (see `stats.rs`).
+    pub stats: crate::stats::Stats,
+    /// Recent resource vectors per worker, for the web UI's sparklines.
+    pub history: ResourceHistory,
+}
+
+impl MasterState {
+    pub fn open(cfg: ClusterConfig, now: Instant) -> Result<Self> {
+        let blocks = Blocks::open(&cfg, now)?;
+        let jobs = Jobs::open(cfg.scheduler.spec(), cfg.master.data_dir.clone(), now)?;
+        let mut st = MasterState {
+            cfg,
+            blocks,
+            cluster: Cluster::default(),
+            jobs,
+            stats: Default::default(),
+            history: Default::default(),
+        };
+        // No job survives a restart (see `jobs/recovery.rs`): what they
+        // staged is garbage.
+        if !st.blocks.ns.matching("/_staging").is_empty() {
+            st.delete("/_staging")?;
+        }
+        Ok(st)
+    }
+
+    pub fn sync(&mut self) -> Result<()> {
+        self.jobs.save_policy();
+        self.blocks.sync()
+    }
+
+    /// Moves the commands the block side queued into the workers' outboxes.
+    fn deliver(&mut self) {
+        self.cluster.deliver(&mut self.blocks.outbox);
+    }
+
+    // ------------------------------------------------------------ membership
+
+    pub fn on_register(&mut self, r: Registration, now: Instant) -> Result<Registered> {
+        if r.protocol_version != common::PROTOCOL_VERSION {
+            return Err(MasterError::FailedPrecondition(format!(
+                "worker {} speaks protocol version {}, this master speaks {}",
+                r.name,
+                r.protocol_version,
+                common::PROTOCOL_VERSION
+            )));
+        }
+        if self.cfg.worker(&r.name).is_none() {
+            return Err(MasterError::FailedPrecondition(format!(
+                "worker {:?} is not in the master's cluster.toml",
+                r.name
+            )));
+        }
+        // Forget whatever the previous incarnation reported or ran.
+        let (stored, delete_blocks) = self.blocks.full_report(&r.name, &r.blocks, &r.cached);
+        self.worker_lost(&r.name, now);
+        let epoch = self.cluster.admit(&r, stored, now);
+        tracing::info!(worker = %r.name, addr = %r.addr, rack = %r.rack, epoch,
+            blocks = stored, orphans = delete_blocks.len(), "worker registered");
+        // Cleanups this worker may have missed (it was cut off or dead when
+        // the job ended): ended jobs leave no map outputs behind.
+        let ended: Vec<u64> = self
+            .jobs
+            .jobs
+            .values()
+            .filter(|j| j.state.is_final())
+            .map(|j| j.id)
+            .collect();
+        for id in ended {
+            self.cluster.send(&r.name, Command::CleanupJob(id));
+        }
+        self.blocks.repin_on_register(&r.name, &self.cluster);
+        self.deliver();
+        Ok(Registered {
+            epoch,
+            heartbeat_interval_ms: self.cfg.heartbeat.interval.as_millis() as u64,
+            delete_blocks,
+        })
+    }
+
+    pub fn on_heartbeat(&mut self, h: Heartbeat, now: Instant) -> Reply {
+        if self.cluster.is_stale(&h.name, h.epoch) {
+            // A zombie (paused past its expiry) or a restarted master's old
+            // worker: worth a line, and rare.
+            tracing::info!(worker = %h.name, epoch = h.epoch, "stale heartbeat fenced; asking to re-register");
+            return Reply::reregister();
+        }
+        let (stored, mut commands) = self.blocks.incremental_report(
+            &h.name,
+            &h.blocks_added,
+            &h.blocks_removed,
+            &h.cache_added,
+            &h.cache_removed,
+        );
+        self.cluster.beat(&h, stored, now);
+        if h.leaving {
+            self.mark_dead(&h.name, now, "worker left (graceful shutdown)");
+            return Reply {
+                reregister: false,
+                commands,
+            };
+        }
+        self.schedule(Trigger::Heartbeat(h.name.clone()), now);
+        commands.append(&mut self.cluster.take_commands(&h.name));
+        Reply {
+            reregister: false,
+            commands,
+        }
+    }
+
+    /// The clock's work: silent workers declared dead, then the blocks
+    /// brought back to their replication factor.
+    pub fn on_tick(&mut self, now: Instant) {
+        self.expire_workers(now);
+        self.replication_scan(now);
+    }
+
+    /// Marks silent workers dead and forgets their replicas and cache
+    /// entries, so that re-replication sees the loss. Returns the names.
+    pub fn expire_workers(&mut self, now: Instant) -> Vec<String> {
+        let dead = self.cluster.silent(now, self.cfg.heartbeat.expiry());
+        let why = format!("missed {} heartbeats", self.cfg.heartbeat.dead_after);
+        for name in &dead {
+            self.mark_dead(name, now, &why);
+        }
+        dead
+    }
+
+    /// Brings every block back to its replication factor; returns how many
+    /// commands were issued.
+    pub fn replication_scan(&mut self, now: Instant) -> usize {
+        let n = self.blocks.replication_scan(&self.cluster, now);
+        self.deliver();
+        n
+    }
+
+    /// Forgets a worker's replicas and cache entries, so that re-replication
+    /// sees the loss, and re-queues what it ran or holds for running jobs.
+    fn mark_dead(&mut self, name: &str, now: Instant, why: &str) {
+        tracing::warn!(worker = %name, "worker marked dead: {why}");
+        self.blocks.drop_worker(name);
+        self.cluster.mark_dead(name);
+        self.worker_lost(name, now);
+        self.blocks.move_pins_of(name, &self.cluster);
+        self.deliver();
+    }
+
+    /// Re-queues what `name` ran or holds for running jobs, and kills the
+    /// reduce attempts that re-queueing made useless.
+    fn worker_lost(&mut self, name: &str, now: Instant) {
+        let mut kills = Vec::new();
+        for j in self.jobs.jobs.values_mut() {
+            kills.extend(j.worker_lost(name, now));
+            kills.append(&mut j.kills);
+        }
+        for (w, t) in kills {
+            if self.cluster.is_alive(&w) {
+                self.cluster.send(&w, Command::KillTask(t));
+            }
+        }
+    }
+
+    pub fn report_bad_block(&mut self, worker: &str, block: u64, reason: &str) {
+        self.blocks.report_bad_block(worker, block, reason);
+    }
+
+    // ------------------------------------------------------------ files
+
+    pub fn create_file(&mut self, req: CreateFile) -> Result<Created> {
+        self.check_staging_open(&req.path)?;
+        self.blocks.create_file(req)
+    }
+
+    /// A part staged for a job that ended (a late attempt, or one from
+    /// before a master restart) is refused: nothing would ever commit or
+    /// remove it.
+    fn check_staging_open(&self, raw: &str) -> Result<()> {
+        let Ok(path) = common::path::DfsPath::parse_file(raw) else {
+            return Ok(()); // create_file says what is wrong with it
+        };
+        let Some(rest) = path.as_str().strip_prefix("/_staging/job-") else {
+            return Ok(());
+        };
+        let id = rest.split('/').next().and_then(|n| n.parse::<u64>().ok());
+        match id.and_then(|id| self.jobs.jobs.get(&id)) {
+            Some(j) if !j.state.is_final() => Ok(()),
+            _ => Err(MasterError::FailedPrecondition(format!(
+                "cannot write {path}: its job is not running"
+            ))),
+        }
+    }
+
+    pub fn add_block(&mut self, req: AddBlock) -> Result<NewBlock> {
+        self.blocks.add_block(req, &self.cluster)
+    }
+
+    pub fn complete_file(&mut self, req: CompleteFile) -> Result<()> {
+        let r = self.blocks.complete_file(req, &self.cluster);
+        self.deliver();
+        r
+    }
+
+    pub fn abandon_file(&mut self, path: &str, lease: u64) -> Result<()> {
+        let r = self.blocks.abandon_file(path, lease);
+        self.deliver();
+        r
+    }
+
+    pub fn delete(&mut self, raw: &str) -> Result<u64> {
+        let r = self.blocks.delete(raw);
+        self.deliver();
+        r
+    }
+
+    pub fn file_status(&self, raw: &str) -> Result<FileStatus> {
+        self.blocks.file_status(raw, &self.cluster)
+    }
+
+    pub fn list(&self, raw: &str) -> Result<Vec<ListEntry>> {
+        self.blocks.list(raw)
+    }
+
+    /// Paths with an open write, sorted: what the simulation's leak check
+    /// looks at.
+    pub fn open_writes(&self) -> Vec<String> {
+        self.blocks.open_writes()
+    }
+
+    /// `mr cache add|rm`: pins every block of the file in one worker's
+    /// cache, or unpins it and drops it from every cache (`blocks/pins.rs`).
+    pub fn cache_file(&mut self, raw: &str, cache: bool) -> Result<CacheChange> {
+        let r = if cache {
+            self.blocks.pin_file(raw, &self.cluster)
+        } else {
+            self.blocks.unpin_file(raw, &self.cluster)
+        };
+        self.deliver();
+        r
+    }
+
+    /// Resizes the block cache of one worker, or of every live one. The
+    /// master's copy of the capacity changes at once, so the views the
+    /// scheduler sees and `cluster status` agree with what was asked; the
+    /// evictions arrive with the workers' next cache reports. Not kept
+    /// across a worker restart: its config's `cache` applies again.
+    pub fn set_cache_capacity(&mut self, bytes: u64, worker: &str) -> Result<Vec<String>> {
+        if !worker.is_empty() && self.cluster.get(worker).is_none() {
+            return Err(MasterError::InvalidArgument(format!(
+                "no worker named {worker:?}"
+            )));
+        }
+        let chosen =
+            |w: &crate::cluster::WorkerEntry| w.alive && (worker.is_empty() || w.name == worker);
+        // Pins are never evicted: a bound below them is refused.
+        for w in self.cluster.workers.values().filter(|w| chosen(w)) {
+            let pinned = self.blocks.pinned_bytes(&w.name);
+            if bytes < pinned {
+                return Err(MasterError::FailedPrecondition(format!(
+                    "worker {} pins {pinned} bytes in its cache, more than {bytes}: unpin first (mr cache rm)",
+                    w.name
+                )));
+            }
+        }
+        let mut told = Vec::new();
+        for w in self.cluster.workers.values_mut().filter(|w| chosen(w)) {
+            w.cache_capacity_bytes = bytes;
+            w.commands.push(Command::SetCacheCapacity(bytes));
+            told.push(w.name.clone());
+        }
+        told.sort();
+        Ok(told)
+    }
+
+    pub fn cluster_status(&self) -> ClusterStatus {
+        ClusterStatus {
+            workers: self
+                .cluster
+                .status(&self.cfg, |w| self.blocks.pinned_bytes(w)),
+            files: self.blocks.ns.files.len() as u64,
+            blocks: self.blocks.ns.block_count() as u64,
+            under_replicated_blocks: self.blocks.under_replicated() as u64,
+        }
+    }
+
+    /// Appends every live worker's latest resource vector to its history.
+    pub fn sample_resources(&mut self, t_ms: u64) {
+        for w in self.cluster.workers.values().filter(|w| w.alive) {
+            self.history.record(&w.name, &w.resources, t_ms);
+        }
+    }
+}

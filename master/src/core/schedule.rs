@@ -1,0 +1,278 @@
+//! One decision: the policy asked once over a fresh view, its assignments
+//! checked and turned into launch commands, then speculative backups in
+//! the slots it left free.
+
+use super::MasterState;
+use crate::blocks::namespace::BlockMeta;
+use crate::cluster::Command;
+use crate::jobs::launch::{BlockLocation, Launch};
+use common::sched::{Assignment, ClusterView, NodeView, TaskId, TaskKind, Trigger};
+use std::time::Instant;
+
+impl MasterState {
+    /// Asks the policy for assignments and queues the launches.
+    pub fn schedule(&mut self, trigger: Trigger, now: Instant) {
+        if self.jobs.active().next().is_none() {
+            return;
+        }
+        let view = self.cluster_view(now);
+        // Asked even with nothing pending while jobs run: learning policies
+        // (compat-nb) watch the nodes' load on every heartbeat.
+        if view.nodes.is_empty() {
+            return;
+        }
+        let t0 = Instant::now();
+        let assignments = self.jobs.scheduler.assign(&view, trigger);
+        let took = t0.elapsed();
+        self.stats.decided(&self.jobs.spec.name, took);
+        if !assignments.is_empty() {
+            tracing::debug!(n = assignments.len(), ?took, "scheduler decision");
+        }
+        for a in assignments {
+            self.launch(&view, a, now);
+        }
+        if self.cfg.scheduler.speculative {
+            self.speculate(now);
+        }
+    }
+
+    /// Speculative execution (see [`crate::jobs::Job::speculation_candidates`]
+    /// for the rule): after the policy's own assignments, so backups only
+    /// take the slots it left free, each candidate gets one backup on an
+    /// alive worker with a free slot of its kind, not its running worker nor
+    /// in `avoid`.
+    fn speculate(&mut self, now: Instant) {
+        let cands: Vec<(TaskId, Vec<String>)> = self
+            .jobs
+            .jobs
+            .values()
+            .flat_map(|j| j.speculation_candidates(now))
+            .collect();
+        if cands.is_empty() {
+            return;
+        }
+        let mut nodes = self.cluster_view(now).nodes;
+        for (id, not_on) in cands {
+            let Some(node) = backup_node(&mut nodes, id.kind, &not_on) else {
+                continue;
+            };
+            let Some(epoch) = self.cluster.alive(&node).map(|w| w.epoch) else {
+                continue;
+            };
+            let Some(job) = self.jobs.jobs.get_mut(&id.job) else {
+                continue;
+            };
+            let Some(attempt) = job.launch_backup(id.kind, id.index, &node, epoch, now) else {
+                continue;
+            };
+            tracing::info!(job = id.job, task = ?id.kind, index = id.index, attempt, node = %node, "speculative backup launched");
+            self.send_launch(id, &node, attempt, epoch);
+        }
+    }
+
+    /// Map and reduce attempts running on `worker`.
+    pub(super) fn slots_in_use(&self, worker: &str) -> (u32, u32) {
+        let mut m = 0;
+        let mut r = 0;
+        for j in self.jobs.jobs.values() {
+            for a in j.running() {
+                if a.worker == worker {
+                    if a.id.kind == TaskKind::Map {
+                        m += 1;
+                    } else {
+                        r += 1;
+                    }
+                }
+            }
+        }
+        (m, r)
+    }
+
+    fn launch(&mut self, view: &ClusterView, a: Assignment, now: Instant) {
+        let Some(node) = view.node(&a.node) else {
+            return;
+        };
+        let (used_m, used_r) = self.slots_in_use(&a.node);
+        let fits = match a.task.kind {
+            TaskKind::Map => used_m < node.map_slots,
+            TaskKind::Reduce => used_r < node.reduce_slots,
+        };
+        let Some(epoch) = self.cluster.alive(&a.node).map(|w| w.epoch) else {
+            return;
+        };
+        let Some(job) = self.jobs.jobs.get_mut(&a.task.job) else {
+            return;
+        };
+        let runnable = job
+            .task(a.task.kind, a.task.index)
+            .is_some_and(|t| t.is_pending())
+            && (a.task.kind == TaskKind::Map || job.maps_done());
+        if !fits || !runnable {
+            tracing::warn!(task = ?a.task, node = %a.node, "scheduler returned an impossible assignment; ignored");
+            return;
+        }
+        let attempt = job.launch(a.task.kind, a.task.index, &a.node, epoch, now);
+        tracing::info!(job = a.task.job, task = ?a.task.kind, index = a.task.index, attempt, node = %a.node, "task launched");
+        self.send_launch(a.task, &a.node, attempt, epoch);
+    }
+
+    /// Queues the launch command of `attempt` of task `id` for `node`.
+    fn send_launch(&mut self, id: TaskId, node: &str, attempt: u32, epoch: u64) {
+        let (blocks, cluster) = (&self.blocks, &self.cluster);
+        let locate = |b: &BlockMeta| BlockLocation {
+            block: *b,
+            replicas: blocks.replicas(b.id, cluster),
+            cached_on: blocks.cached_on(b.id, cluster),
+        };
+        let l = Launch::new(&self.jobs.jobs[&id.job], id, attempt, epoch, &locate);
+        self.cluster.send(node, Command::Launch(Box::new(l)));
+    }
+}
+
+/// The node for a backup of a `kind` task: alive (in the view), with a
+/// free slot of that kind, not in `not_on`; the one with the most free slots
+/// (then by name). Takes the slot in `nodes`.
+fn backup_node(nodes: &mut [NodeView], kind: TaskKind, not_on: &[String]) -> Option<String> {
+    let free = |n: &NodeView| match kind {
+        TaskKind::Map => n.free_map_slots,
+        TaskKind::Reduce => n.free_reduce_slots,
+    };
+    let n = nodes
+        .iter_mut()
+        .filter(|n| free(n) > 0 && !not_on.contains(&n.name))
+        .min_by(|a, b| free(b).cmp(&free(a)).then_with(|| a.name.cmp(&b.name)))?;
+    match kind {
+        TaskKind::Map => n.free_map_slots -= 1,
+        TaskKind::Reduce => n.free_reduce_slots -= 1,
+    }
+    Some(n.name.clone())
+}
+
+#[cfg(test)]
+mod speculation_tests {
+    use super::*;
+    use crate::cluster::Registration;
+    use crate::jobs::report::{AttemptRef, AttemptReport};
+    use crate::jobs::{Job, JobSpec};
+    use common::config::ClusterConfig;
+    use std::time::Duration;
+
+    fn state(speculative: bool) -> (MasterState, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!(
+            "mr-spec-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        let toml = format!(
+            "token = \"t\"\n[master]\naddr = \"127.0.0.1:7070\"\ndata_dir = {:?}\n\
+             [scheduler]\nspeculative = {speculative}\n\
+             [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:7101\"\ndata_dir = \"/x1\"\n\
+             [[workers]]\nname = \"w2\"\naddr = \"127.0.0.1:7102\"\ndata_dir = \"/x2\"\n",
+            dir.join("m")
+        );
+        let cfg = ClusterConfig::parse(&toml).unwrap();
+        assert_eq!(cfg.scheduler.speculative, speculative);
+        (MasterState::open(cfg, Instant::now()).unwrap(), dir)
+    }
+
+    fn register(st: &mut MasterState, name: &str, now: Instant) -> u64 {
+        st.on_register(
+            Registration {
+                protocol_version: common::PROTOCOL_VERSION,
+                name: name.into(),
+                addr: format!("{name}:1"),
+                rack: "r1".into(),
+                map_slots: 2,
+                reduce_slots: 1,
+                ..Default::default()
+            },
+            now,
+        )
+        .unwrap()
+        .epoch
+    }
+
+    /// Four maps: 0, 1 on w1, 2, 3 on w2; all but map 3 done after 2 s.
+    /// Returns the commands w1 got by 5 s, when map 3 is a straggler.
+    fn run(speculative: bool) -> (MasterState, Vec<Command>) {
+        let (mut st, dir) = state(speculative);
+        let t0 = Instant::now();
+        let e1 = register(&mut st, "w1", t0);
+        let e2 = register(&mut st, "w2", t0);
+        let spec = JobSpec::wordcount_for_tests(1);
+        let mut j = Job::new(1, 1, spec, vec![], 4, "fifo", t0);
+        for (i, (w, e)) in [("w1", e1), ("w1", e1), ("w2", e2), ("w2", e2)]
+            .into_iter()
+            .enumerate()
+        {
+            j.launch(TaskKind::Map, i as u32, w, e, t0);
+        }
+        st.jobs.jobs.insert(1, j);
+        let at2 = t0 + Duration::from_secs(2);
+        for (i, (w, e)) in [("w1", e1), ("w1", e1), ("w2", e2)].into_iter().enumerate() {
+            st.on_task_report(
+                AttemptReport {
+                    worker: w.into(),
+                    epoch: e,
+                    task: Some(AttemptRef {
+                        job_id: 1,
+                        is_map: true,
+                        index: i as u32,
+                        attempt: 0,
+                    }),
+                    succeeded: true,
+                    ..Default::default()
+                },
+                at2,
+            );
+        }
+        st.cluster.take_commands("w1");
+        st.schedule(Trigger::Heartbeat("w1".into()), t0 + Duration::from_secs(5));
+        let cmds = st.cluster.take_commands("w1");
+        let _ = std::fs::remove_dir_all(dir);
+        (st, cmds)
+    }
+
+    fn launches(cmds: &[Command]) -> Vec<AttemptRef> {
+        cmds.iter()
+            .filter_map(|c| match c {
+                Command::Launch(l) => Some(l.task),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_backup_launches_only_when_enabled() {
+        let (st, cmds) = run(false);
+        assert!(launches(&cmds).is_empty());
+        assert_eq!(st.jobs.jobs[&1].speculative_launched, 0);
+        let (st, cmds) = run(true);
+        let l = launches(&cmds);
+        assert_eq!(l.len(), 1, "{cmds:?}");
+        assert_eq!((l[0].is_map, l[0].index, l[0].attempt), (true, 3, 1));
+        // The backup holds a slot of w1; w2's attempt keeps its own.
+        assert_eq!(st.slots_in_use("w1"), (1, 0));
+        assert_eq!(st.slots_in_use("w2"), (1, 0));
+        assert_eq!(st.jobs.jobs[&1].speculative_launched, 1);
+    }
+
+    #[test]
+    fn backup_node_is_never_the_running_worker_and_needs_a_free_slot() {
+        let node = |name: &str, free_map: u32| NodeView {
+            name: name.into(),
+            map_slots: 2,
+            free_map_slots: free_map,
+            ..Default::default()
+        };
+        let not_on = vec!["w2".to_string()];
+        let mut nodes = vec![node("w1", 0), node("w2", 2), node("w3", 1)];
+        assert_eq!(
+            backup_node(&mut nodes, TaskKind::Map, &not_on),
+            Some("w3".into())
+        );
+        // Its slot is taken now: nothing left but the running worker.
+        assert_eq!(backup_node(&mut nodes, TaskKind::Map, &not_on), None);
+        assert_eq!(backup_node(&mut nodes, TaskKind::Reduce, &[]), None);
+    }
+}

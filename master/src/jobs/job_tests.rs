@@ -1,0 +1,293 @@
+//! Unit tests of [`super::Job`]: attempts, fencing, speculation, worker loss.
+use super::*;
+use crate::jobs::report::TaskMetrics;
+use std::time::Duration;
+
+#[test]
+fn phases_are_the_map_span_and_the_last_reduce() {
+    let mut p = Phases::default();
+    assert_eq!(p.to_json()["map"], 0.0);
+    let m = |start_ms, end_ms| TaskMetrics {
+        start_ms,
+        end_ms,
+        ..Default::default()
+    };
+    p.record(true, &m(2_000, 3_500));
+    p.record(true, &m(1_000, 2_500));
+    let r = |end_ms, s: f64| TaskMetrics {
+        end_ms,
+        shuffle_s: s,
+        merge_s: 0.25,
+        reduce_s: 0.5,
+        commit_s: 0.125,
+        ..Default::default()
+    };
+    p.record(false, &r(6_000, 2.0));
+    p.record(false, &r(5_000, 9.0));
+    let j = p.to_json();
+    assert_eq!(j["map"], 2.5);
+    // The reduce that ended last, not the longest shuffle.
+    assert_eq!(
+        (
+            j["shuffle"].as_f64(),
+            j["merge"].as_f64(),
+            j["reduce"].as_f64(),
+            j["commit"].as_f64()
+        ),
+        (Some(2.0), Some(0.25), Some(0.5), Some(0.125))
+    );
+}
+
+fn job(maps: u32, reducers: u32, t0: Instant) -> Job {
+    Job::new(
+        1,
+        1,
+        JobSpec::wordcount_for_tests(reducers),
+        vec![],
+        maps,
+        "fifo",
+        t0,
+    )
+}
+
+fn report(is_map: bool, index: u32, attempt: u32, worker: &str, ok: bool) -> AttemptReport {
+    AttemptReport {
+        worker: worker.into(),
+        epoch: 1,
+        task: Some(AttemptRef {
+            job_id: 1,
+            is_map,
+            index,
+            attempt,
+        }),
+        succeeded: ok,
+        error: if ok { String::new() } else { "boom".into() },
+        ..Default::default()
+    }
+}
+
+fn secs(t0: Instant, s: f64) -> Instant {
+    t0 + Duration::from_secs_f64(s)
+}
+
+/// Four maps on w1..w4; maps 0..done finish after 2 s.
+fn four_maps(done: u32, t0: Instant) -> Job {
+    let mut j = job(4, 1, t0);
+    for i in 0..4 {
+        j.launch(TaskKind::Map, i, &format!("w{}", i + 1), 1, t0);
+    }
+    for i in 0..done {
+        let w = format!("w{}", i + 1);
+        assert_eq!(
+            j.update(&report(true, i, 0, &w, true), "a", secs(t0, 2.0)),
+            Outcome::Progress
+        );
+    }
+    j
+}
+
+#[test]
+fn the_views_mean_runtime_counts_maps_only() {
+    let t0 = Instant::now();
+    // Maps 0 and 1 take 2 s; the reduce, launched at 2 s, takes 30 s.
+    let mut j = four_maps(2, t0);
+    assert_eq!(j.view(t0).avg_map_time, 2.0);
+    j.launch(TaskKind::Reduce, 0, "w1", 1, secs(t0, 2.0));
+    j.update(&report(false, 0, 0, "w1", true), "a", secs(t0, 32.0));
+    assert!(j.reduces[0].is_done());
+    assert_eq!(j.view(t0).avg_map_time, 2.0, "HybSMRP's r is maps only");
+}
+
+#[test]
+fn backup_only_past_75_percent_and_the_slowness_threshold() {
+    let t0 = Instant::now();
+    // 2 of 4 done (50 %): never, however slow.
+    let j = four_maps(2, t0);
+    assert!(j.speculation_candidates(secs(t0, 100.0)).is_empty());
+    // 3 of 4 (75 %), median 2 s: threshold max(4 s, 3 s) = 4 s.
+    let j = four_maps(3, t0);
+    assert!(j.speculation_candidates(secs(t0, 3.9)).is_empty());
+    let c = j.speculation_candidates(secs(t0, 4.1));
+    assert_eq!(c.len(), 1);
+    assert_eq!((c[0].0.kind, c[0].0.index), (TaskKind::Map, 3));
+    assert_eq!(c[0].1, vec!["w4".to_string()], "not on its own worker");
+    // Median + 1 s wins for short tasks: 0.5 s median -> 1.5 s.
+    let mut j = job(4, 1, t0);
+    for i in 0..4 {
+        j.launch(TaskKind::Map, i, "w1", 1, t0);
+    }
+    for i in 0..3 {
+        j.update(&report(true, i, 0, "w1", true), "a", secs(t0, 0.5));
+    }
+    assert!(j.speculation_candidates(secs(t0, 1.4)).is_empty());
+    assert_eq!(j.speculation_candidates(secs(t0, 1.6)).len(), 1);
+}
+
+#[test]
+fn one_backup_per_task_never_on_its_own_worker_nor_avoided_nodes() {
+    let t0 = Instant::now();
+    let mut j = four_maps(3, t0);
+    j.task_mut(TaskKind::Map, 3)
+        .unwrap()
+        .avoid
+        .push("w2".into());
+    let now = secs(t0, 5.0);
+    assert_eq!(j.launch_backup(TaskKind::Map, 3, "w4", 1, now), None);
+    assert_eq!(j.launch_backup(TaskKind::Map, 3, "w2", 1, now), None);
+    assert_eq!(j.launch_backup(TaskKind::Map, 3, "w1", 1, now), Some(1));
+    assert_eq!(j.launch_backup(TaskKind::Map, 3, "w3", 1, now), None);
+    assert!(j.speculation_candidates(secs(t0, 50.0)).is_empty());
+    // Both attempts hold a slot.
+    let mut r: Vec<_> = j
+        .running()
+        .into_iter()
+        .map(|a| (a.worker, a.attempt))
+        .collect();
+    r.sort();
+    assert_eq!(r, vec![("w1".into(), 1), ("w4".into(), 0)]);
+    assert_eq!(j.summary()["speculative_launched"], 1);
+}
+
+/// Three reduces done by 2 s; reduce 3 runs on w4 (attempt 0) with a
+/// backup on w1 (attempt 1).
+fn speculated_reduce(t0: Instant) -> Job {
+    let mut j = job(0, 4, t0);
+    for i in 0..4 {
+        j.launch(TaskKind::Reduce, i, &format!("w{}", i + 1), 1, t0);
+    }
+    for i in 0..3 {
+        j.update(
+            &report(false, i, 0, &format!("w{}", i + 1), true),
+            "a",
+            secs(t0, 2.0),
+        );
+    }
+    assert_eq!(j.speculation_candidates(secs(t0, 5.0)).len(), 1);
+    assert_eq!(
+        j.launch_backup(TaskKind::Reduce, 3, "w1", 1, secs(t0, 5.0)),
+        Some(1)
+    );
+    j
+}
+
+#[test]
+fn first_finisher_wins_and_the_loser_is_killed_and_fenced() {
+    let t0 = Instant::now();
+    let mut j = speculated_reduce(t0);
+    let out = j.update(&report(false, 3, 1, "w1", true), "a", secs(t0, 6.0));
+    assert_eq!(out, Outcome::ReadyToCommit);
+    let t = j.task(TaskKind::Reduce, 3).unwrap();
+    // Only the winner's staging part is committed.
+    assert_eq!(t.output.as_deref(), Some(staging_part(1, 3, 1).as_str()));
+    assert!(matches!(t.status, TaskStatus::Done { attempt: 1, .. }));
+    assert_eq!(
+        std::mem::take(&mut j.kills),
+        vec![(
+            "w4".to_string(),
+            AttemptRef {
+                job_id: 1,
+                is_map: false,
+                index: 3,
+                attempt: 0
+            }
+        )]
+    );
+    assert!(j.running().is_empty());
+    // The loser's late report, success or not, is ignored.
+    assert_eq!(
+        j.update(&report(false, 3, 0, "w4", true), "a", secs(t0, 7.0)),
+        Outcome::Ignored
+    );
+    assert_eq!(
+        j.update(&report(false, 3, 0, "w4", false), "a", secs(t0, 7.0)),
+        Outcome::Ignored
+    );
+    let t = j.task(TaskKind::Reduce, 3).unwrap();
+    assert_eq!(t.output.as_deref(), Some(staging_part(1, 3, 1).as_str()));
+    let s = j.summary();
+    assert_eq!(
+        (
+            s["speculative_launched"].clone(),
+            s["speculative_won"].clone()
+        ),
+        (json!(1), json!(1))
+    );
+    let rec = j.records.iter().find(|r| r["index"] == 3).unwrap();
+    assert_eq!(
+        (rec["attempt"].clone(), rec["speculative"].clone()),
+        (json!(1), json!(true))
+    );
+}
+
+#[test]
+fn the_primary_may_win_too() {
+    let t0 = Instant::now();
+    let mut j = speculated_reduce(t0);
+    assert_eq!(
+        j.update(&report(false, 3, 0, "w4", true), "a", secs(t0, 6.0)),
+        Outcome::ReadyToCommit
+    );
+    assert_eq!(j.kills[0].0, "w1");
+    assert_eq!(j.kills[0].1.attempt, 1);
+    assert_eq!(
+        j.task(TaskKind::Reduce, 3).unwrap().output.as_deref(),
+        Some(staging_part(1, 3, 0).as_str())
+    );
+    assert_eq!(
+        j.update(&report(false, 3, 1, "w1", true), "a", secs(t0, 7.0)),
+        Outcome::Ignored
+    );
+    assert_eq!(j.speculative_won, 0);
+}
+
+#[test]
+fn a_failure_beside_a_running_attempt_only_drops_it() {
+    let t0 = Instant::now();
+    let mut j = speculated_reduce(t0);
+    assert_eq!(
+        j.update(&report(false, 3, 1, "w1", false), "a", secs(t0, 6.0)),
+        Outcome::Progress
+    );
+    let t = j.task(TaskKind::Reduce, 3).unwrap();
+    assert_eq!(t.failures, 0);
+    assert!(t.backup.is_none());
+    assert!(matches!(&t.status, TaskStatus::Running { attempt: 0, worker, .. } if worker == "w4"));
+    // The last one running failing counts as usual.
+    assert_eq!(
+        j.update(&report(false, 3, 0, "w4", false), "a", secs(t0, 7.0)),
+        Outcome::Progress
+    );
+    let t = j.task(TaskKind::Reduce, 3).unwrap();
+    assert_eq!(t.failures, 1);
+    assert!(t.is_pending());
+    // No second backup for the task.
+    j.launch(TaskKind::Reduce, 3, "w2", 1, secs(t0, 8.0));
+    assert!(j.speculation_candidates(secs(t0, 100.0)).is_empty());
+}
+
+#[test]
+fn worker_loss_with_a_backup_running() {
+    let t0 = Instant::now();
+    // Losing the backup's worker: the primary runs on.
+    let mut j = speculated_reduce(t0);
+    j.worker_lost("w1", secs(t0, 6.0));
+    let t = j.task(TaskKind::Reduce, 3).unwrap();
+    assert!(t.backup.is_none());
+    assert!(matches!(&t.status, TaskStatus::Running { attempt: 0, worker, .. } if worker == "w4"));
+    // Losing the primary's worker: the backup runs on, not re-queued.
+    let mut j = speculated_reduce(t0);
+    j.worker_lost("w4", secs(t0, 6.0));
+    let t = j.task(TaskKind::Reduce, 3).unwrap();
+    assert!(t.backup.is_none());
+    assert!(matches!(&t.status, TaskStatus::Running { attempt: 1, worker, .. } if worker == "w1"));
+    assert_eq!(
+        j.update(&report(false, 3, 1, "w1", true), "a", secs(t0, 7.0)),
+        Outcome::ReadyToCommit
+    );
+    // Then the one left lost too: re-queued.
+    let mut j = speculated_reduce(t0);
+    j.worker_lost("w4", secs(t0, 6.0));
+    j.worker_lost("w1", secs(t0, 6.0));
+    assert!(j.task(TaskKind::Reduce, 3).unwrap().is_pending());
+    assert_eq!(j.task(TaskKind::Reduce, 3).unwrap().failures, 0);
+}

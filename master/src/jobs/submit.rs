@@ -1,0 +1,258 @@
+//! A job submission: the spec validated completely before anything runs,
+//! the inputs resolved into one map per block, and the job queued.
+
+use super::{Job, JobSpec, JobState, Jobs, MapInput};
+use crate::blocks::namespace::{FileMeta, Namespace};
+use crate::error::{MasterError, Result};
+use common::config::{validate_block_size, validate_replication, ClusterConfig};
+use common::path::DfsPath;
+use std::time::Instant;
+
+/// Default bytes of map output sorted in memory before a spill.
+pub const DEFAULT_SORT_BUFFER: u64 = 64 << 20;
+/// Bytes of following blocks a map may read to finish its last record: a
+/// longer record is an error rather than an unbounded read.
+const MAX_TAIL_BYTES: u64 = 256 << 20;
+const MAX_REDUCERS: u32 = 10_000;
+const MAX_GENERATOR_MAPS: u32 = 100_000;
+
+/// What a client asks to run.
+#[derive(Debug, Clone, Default)]
+pub struct SubmitJob {
+    pub job: String,
+    pub inputs: Vec<String>,
+    pub output: String,
+    pub reducers: u32,
+    pub params_json: String,
+    /// 0 selects the cluster default; so do the sizes below.
+    pub output_replication: u32,
+    pub splits: Vec<Vec<u8>>,
+    pub queue: String,
+    pub sort_buffer_bytes: u64,
+    pub output_block_size: u64,
+}
+
+fn bad(msg: String) -> MasterError {
+    MasterError::InvalidArgument(msg)
+}
+
+impl Jobs {
+    /// Validates `req` against the namespace and queues it; returns its id.
+    /// A refused job uses no id.
+    pub fn submit(
+        &mut self,
+        req: SubmitJob,
+        ns: &Namespace,
+        cfg: &ClusterConfig,
+        now: Instant,
+    ) -> Result<u64> {
+        let job = examples::jobs::registry::lookup(&req.job).ok_or_else(|| {
+            bad(format!(
+                "unknown job {:?}; known jobs: {}",
+                req.job,
+                examples::jobs::registry::NAMES.join(", ")
+            ))
+        })?;
+        let params = examples::spec::params_from_json(&req.params_json).map_err(bad)?;
+        let output = DfsPath::parse_file(&req.output).map_err(|e| bad(format!("output: {e}")))?;
+        if ns.files.contains_key(output.as_str()) || ns.is_dir(output.as_str()) {
+            return Err(MasterError::AlreadyExists(format!(
+                "output {output} already exists: choose another path or remove it (mr fs rm {output})"
+            )));
+        }
+        if let Some(a) = ns.file_ancestor(output.as_str()) {
+            return Err(bad(format!("output {output}: its parent {a} is a file")));
+        }
+        if let Some(j) = self.active().find(|j| {
+            j.spec.output == output.as_str() || j.spec.output.starts_with(&output.dir_prefix())
+        }) {
+            return Err(MasterError::AlreadyExists(format!(
+                "output {output} is being written by job {}",
+                j.id
+            )));
+        }
+        let map_only = job.map_only();
+        let reducers = if map_only { 0 } else { req.reducers };
+        if !map_only && !(1..=MAX_REDUCERS).contains(&reducers) {
+            return Err(bad(format!(
+                "reducers must be between 1 and {MAX_REDUCERS}, not {}",
+                req.reducers
+            )));
+        }
+        let replication = if req.output_replication == 0 {
+            cfg.dfs.replication
+        } else {
+            req.output_replication
+        };
+        validate_replication(replication).map_err(|e| bad(format!("output replication: {e}")))?;
+        let out_bs = if req.output_block_size == 0 {
+            cfg.dfs.block_size
+        } else {
+            req.output_block_size
+        };
+        validate_block_size(out_bs).map_err(bad)?;
+        let sort_buffer = if req.sort_buffer_bytes == 0 {
+            DEFAULT_SORT_BUFFER
+        } else {
+            req.sort_buffer_bytes
+        };
+        if !(1 << 20..=4 << 30).contains(&sort_buffer) {
+            return Err(bad("sort buffer must be between 1MiB and 4GiB".into()));
+        }
+        let input_format = job.input_format(&params);
+        let (map_inputs, maps) = if input_format == examples::jobs::InputFormat::Generated {
+            if !req.inputs.is_empty() {
+                return Err(bad(format!(
+                    "{} is a generator: it takes no --input",
+                    req.job
+                )));
+            }
+            if params.maps == 0 || params.maps > MAX_GENERATOR_MAPS {
+                return Err(bad(format!(
+                    "maps must be between 1 and {MAX_GENERATOR_MAPS}"
+                )));
+            }
+            if params.size == 0 {
+                return Err(bad("a generator needs --size greater than 0".into()));
+            }
+            (vec![], params.maps)
+        } else {
+            let inputs = resolve_inputs(ns, &req.inputs)?;
+            if let examples::jobs::InputFormat::Fixed { len, .. } = input_format {
+                for (path, f) in &inputs {
+                    if f.size() % len as u64 != 0 {
+                        return Err(bad(format!(
+                            "{path} is {} bytes, not a multiple of the {len}-byte records {} reads",
+                            f.size(),
+                            req.job
+                        )));
+                    }
+                }
+            }
+            let mi = map_inputs(&inputs);
+            // Only empty files: no map runs, and each reducer commits an
+            // empty part, as Hadoop and Spark do, so a pipeline whose
+            // earlier stage produced nothing goes on.
+            let n = mi.len() as u32;
+            (mi, n)
+        };
+        if job.partitioning(&params) == examples::jobs::Partitioning::TotalOrder
+            && !map_only
+            && req.splits.len() + 1 != reducers as usize
+        {
+            return Err(bad(format!(
+                "{} partitions by sampled ranges: it needs {} split points for {reducers} reducers, got {}",
+                req.job,
+                reducers.saturating_sub(1),
+                req.splits.len()
+            )));
+        }
+        let mut params = params;
+        if req.job == "teravalidate" {
+            // Compare with what the sort's maps counted on its input.
+            if let Some(src) = self.jobs.values().rev().find(|j| {
+                j.state == JobState::Succeeded
+                    && req
+                        .inputs
+                        .iter()
+                        .any(|i| DfsPath::parse(i).is_ok_and(|p| p.as_str() == j.spec.output))
+            }) {
+                for (k, name) in [
+                    ("input_records", "expect_records"),
+                    ("input_checksum", "expect_checksum"),
+                ] {
+                    if let Some(v) = src.counters.get(k) {
+                        params
+                            .extra
+                            .entry(name.to_string())
+                            .or_insert(v.to_string());
+                    }
+                }
+            }
+        }
+        let id = self.next_id;
+        let spec = JobSpec {
+            job: req.job.clone(),
+            inputs: req.inputs.clone(),
+            output: output.to_string(),
+            reducers,
+            params_json: examples::spec::params_to_json(&params),
+            output_replication: replication,
+            output_block_size: out_bs,
+            splits: req.splits,
+            queue: if req.queue.is_empty() {
+                "default".into()
+            } else {
+                req.queue
+            },
+            sort_buffer_bytes: sort_buffer,
+            map_only,
+        };
+        let sched_name = self.spec.name.clone();
+        let job = Job::new(id, id, spec, map_inputs, maps, &sched_name, now);
+        super::recovery::record_submitted(&self.history_dir(), id, &job.summary())
+            .map_err(|e| MasterError::Unavailable(format!("cannot record job {id}: {e}")))?;
+        // Only now: a refused job uses no id.
+        self.next_id += 1;
+        let view = job.view(self.started);
+        self.scheduler.on_job_added(&view);
+        tracing::info!(job = id, name = %req.job, maps, reducers, scheduler = %sched_name, "job submitted");
+        self.jobs.insert(id, job);
+        Ok(id)
+    }
+}
+
+/// Input paths (files or directories) → files in path order; names
+/// starting with `_` or `.` are skipped as Hadoop's input formats do.
+fn resolve_inputs(ns: &Namespace, inputs: &[String]) -> Result<Vec<(String, FileMeta)>> {
+    if inputs.is_empty() {
+        return Err(bad("the job needs --input".into()));
+    }
+    let mut out = Vec::new();
+    for raw in inputs {
+        let p = DfsPath::parse(raw).map_err(|e| bad(format!("input: {e}")))?;
+        let files = ns.matching(p.as_str());
+        if files.is_empty() {
+            return Err(MasterError::NotFound(format!("input {p} does not exist")));
+        }
+        for f in files {
+            let hidden = f
+                .strip_prefix(&p.dir_prefix())
+                .unwrap_or("")
+                .split('/')
+                .any(|c| c.starts_with('_') || c.starts_with('.'));
+            if hidden {
+                continue;
+            }
+            out.push((f.clone(), ns.files[&f].clone()));
+        }
+    }
+    Ok(out)
+}
+
+/// One map per block, each with the blocks after it in its file (up to
+/// [`MAX_TAIL_BYTES`]) to finish a record straddling its end.
+fn map_inputs(inputs: &[(String, FileMeta)]) -> Vec<MapInput> {
+    let mut mi = Vec::new();
+    for (_, f) in inputs {
+        let mut off = 0;
+        for (i, b) in f.blocks.iter().enumerate() {
+            let mut following = Vec::new();
+            let mut tail = 0;
+            for nb in &f.blocks[i + 1..] {
+                if tail >= MAX_TAIL_BYTES {
+                    break;
+                }
+                tail += nb.len;
+                following.push(*nb);
+            }
+            mi.push(MapInput {
+                block: *b,
+                offset: off,
+                following,
+            });
+            off += b.len;
+        }
+    }
+    mi
+}

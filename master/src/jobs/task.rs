@@ -1,0 +1,211 @@
+//! A job's tasks and attempts, its spec, and the figures kept per job.
+
+use super::report::TaskMetrics;
+use crate::blocks::namespace::BlockMeta;
+use common::sched::TaskId;
+use serde_json::{json, Value};
+use std::time::Instant;
+
+/// Attempts of one task before its job fails, as Hadoop's
+/// `mapreduce.{map,reduce}.maxattempts`.
+pub const MAX_ATTEMPTS: u32 = 4;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Killed,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Succeeded => "succeeded",
+            JobState::Failed => "failed",
+            JobState::Killed => "killed",
+        }
+    }
+
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            JobState::Succeeded | JobState::Failed | JobState::Killed
+        )
+    }
+}
+
+/// A map's input: one block, where it sits in its file, and the blocks after
+/// it (a record straddling the block's end is finished from them).
+#[derive(Debug, Clone)]
+pub struct MapInput {
+    pub block: BlockMeta,
+    pub offset: u64,
+    pub following: Vec<BlockMeta>,
+}
+
+#[derive(Debug, Clone)]
+pub enum TaskStatus {
+    Pending,
+    Running {
+        attempt: u32,
+        worker: String,
+        epoch: u64,
+        started: Instant,
+    },
+    Done {
+        attempt: u32,
+        worker: String,
+        addr: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub status: TaskStatus,
+    /// Attempts launched so far; the next one gets this number.
+    pub attempts: u32,
+    /// Attempts that failed by the task's own fault (not node loss, not a
+    /// fetch failure): the job fails when this reaches [`MAX_ATTEMPTS`].
+    pub failures: u32,
+    /// Nodes where an attempt failed.
+    pub avoid: Vec<String>,
+    pub runnable_since: Instant,
+    /// The committed attempt's staging path (reduces and map-only maps).
+    pub output: Option<String>,
+    /// A speculative copy running beside the `Running` attempt.
+    pub backup: Option<Backup>,
+    /// A backup was launched for this task already (at most one per task).
+    pub speculated: bool,
+    /// The winning attempt's runtime, once done (for the speculation median).
+    pub runtime_s: Option<f64>,
+}
+
+/// A speculative attempt of a running task, on another worker.
+#[derive(Debug, Clone)]
+pub struct Backup {
+    pub attempt: u32,
+    pub worker: String,
+    pub epoch: u64,
+    pub started: Instant,
+}
+
+impl Task {
+    pub(super) fn new(now: Instant) -> Self {
+        Task {
+            status: TaskStatus::Pending,
+            attempts: 0,
+            failures: 0,
+            avoid: vec![],
+            runnable_since: now,
+            output: None,
+            backup: None,
+            speculated: false,
+            runtime_s: None,
+        }
+    }
+
+    pub fn is_pending(&self) -> bool {
+        matches!(self.status, TaskStatus::Pending)
+    }
+
+    pub fn is_done(&self) -> bool {
+        matches!(self.status, TaskStatus::Done { .. })
+    }
+
+    pub fn is_running(&self) -> bool {
+        matches!(self.status, TaskStatus::Running { .. })
+    }
+}
+
+/// A task attempt occupying a worker's slot.
+#[derive(Debug, Clone)]
+pub struct RunningAttempt {
+    pub worker: String,
+    pub id: TaskId,
+    pub attempt: u32,
+    pub started: Instant,
+}
+
+/// What the client asked for.
+#[derive(Debug, Clone)]
+pub struct JobSpec {
+    pub job: String,
+    pub inputs: Vec<String>,
+    pub output: String,
+    pub reducers: u32,
+    pub params_json: String,
+    pub output_replication: u32,
+    pub output_block_size: u64,
+    pub splits: Vec<Vec<u8>>,
+    pub queue: String,
+    pub sort_buffer_bytes: u64,
+    pub map_only: bool,
+}
+
+/// A WordCount of `/in` into `/out`: the spec the master's unit tests run.
+#[cfg(test)]
+impl JobSpec {
+    pub(crate) fn wordcount_for_tests(reducers: u32) -> JobSpec {
+        JobSpec {
+            job: "wordcount".into(),
+            inputs: vec!["/in".into()],
+            output: "/out".into(),
+            reducers,
+            params_json: String::new(),
+            output_replication: 1,
+            output_block_size: 1 << 20,
+            splits: vec![],
+            queue: "default".into(),
+            sort_buffer_bytes: 1 << 20,
+            map_only: false,
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Bytes6 {
+    pub cache: u64,
+    pub local: u64,
+    pub remote_rack: u64,
+    pub remote_off_rack: u64,
+    pub shuffle: u64,
+    pub output: u64,
+}
+
+/// Where a job's time went, from its successful attempts' own timings:
+/// the map phase's span (first map start to last map end, the workers'
+/// clocks) and the phases of the reduce that finished last, the one the
+/// job waited for.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Phases {
+    pub map_start_ms: Option<u64>,
+    pub map_end_ms: u64,
+    pub last_reduce_end_ms: u64,
+    /// shuffle, merge, reduce, commit seconds of that reduce.
+    pub reduce: [f64; 4],
+}
+
+impl Phases {
+    pub fn record(&mut self, is_map: bool, m: &TaskMetrics) {
+        if is_map {
+            self.map_start_ms = Some(self.map_start_ms.map_or(m.start_ms, |s| s.min(m.start_ms)));
+            self.map_end_ms = self.map_end_ms.max(m.end_ms);
+        } else if m.end_ms >= self.last_reduce_end_ms {
+            self.last_reduce_end_ms = m.end_ms;
+            self.reduce = [m.shuffle_s, m.merge_s, m.reduce_s, m.commit_s];
+        }
+    }
+
+    /// `phases_s` of the job summary.
+    pub fn to_json(&self) -> Value {
+        let map = self
+            .map_start_ms
+            .map_or(0.0, |s| self.map_end_ms.saturating_sub(s) as f64 / 1e3);
+        let [shuffle, merge, reduce, commit] = self.reduce;
+        json!({"map": map, "shuffle": shuffle, "merge": merge, "reduce": reduce, "commit": commit})
+    }
+}
