@@ -3,10 +3,10 @@
 //! map-output buffer into one indexed file the shuffle serves. A generator's
 //! map instead writes its share straight into its output part.
 
-use crate::executor::{Failure, Outcome};
 use crate::input::{self, Tiers};
 use crate::mapout::{Combiner, MapOutputBuffer};
 use crate::node::Node;
+use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
 use common::dfs::PutOptions;
 use examples::jobs::{formats, InputFormat, Job, Partitioning, TaskCtx};

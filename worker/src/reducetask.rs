@@ -3,9 +3,9 @@
 //! stays bounded, then merge the sorted segments, reduce each key group and
 //! write the output part into the block store.
 
-use crate::executor::{Failure, Outcome};
 use crate::merge::merge_grouped;
 use crate::node::Node;
+use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
 use common::dfs::PutOptions;
 use examples::jobs::{formats, Job, TaskCtx};
