@@ -9,6 +9,7 @@
 //! - [`tls`]: TLS for every port, and the cluster CA and certificates.
 //! - [`json`]: JSON shapes shared by the CLI's `--json` and the REST API.
 //! - [`placement`]: HDFS's rack-aware replica placement, pure.
+//! - [`resources`]: a worker's resource vector, from sample to policy.
 //! - [`sched`]: the Scheduler trait, the cluster view, every policy.
 //! - [`shutdown`]: the daemons' stop signal.
 //! - [`logging`]: tracing set-up for the daemons.
@@ -20,6 +21,7 @@ pub mod json;
 pub mod logging;
 pub mod path;
 pub mod placement;
+pub mod resources;
 pub mod sched;
 pub mod shutdown;
 pub mod tls;

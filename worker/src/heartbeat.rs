@@ -58,7 +58,7 @@ async fn register(
         blocks: node.store.report(),
         cached: node.cache.report(),
         cache_used_bytes: node.cache.used(),
-        resources: Some(monitor.sample()),
+        resources: Some(monitor.sample().into()),
     };
     let resp = node.dfs.master().register(req).await?.into_inner();
     // A new incarnation: the master has re-queued whatever the previous
@@ -92,7 +92,7 @@ pub async fn beat(
         epoch,
         free_map_slots: node.me.map_slots.saturating_sub(maps),
         free_reduce_slots: node.me.reduce_slots.saturating_sub(reduces),
-        resources: Some(monitor.sample()),
+        resources: Some(monitor.sample().into()),
         blocks_added,
         blocks_removed,
         cache_added,

@@ -4,20 +4,9 @@ use super::index::{LocalityIndex, NodeSite};
 pub use super::task::{Locality, PendingTask, TaskId, TaskKind};
 use std::collections::HashSet;
 
-#[derive(Debug, Clone, Default)]
-pub struct Resources {
-    /// Logical cores (the length of the per-core vector): a hardware spec
-    /// the Naive-Bayes classifier uses as a feature.
-    pub cores: u32,
-    pub cpu_pct: f64,
-    pub load1: f64,
-    pub mem_used_bytes: u64,
-    pub mem_total_bytes: u64,
-    pub disk_read_bps: u64,
-    pub disk_write_bps: u64,
-    pub net_rx_bps: u64,
-    pub net_tx_bps: u64,
-}
+/// A node's resources as a policy reads them: the vector its worker
+/// sampled (the number of cores is `cores()`, the per-core vector's length).
+pub type Resources = crate::resources::ResourceVector;
 
 #[derive(Debug, Clone, Default)]
 pub struct NodeView {
