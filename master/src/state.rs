@@ -1180,7 +1180,8 @@ impl MasterState {
             )));
         }
         let mut params = params;
-        if req.job == "teravalidate" {
+        let inherited = job.inherited_counters();
+        if !inherited.is_empty() {
             // Compare with what the sort's maps counted on its input.
             if let Some(src) = self.jobs.jobs.values().rev().find(|j| {
                 j.state == JobState::Succeeded
@@ -1189,10 +1190,7 @@ impl MasterState {
                         .iter()
                         .any(|i| DfsPath::parse(i).is_ok_and(|p| p.as_str() == j.spec.output))
             }) {
-                for (k, name) in [
-                    ("input_records", "expect_records"),
-                    ("input_checksum", "expect_checksum"),
-                ] {
+                for &(k, name) in inherited {
                     if let Some(v) = src.counters.get(k) {
                         params
                             .extra
@@ -1898,8 +1896,8 @@ fn task_report(
 fn validation_failure(job: &Job) -> Option<String> {
     let c = &job.counters;
     let get = |k: &str| c.get(k).copied().unwrap_or(0);
-    match job.spec.job.as_str() {
-        "teravalidate" | "sortvalidate" => {
+    match examples::jobs::registry::lookup(&job.spec.job) {
+        Some(j) if j.is_validator() => {
             if get("unsorted") > 0 {
                 return Some(format!(
                     "validation failed: the input is not sorted; see the report in {}",

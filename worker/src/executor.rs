@@ -6,6 +6,7 @@ use crate::node::Node;
 use crate::outcome::{Failure, Outcome};
 use crate::tasks::TaskKey;
 use crate::{maptask, reducetask};
+use examples::jobs::{ResolveError, ResolvedJob};
 use proto::{Command, LaunchTask, TaskRef};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -58,22 +59,21 @@ pub fn launch(node: &Arc<Node>, l: LaunchTask, on_commands: OnCommands) {
 
 async fn run(node: Arc<Node>, l: LaunchTask) -> Result<Outcome, Failure> {
     let t = l.task.expect("checked");
-    let job = examples::jobs::registry::lookup(&l.job_name)
-        .ok_or_else(|| Failure::msg(format!("this worker has no job {:?}", l.job_name)))?;
-    let params = examples::spec::params_from_json(&l.params_json).map_err(Failure::msg)?;
-    let ctx = examples::jobs::TaskCtx {
-        params,
-        index: t.index,
-        counters: Default::default(),
-    };
-    if let Some(release) = crate::hold::release_file(&ctx.params, t.is_map, &node.me.name) {
+    // The job found and its parameters decoded once for the whole attempt.
+    let spec = ResolvedJob::decode(&l.job_name, &l.params_json).map_err(|e| match e {
+        ResolveError::UnknownJob(_) => {
+            Failure::msg(format!("this worker has no job {:?}", l.job_name))
+        }
+        ResolveError::BadParams(m) => Failure::msg(m),
+    })?;
+    if let Some(release) = crate::hold::release_file(&spec.params, t.is_map, &node.me.name) {
         crate::hold::wait_for(std::path::Path::new(release)).await;
     }
     let dir = job_dir(&node, t.job_id);
     if t.is_map {
-        maptask::run(node, job, ctx, l, dir).await
+        maptask::run(node, spec, l, dir).await
     } else {
-        reducetask::run(node, job, ctx, l, dir).await
+        reducetask::run(node, spec, l, dir).await
     }
 }
 

@@ -35,6 +35,9 @@ impl Job for TeraSort {
     fn name(&self) -> &'static str {
         "terasort"
     }
+    fn validator(&self) -> Option<&'static str> {
+        Some("teravalidate")
+    }
     fn input_format(&self, _p: &JobParams) -> InputFormat {
         TERA_FORMAT
     }
@@ -274,6 +277,18 @@ impl Job for TeraValidate {
     fn name(&self) -> &'static str {
         "teravalidate"
     }
+    fn is_validator(&self) -> bool {
+        true
+    }
+    fn fixed_reducers(&self) -> Option<u32> {
+        Some(1)
+    }
+    fn inherited_counters(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("input_records", "expect_records"),
+            ("input_checksum", "expect_checksum"),
+        ]
+    }
     fn input_format(&self, _p: &JobParams) -> InputFormat {
         TERA_FORMAT
     }
@@ -310,6 +325,12 @@ pub struct SortValidate(Validator);
 impl Job for SortValidate {
     fn name(&self) -> &'static str {
         "sortvalidate"
+    }
+    fn is_validator(&self) -> bool {
+        true
+    }
+    fn fixed_reducers(&self) -> Option<u32> {
+        Some(1)
     }
     fn input_format(&self, p: &JobParams) -> InputFormat {
         if p.format_lines {
