@@ -12,6 +12,7 @@
 //! - [`resources`]: a worker's resource vector, from sample to policy.
 //! - [`sched`]: the Scheduler trait, the cluster view, every policy.
 //! - [`shutdown`]: the daemons' stop signal.
+//! - [`sync`]: a `Mutex` lock that survives a panic while it was held.
 //! - [`logging`]: tracing set-up for the daemons.
 
 pub mod auth;
@@ -24,6 +25,7 @@ pub mod placement;
 pub mod resources;
 pub mod sched;
 pub mod shutdown;
+pub mod sync;
 pub mod tls;
 pub mod units;
 

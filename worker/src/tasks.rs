@@ -3,6 +3,7 @@
 //! fills and empties it, the heartbeat reads its free slots, the drain
 //! hands back what is left in it.
 
+use common::sync::lock;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use tokio::task::JoinHandle;
@@ -34,7 +35,7 @@ pub struct TaskTable {
 impl TaskTable {
     /// Records a started attempt; one it replaces is aborted.
     pub fn start(&self, key: TaskKey, attempt: u32, is_map: bool, handle: JoinHandle<()>) {
-        let old = self.running.lock().unwrap().insert(
+        let old = lock(&self.running).insert(
             key,
             Running {
                 attempt,
@@ -49,13 +50,13 @@ impl TaskTable {
 
     /// Forgets an attempt whose report is through.
     pub fn finish(&self, key: &TaskKey) {
-        self.running.lock().unwrap().remove(key);
+        lock(&self.running).remove(key);
     }
 
     /// Aborts and forgets `attempt` of `key` if it is the one running;
     /// true when it was.
     pub fn kill(&self, key: &TaskKey, attempt: u32) -> bool {
-        let mut running = self.running.lock().unwrap();
+        let mut running = lock(&self.running);
         if running.get(key).is_none_or(|r| r.attempt != attempt) {
             return false;
         }
@@ -70,19 +71,19 @@ impl TaskTable {
 
     /// Aborts every running attempt (a new incarnation of this worker).
     pub fn abort_all(&self) {
-        for (_, r) in self.running.lock().unwrap().drain() {
+        for (_, r) in lock(&self.running).drain() {
             r.handle.abort();
         }
     }
 
     /// Takes every running attempt out of the table, unaborted.
     pub fn take_all(&self) -> Vec<(TaskKey, Running)> {
-        self.running.lock().unwrap().drain().collect()
+        lock(&self.running).drain().collect()
     }
 
     /// Attempts running.
     pub fn len(&self) -> usize {
-        self.running.lock().unwrap().len()
+        lock(&self.running).len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -91,7 +92,7 @@ impl TaskTable {
 
     /// (map, reduce) attempts running.
     pub fn counts(&self) -> (u32, u32) {
-        let running = self.running.lock().unwrap();
+        let running = lock(&self.running);
         let maps = running.values().filter(|r| r.is_map).count() as u32;
         (maps, running.len() as u32 - maps)
     }
@@ -100,9 +101,9 @@ impl TaskTable {
     /// and returns true. The mark is made under the table's lock, so an
     /// attempt leaving meanwhile sees it.
     pub fn defer_cleanup(&self, job: u64) -> bool {
-        let running = self.running.lock().unwrap();
+        let running = lock(&self.running);
         if running.keys().any(|k| k.0 == job) {
-            self.pending_cleanup.lock().unwrap().insert(job);
+            lock(&self.pending_cleanup).insert(job);
             return true;
         }
         false
@@ -110,16 +111,16 @@ impl TaskTable {
 
     /// Clears `job`'s pending-cleanup mark (its cleanup is being done).
     pub fn cleanup_done(&self, job: u64) {
-        self.pending_cleanup.lock().unwrap().remove(&job);
+        lock(&self.pending_cleanup).remove(&job);
     }
 
     /// Whether `job`'s cleanup waits for an attempt.
     pub fn cleanup_pending(&self, job: u64) -> bool {
-        self.pending_cleanup.lock().unwrap().contains(&job)
+        lock(&self.pending_cleanup).contains(&job)
     }
 
     /// Whether no cleanup waits.
     pub fn no_cleanup_pending(&self) -> bool {
-        self.pending_cleanup.lock().unwrap().is_empty()
+        lock(&self.pending_cleanup).is_empty()
     }
 }
