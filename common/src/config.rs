@@ -82,10 +82,13 @@ pub struct ClusterConfig {
     pub network: NetworkConfig,
     #[serde(default)]
     pub workers: Vec<WorkerConfig>,
-    /// With it, every port speaks TLS only (see [`crate::tls`]).
+    /// With it, every port speaks TLS only (see the `tls` module).
     #[serde(default)]
     pub tls: Option<TlsConfig>,
 }
+
+/// The identity a client presents when nothing else is said.
+pub const CLIENT_NAME: &str = "client";
 
 /// `[tls]`: where the cluster CA and each process's certificate are.
 /// `mr config init --tls` writes them and this section.
@@ -104,7 +107,7 @@ pub struct TlsConfig {
 }
 
 fn default_tls_me() -> String {
-    crate::tls::CLIENT_NAME.into()
+    CLIENT_NAME.into()
 }
 
 impl TlsConfig {

@@ -25,19 +25,10 @@ pub fn worker_status(w: &proto::WorkerStatus) -> Value {
     })
 }
 
-/// A resource vector as users read it.
+/// A resource vector as users read it (the shape
+/// [`crate::resources::ResourceVector`] serializes to).
 pub fn resources(r: &proto::ResourceVector) -> Value {
-    json!({
-        "cpu_pct": r.cpu_pct,
-        "cpu_per_core_pct": r.cpu_per_core_pct,
-        "load1": r.load1,
-        "mem_used_bytes": r.mem_used_bytes,
-        "mem_total_bytes": r.mem_total_bytes,
-        "disk_read_bps": r.disk_read_bps,
-        "disk_write_bps": r.disk_write_bps,
-        "net_rx_bps": r.net_rx_bps,
-        "net_tx_bps": r.net_tx_bps,
-    })
+    crate::resources::ResourceVector::from(r).json()
 }
 
 /// The whole `cluster status` object: `master` is the gRPC address, `ui`

@@ -9,8 +9,10 @@
 //! - [`tls`]: TLS for every port, and the cluster CA and certificates.
 //! - [`json`]: JSON shapes shared by the CLI's `--json` and the REST API.
 //! - [`placement`]: HDFS's rack-aware replica placement, pure.
+//! - [`resources`]: a worker's resource vector, from sample to policy.
 //! - [`sched`]: the Scheduler trait, the cluster view, every policy.
 //! - [`shutdown`]: the daemons' stop signal.
+//! - [`sync`]: a `Mutex` lock that survives a panic while it was held.
 //! - [`logging`]: tracing set-up for the daemons.
 
 pub mod auth;
@@ -20,8 +22,10 @@ pub mod json;
 pub mod logging;
 pub mod path;
 pub mod placement;
+pub mod resources;
 pub mod sched;
 pub mod shutdown;
+pub mod sync;
 pub mod tls;
 pub mod units;
 

@@ -31,8 +31,9 @@ use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
 /// sides: a peer that connects and says nothing must not hold a task.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The identity a client presents when nothing else is said.
-pub const CLIENT_NAME: &str = "client";
+/// The identity a client presents when nothing else is said (defined with
+/// the config, which defaults `[tls] me` to it).
+pub use crate::config::CLIENT_NAME;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {

@@ -29,10 +29,8 @@ pub mod jobs;
 pub mod stats;
 
 use crate::core::MasterState;
-use common::auth::TokenCheck;
 use common::config::ClusterConfig;
-use grpc::{MasterService, Shared};
-use proto::master_server::MasterServer;
+use grpc::Shared;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -123,12 +121,7 @@ where
         server = server.tls_config(t)?;
     }
     let bg = tokio::spawn(background(state.clone(), interval));
-    let svc = MasterServer::with_interceptor(
-        MasterService {
-            state: state.clone(),
-        },
-        TokenCheck::new(&token),
-    );
+    let svc = grpc::service(state.clone(), &token);
     let served = server
         .add_service(svc)
         .serve_with_incoming_shutdown(incoming, shutdown)

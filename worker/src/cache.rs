@@ -10,6 +10,7 @@
 //! bound.
 
 use bytes::Bytes;
+use common::sync::lock;
 use lru::LruCache;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -101,7 +102,7 @@ impl BlockCache {
     /// never evicted: the bound is raised to the pinned bytes if it is below
     /// them (the master refuses such a resize before it gets here).
     pub fn set_capacity(&self, capacity: u64) -> usize {
-        let mut g = self.inner.lock().unwrap();
+        let mut g = lock(&self.inner);
         let capacity = capacity.max(g.pinned_bytes);
         self.capacity.store(capacity, Ordering::Relaxed);
         g.evict_to(capacity)
@@ -109,11 +110,11 @@ impl BlockCache {
 
     /// Bytes held by pinned blocks.
     pub fn pinned_bytes(&self) -> u64 {
-        self.inner.lock().unwrap().pinned_bytes
+        lock(&self.inner).pinned_bytes
     }
 
     pub fn is_pinned(&self, id: u64) -> bool {
-        self.inner.lock().unwrap().pinned.contains_key(&id)
+        lock(&self.inner).pinned.contains_key(&id)
     }
 
     /// Pins a block: it stays cached until [`BlockCache::remove`], evicting
@@ -121,7 +122,7 @@ impl BlockCache {
     /// capacity. Pinning a block already pinned is a no-op.
     pub fn pin(&self, id: u64, data: &[u8]) -> Result<(), PinRefused> {
         let size = data.len() as u64;
-        let mut g = self.inner.lock().unwrap();
+        let mut g = lock(&self.inner);
         if g.pinned.contains_key(&id) {
             return Ok(());
         }
@@ -153,12 +154,12 @@ impl BlockCache {
     }
 
     pub fn used(&self) -> u64 {
-        self.inner.lock().unwrap().used
+        lock(&self.inner).used
     }
 
     /// Looks a block up, marking it most recently used.
     pub fn get(&self, id: u64) -> Option<Bytes> {
-        let mut g = self.inner.lock().unwrap();
+        let mut g = lock(&self.inner);
         let hit = match g.pinned.get(&id) {
             Some(b) => Some(b.clone()),
             None => g.lru.get(&id).cloned(),
@@ -172,7 +173,7 @@ impl BlockCache {
     }
 
     pub fn contains(&self, id: u64) -> bool {
-        let g = self.inner.lock().unwrap();
+        let g = lock(&self.inner);
         g.pinned.contains_key(&id) || g.lru.contains(&id)
     }
 
@@ -181,7 +182,7 @@ impl BlockCache {
     /// so that the cache owns memory, not a view of a mapped file.
     pub fn insert(&self, id: u64, data: &[u8]) -> bool {
         let size = data.len() as u64;
-        let mut g = self.inner.lock().unwrap();
+        let mut g = lock(&self.inner);
         if g.pinned.contains_key(&id) {
             return true;
         }
@@ -203,7 +204,7 @@ impl BlockCache {
 
     /// Drops a block, pinned or not (`mr cache rm` unpins this way).
     pub fn remove(&self, id: u64) -> bool {
-        let mut g = self.inner.lock().unwrap();
+        let mut g = lock(&self.inner);
         if let Some(b) = g.pinned.remove(&id) {
             g.used -= b.len() as u64;
             g.pinned_bytes -= b.len() as u64;
@@ -222,7 +223,7 @@ impl BlockCache {
 
     /// Every cached block: the full cache report.
     pub fn report(&self) -> Vec<u64> {
-        let g = self.inner.lock().unwrap();
+        let g = lock(&self.inner);
         g.pinned
             .keys()
             .chain(g.lru.iter().map(|(k, _)| k))
@@ -232,7 +233,7 @@ impl BlockCache {
 
     /// Takes (added, removed) since the last call, for a heartbeat.
     pub fn take_delta(&self) -> (Vec<u64>, Vec<u64>) {
-        let mut g = self.inner.lock().unwrap();
+        let mut g = lock(&self.inner);
         let a = std::mem::take(&mut g.added).into_iter().collect();
         let r = std::mem::take(&mut g.removed).into_iter().collect();
         (a, r)
@@ -240,14 +241,14 @@ impl BlockCache {
 
     /// Forgets pending changes: a full report is about to replace them.
     pub fn clear_delta(&self) {
-        let mut g = self.inner.lock().unwrap();
+        let mut g = lock(&self.inner);
         g.added.clear();
         g.removed.clear();
     }
 
     /// (hits, misses) since start.
     pub fn hit_miss(&self) -> (u64, u64) {
-        let g = self.inner.lock().unwrap();
+        let g = lock(&self.inner);
         (g.hits, g.misses)
     }
 }

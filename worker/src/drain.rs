@@ -23,24 +23,23 @@ const LAST_BEAT: Duration = Duration::from_secs(5);
 #[tracing::instrument(skip_all, fields(worker = %node.me.name))]
 pub async fn run(node: Arc<Node>, grace: Duration, heartbeat: AbortHandle) {
     node.draining.store(true, Ordering::SeqCst);
-    let running = node.tasks.lock().unwrap().len();
+    let running = node.tasks.len();
     tracing::info!(running, ?grace, "draining: no new tasks");
     let deadline = tokio::time::Instant::now() + grace;
     // Attempts remove themselves once their report is through.
-    while !node.tasks.lock().unwrap().is_empty() && tokio::time::Instant::now() < deadline {
+    while !node.tasks.is_empty() && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let epoch = node.epoch.load(Ordering::SeqCst);
-    let left: Vec<_> = node.tasks.lock().unwrap().drain().collect();
-    for ((job_id, is_map, index), (attempt, _, h)) in left {
-        h.abort();
+    for ((job_id, is_map, index), r) in node.tasks.take_all() {
+        r.handle.abort();
         let t = proto::TaskRef {
             job_id,
             is_map,
             index,
-            attempt,
+            attempt: r.attempt,
         };
-        crate::executor::hand_back(node.clone(), t, epoch).await;
+        crate::executor::hand_back(node.clone(), t, epoch, crate::commands::handle).await;
     }
     heartbeat.abort();
     if epoch == 0 {

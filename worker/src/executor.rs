@@ -3,71 +3,31 @@
 //! The master counts slots; the worker reports what it actually runs.
 
 use crate::node::Node;
+use crate::outcome::{Failure, Outcome};
+use crate::tasks::TaskKey;
 use crate::{maptask, reducetask};
-use proto::{LaunchTask, TaskRef};
-use std::collections::BTreeMap;
+use examples::jobs::{ResolveError, ResolvedJob};
+use proto::{Command, LaunchTask, TaskRef};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tracing::Instrument;
 
-/// What a successful attempt reports.
-#[derive(Debug, Default)]
-pub struct Outcome {
-    pub locality: String,
-    pub bytes_cache: u64,
-    pub bytes_local: u64,
-    pub bytes_remote_rack: u64,
-    pub bytes_remote_off_rack: u64,
-    pub read_s: f64,
-    /// A reduce's phases (see `proto::TaskMetrics`).
-    pub shuffle_s: f64,
-    pub merge_s: f64,
-    pub reduce_s: f64,
-    pub commit_s: f64,
-    pub bytes_shuffle: u64,
-    pub bytes_output: u64,
-    pub records_in: u64,
-    pub records_out: u64,
-    pub spills: u32,
-    pub counters: BTreeMap<String, u64>,
-}
-
-/// Why an attempt failed. A fetch failure names the map whose output could
-/// not be read: the master re-runs it and does not hold it against the reduce.
-#[derive(Debug)]
-pub struct Failure {
-    pub msg: String,
-    pub fetch_failed_map: Option<u32>,
-}
-
-impl Failure {
-    pub fn msg(m: impl Into<String>) -> Self {
-        Failure {
-            msg: m.into(),
-            fetch_failed_map: None,
-        }
-    }
-
-    pub fn from_err(e: impl std::fmt::Display) -> Self {
-        Self::msg(e.to_string())
-    }
-}
-
-/// Key of a running attempt in [`Node::tasks`]: (job, is_map, index).
-pub type TaskKey = (u64, bool, u32);
-/// A running attempt: (attempt, is_map, its task).
-pub type Running = (u32, bool, tokio::task::JoinHandle<()>);
+/// What to do with the commands that come back in a task report's answer:
+/// the command dispatch's `handle` (`commands.rs`), passed in by the caller
+/// so that the executor does not import the module that calls it.
+pub type OnCommands = fn(&Arc<Node>, Vec<Command>);
 
 pub fn job_dir(node: &Node, job: u64) -> PathBuf {
     node.me.data_dir.join("jobs").join(format!("job-{job}"))
 }
 
-/// Starts an attempt in the background.
-pub fn launch(node: &Arc<Node>, l: LaunchTask) {
+/// Starts an attempt in the background; its report's answer goes to
+/// `on_commands`.
+pub fn launch(node: &Arc<Node>, l: LaunchTask, on_commands: OnCommands) {
     let Some(t) = l.task else { return };
     if node.is_draining() {
         // Sent before the master heard that this worker drains.
-        tokio::spawn(hand_back(node.clone(), t, l.epoch));
+        tokio::spawn(hand_back(node.clone(), t, l.epoch, on_commands));
         return;
     }
     let key: TaskKey = (t.job_id, t.is_map, t.index);
@@ -88,40 +48,32 @@ pub fn launch(node: &Arc<Node>, l: LaunchTask) {
             let cpu0 = thread_cpu_total();
             let res = run(n.clone(), l.clone()).await;
             let cpu_s = (thread_cpu_total() - cpu0).max(0.0);
-            report(&n, &l, t, res, start_ms, cpu_s).await;
-            n.tasks.lock().unwrap().remove(&key);
+            report(&n, &l, t, res, start_ms, cpu_s, on_commands).await;
+            n.tasks.finish(&key);
             cleanup_if_pending(&n, key.0);
         }
         .instrument(span),
     );
-    if let Some(old) = node
-        .tasks
-        .lock()
-        .unwrap()
-        .insert(key, (t.attempt, t.is_map, handle))
-    {
-        old.2.abort();
-    }
+    node.tasks.start(key, t.attempt, t.is_map, handle);
 }
 
 async fn run(node: Arc<Node>, l: LaunchTask) -> Result<Outcome, Failure> {
     let t = l.task.expect("checked");
-    let job = examples::jobs::registry::lookup(&l.job_name)
-        .ok_or_else(|| Failure::msg(format!("this worker has no job {:?}", l.job_name)))?;
-    let params = examples::spec::params_from_json(&l.params_json).map_err(Failure::msg)?;
-    let ctx = examples::jobs::TaskCtx {
-        params,
-        index: t.index,
-        counters: Default::default(),
-    };
-    if let Some(release) = crate::hold::release_file(&ctx.params, t.is_map, &node.me.name) {
+    // The job found and its parameters decoded once for the whole attempt.
+    let spec = ResolvedJob::decode(&l.job_name, &l.params_json).map_err(|e| match e {
+        ResolveError::UnknownJob(_) => {
+            Failure::msg(format!("this worker has no job {:?}", l.job_name))
+        }
+        ResolveError::BadParams(m) => Failure::msg(m),
+    })?;
+    if let Some(release) = crate::hold::release_file(&spec.params, t.is_map, &node.me.name) {
         crate::hold::wait_for(std::path::Path::new(release)).await;
     }
     let dir = job_dir(&node, t.job_id);
     if t.is_map {
-        maptask::run(node, job, ctx, l, dir).await
+        maptask::run(node, spec, l, dir).await
     } else {
-        reducetask::run(node, job, ctx, l, dir).await
+        reducetask::run(node, spec, l, dir).await
     }
 }
 
@@ -132,6 +84,7 @@ async fn report(
     res: Result<Outcome, Failure>,
     start_ms: u64,
     cpu_s: f64,
+    on_commands: OnCommands,
 ) {
     let end_ms = common::now_ms();
     let mut req = proto::TaskUpdateRequest {
@@ -178,13 +131,13 @@ async fn report(
         }
     }
     req.metrics = Some(m);
-    send_report(node, req).await;
+    send_report(node, req, on_commands).await;
 }
 
 /// Gives an attempt back to the master unrun or unfinished, because this
 /// worker is shutting down: the master queues it again without counting a
 /// failure.
-pub async fn hand_back(node: Arc<Node>, t: TaskRef, epoch: u64) {
+pub async fn hand_back(node: Arc<Node>, t: TaskRef, epoch: u64, on_commands: OnCommands) {
     tracing::info!(
         job = t.job_id,
         map = t.is_map,
@@ -199,15 +152,15 @@ pub async fn hand_back(node: Arc<Node>, t: TaskRef, epoch: u64) {
         handed_back: true,
         ..Default::default()
     };
-    send_report(&node, req).await;
+    send_report(&node, req, on_commands).await;
 }
 
 /// The report is what commits the attempt: retry it a few times.
-async fn send_report(node: &Arc<Node>, req: proto::TaskUpdateRequest) {
+async fn send_report(node: &Arc<Node>, req: proto::TaskUpdateRequest, on_commands: OnCommands) {
     for i in 0..5u64 {
         match node.dfs.master().task_update(req.clone()).await {
             Ok(resp) => {
-                crate::heartbeat::handle(node, resp.into_inner().commands);
+                on_commands(node, resp.into_inner().commands);
                 return;
             }
             Err(e) => {
@@ -220,14 +173,9 @@ async fn send_report(node: &Arc<Node>, req: proto::TaskUpdateRequest) {
 
 pub fn kill(node: &Node, t: TaskRef) {
     let key: TaskKey = (t.job_id, t.is_map, t.index);
-    let mut tasks = node.tasks.lock().unwrap();
-    if tasks.get(&key).is_some_and(|e| e.0 == t.attempt) {
-        if let Some((_, _, h)) = tasks.remove(&key) {
-            h.abort();
-            tracing::info!(job = t.job_id, index = t.index, "task killed");
-        }
+    if node.tasks.kill(&key, t.attempt) {
+        tracing::info!(job = t.job_id, index = t.index, "task killed");
     }
-    drop(tasks);
     cleanup_if_pending(node, t.job_id);
 }
 
@@ -235,13 +183,10 @@ pub fn kill(node: &Node, t: TaskRef) {
 /// When an attempt of the job is still finishing (its own report's answer
 /// carries the cleanup), the cleanup waits until the last one is gone.
 pub fn cleanup(node: &Node, job: u64) {
-    let tasks = node.tasks.lock().unwrap();
-    if tasks.keys().any(|k| k.0 == job) {
-        node.pending_cleanup.lock().unwrap().insert(job);
+    if node.tasks.defer_cleanup(job) {
         return;
     }
-    drop(tasks);
-    node.pending_cleanup.lock().unwrap().remove(&job);
+    node.tasks.cleanup_done(job);
     let dir = job_dir(node, job);
     if dir.exists() {
         let _ = std::fs::remove_dir_all(&dir);
@@ -250,16 +195,9 @@ pub fn cleanup(node: &Node, job: u64) {
 
 /// Runs a deferred [`cleanup`] once no attempt of `job` is left.
 fn cleanup_if_pending(node: &Node, job: u64) {
-    if node.pending_cleanup.lock().unwrap().contains(&job) {
+    if node.tasks.cleanup_pending(job) {
         cleanup(node, job);
     }
-}
-
-/// (map, reduce) attempts running here.
-pub fn running(node: &Node) -> (u32, u32) {
-    let tasks = node.tasks.lock().unwrap();
-    let maps = tasks.values().filter(|v| v.1).count() as u32;
-    (maps, tasks.len() as u32 - maps)
 }
 
 /// CPU seconds of the whole process: the per-task figure is the difference
@@ -317,17 +255,17 @@ mod tests {
         std::fs::create_dir_all(&jd).unwrap();
         std::fs::write(jd.join("map-0-0.out"), b"x").unwrap();
         let h = tokio::spawn(async {});
-        n.tasks.lock().unwrap().insert((7, false, 0), (0, false, h));
+        n.tasks.start((7, false, 0), 0, false, h);
         cleanup(&n, 7);
         assert!(jd.exists(), "cleaned while an attempt still runs");
-        n.tasks.lock().unwrap().remove(&(7, false, 0));
+        n.tasks.finish(&(7, false, 0));
         cleanup_if_pending(&n, 7);
         assert!(!jd.exists(), "deferred cleanup did not run");
-        assert!(n.pending_cleanup.lock().unwrap().is_empty());
+        assert!(n.tasks.no_cleanup_pending());
         // a killed attempt also runs the deferred cleanup
         std::fs::create_dir_all(&jd).unwrap();
         let h = tokio::spawn(async {});
-        n.tasks.lock().unwrap().insert((7, true, 1), (2, true, h));
+        n.tasks.start((7, true, 1), 2, true, h);
         cleanup(&n, 7);
         assert!(jd.exists());
         kill(

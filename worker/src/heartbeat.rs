@@ -1,10 +1,9 @@
 //! Registration and the heartbeat loop, in a task of its own so that a busy
-//! worker never misses heartbeats (Ballista #2159), plus the commands that
-//! come back in heartbeat responses.
+//! worker never misses heartbeats (Ballista #2159). The commands that come
+//! back in heartbeat answers are carried out by [`crate::commands`].
 
 use crate::monitor::ResourceMonitor;
 use crate::node::Node;
-use proto::command::Kind;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -59,14 +58,12 @@ async fn register(
         blocks: node.store.report(),
         cached: node.cache.report(),
         cache_used_bytes: node.cache.used(),
-        resources: Some(monitor.sample()),
+        resources: Some(monitor.sample().into()),
     };
     let resp = node.dfs.master().register(req).await?.into_inner();
     // A new incarnation: the master has re-queued whatever the previous
     // one ran, and would fence its reports, so stop it here too.
-    for (_, (_, _, h)) in node.tasks.lock().unwrap().drain() {
-        h.abort();
-    }
+    node.tasks.abort_all();
     for id in &resp.delete_blocks {
         node.cache.remove(*id);
         node.store.delete(*id);
@@ -89,18 +86,13 @@ pub async fn beat(
 ) -> Result<bool, common::dfs::DfsError> {
     let (blocks_added, blocks_removed) = node.store.take_delta();
     let (cache_added, cache_removed) = node.cache.take_delta();
+    let (maps, reduces) = node.tasks.counts();
     let req = proto::HeartbeatRequest {
         name: node.me.name.clone(),
         epoch,
-        free_map_slots: node
-            .me
-            .map_slots
-            .saturating_sub(crate::executor::running(node).0),
-        free_reduce_slots: node
-            .me
-            .reduce_slots
-            .saturating_sub(crate::executor::running(node).1),
-        resources: Some(monitor.sample()),
+        free_map_slots: node.me.map_slots.saturating_sub(maps),
+        free_reduce_slots: node.me.reduce_slots.saturating_sub(reduces),
+        resources: Some(monitor.sample().into()),
         blocks_added,
         blocks_removed,
         cache_added,
@@ -114,75 +106,6 @@ pub async fn beat(
         tracing::info!("the master asked for a new registration");
         return Ok(false);
     }
-    handle(node, resp.commands);
+    crate::commands::handle(node, resp.commands);
     Ok(true)
-}
-
-/// Carries out commands from a heartbeat or task-report answer.
-pub fn handle(node: &Arc<Node>, commands: Vec<proto::Command>) {
-    for cmd in commands {
-        match cmd.kind {
-            Some(Kind::Launch(l)) => crate::executor::launch(node, l),
-            Some(Kind::KillTask(t)) => crate::executor::kill(node, t),
-            Some(Kind::CleanupJob(j)) => crate::executor::cleanup(node, j),
-            Some(kind) => {
-                tokio::spawn(execute(node.clone(), kind));
-            }
-            None => {}
-        }
-    }
-}
-
-/// Carries out one command from the master.
-#[tracing::instrument(skip(node))]
-async fn execute(node: Arc<Node>, kind: Kind) {
-    match kind {
-        Kind::DeleteBlock(id) => {
-            node.cache.remove(id);
-            node.store.delete(id);
-        }
-        Kind::CacheBlock(id) => {
-            if let Err(e) = node.read_block(id, true).await {
-                tracing::warn!(block = id, "cannot cache: {e}");
-            }
-        }
-        Kind::PinBlock(id) => match node.read_block(id, false).await {
-            Ok((data, _)) => match node.cache.pin(id, &data) {
-                Ok(()) => tracing::info!(block = id, "block pinned in the cache"),
-                Err(e) => tracing::warn!(block = id, "pin refused: {e}"),
-            },
-            Err(e) => tracing::warn!(block = id, "cannot pin: {e}"),
-        },
-        Kind::UncacheBlock(id) => {
-            node.cache.remove(id);
-        }
-        Kind::SetCacheCapacity(bytes) => {
-            let evicted = node.cache.set_capacity(bytes);
-            tracing::info!(bytes, evicted, "cache resized");
-        }
-        Kind::Launch(_) | Kind::KillTask(_) | Kind::CleanupJob(_) => {}
-        Kind::Replicate(r) => {
-            let Some(info) = r.block else { return };
-            let data = match node.read_block(info.id, false).await {
-                Ok((d, _)) => d,
-                Err(e) => {
-                    tracing::warn!(block = info.id, "cannot replicate: {e}");
-                    return;
-                }
-            };
-            for t in r.targets {
-                let res = async {
-                    let mut conn = node.dfs.worker(&t)?;
-                    common::dfs::write_block(&mut conn, info, data.clone()).await
-                }
-                .await;
-                match res {
-                    Ok(()) => tracing::info!(block = info.id, target = %t, "block replicated"),
-                    Err(e) => {
-                        tracing::warn!(block = info.id, target = %t, "replication failed: {e}")
-                    }
-                }
-            }
-        }
-    }
 }

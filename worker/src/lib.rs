@@ -7,8 +7,11 @@
 //! - [`monitor`]: the atop-like resource vector from `sysinfo`.
 //! - [`node`]: what one worker process owns, shared by everything below.
 //! - [`scanner`]: the periodic checksum scan of every stored block.
-//! - [`heartbeat`]: registration, heartbeats and the master's commands.
+//! - [`heartbeat`]: registration and heartbeats.
+//! - [`commands`]: the master's commands from heartbeat and report answers.
 //! - [`executor`]: task lifecycle: launch, report (fenced), kill, clean up.
+//! - [`tasks`]: the table of running attempts the node owns.
+//! - [`outcome`]: what an attempt reports: its metrics or its failure.
 //! - [`hold`]: the fault tests' hold of a job's attempts until a file exists.
 //! - [`input`]: a map's block read, cache → disk → remote, with its locality.
 //! - [`maptask`], [`reducetask`]: the two kinds of attempt.
@@ -19,6 +22,7 @@
 //! - [`drain`]: graceful shutdown: finish or hand back tasks, say goodbye.
 
 pub mod cache;
+pub mod commands;
 pub mod drain;
 pub mod executor;
 pub mod heartbeat;
@@ -29,12 +33,14 @@ pub mod maptask;
 pub mod merge;
 pub mod monitor;
 pub mod node;
+pub mod outcome;
 pub mod output;
 pub mod reducetask;
 pub mod scanner;
 pub mod service;
 pub mod shuffle;
 pub mod store;
+pub mod tasks;
 
 use common::auth::TokenCheck;
 use common::config::ClusterConfig;

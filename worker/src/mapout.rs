@@ -5,7 +5,7 @@
 //! the shuffle serves. Memory stays bounded whatever the input size; a
 //! record larger than the bound is spilled alone rather than refused.
 
-use crate::merge::{merge_grouped, merge_records};
+use crate::merge::{key_prefix, merge_grouped, merge_records};
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -76,15 +76,6 @@ struct Entry {
     klen: u32,
     offset: u32,
     vlen: u32,
-}
-
-/// The first 8 bytes of `key`, zero-padded, as a big-endian number: ordered
-/// as the bytes are.
-pub fn key_prefix(key: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = key.len().min(8);
-    b[..n].copy_from_slice(&key[..n]);
-    u64::from_be_bytes(b)
 }
 
 struct Spill {

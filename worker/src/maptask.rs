@@ -3,13 +3,13 @@
 //! map-output buffer into one indexed file the shuffle serves. A generator's
 //! map instead writes its share straight into its output part.
 
-use crate::executor::{Failure, Outcome};
 use crate::input::{self, Tiers};
 use crate::mapout::{Combiner, MapOutputBuffer};
 use crate::node::Node;
+use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
 use common::dfs::PutOptions;
-use examples::jobs::{formats, InputFormat, Job, Partitioning, TaskCtx};
+use examples::jobs::{formats, InputFormat, Partitioning, ResolvedJob, TaskCtx};
 use proto::LaunchTask;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,15 +21,25 @@ pub fn output_path(dir: &std::path::Path, index: u32, attempt: u32) -> PathBuf {
 
 pub async fn run(
     node: Arc<Node>,
-    job: Arc<dyn Job>,
-    mut ctx: TaskCtx,
+    spec: ResolvedJob,
     l: LaunchTask,
     dir: PathBuf,
 ) -> Result<Outcome, Failure> {
+    let ResolvedJob {
+        job,
+        params,
+        input_format: format,
+        output_format: oformat,
+        partitioning,
+    } = spec;
+    let mut ctx = TaskCtx {
+        params,
+        index: l.task.map_or(0, |t| t.index),
+        counters: Default::default(),
+    };
     let mut out = Outcome::default();
     let mut tiers = Tiers::default();
     let rt = tokio::runtime::Handle::current();
-    let format = job.input_format(&ctx.params);
     if format == InputFormat::Generated {
         out.locality = "node_local".into();
         let path = l.output_path.clone();
@@ -39,7 +49,6 @@ pub async fn run(
             overwrite: false,
             writer: node.me.name.clone(),
         };
-        let oformat = job.output_format(&ctx.params);
         let n2 = node.clone();
         let (written, records, ctx) = tokio::task::spawn_blocking(move || -> Result<_, Failure> {
             let mut w =
@@ -81,7 +90,6 @@ pub async fn run(
     out.locality = level.as_str().to_string();
     let reducers = l.reducers.max(1);
     let splits: Vec<Vec<u8>> = l.splits.iter().map(|s| s.to_vec()).collect();
-    let partitioning = job.partitioning(&ctx.params);
     let combiner: Option<Combiner> = if job.has_combiner() {
         let j = job.clone();
         let params = ctx.params.clone();

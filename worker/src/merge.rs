@@ -7,6 +7,15 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::io::{self, BufRead, ErrorKind, Read};
 
+/// The first 8 bytes of `key`, zero-padded, as a big-endian number: ordered
+/// as the bytes are.
+pub fn key_prefix(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
+}
+
 /// Receives each record of a merge.
 pub type RecordFn<'a> = dyn FnMut(&[u8], &[u8]) -> io::Result<()> + 'a;
 /// Receives each key of a grouped merge with all its values.
@@ -87,7 +96,7 @@ struct Head {
 impl Head {
     fn new(key: Vec<u8>, run: usize) -> Self {
         Head {
-            prefix: crate::mapout::key_prefix(&key),
+            prefix: key_prefix(&key),
             key,
             run,
         }

@@ -1,13 +1,15 @@
 //! The atop-like resource vector each heartbeat carries: CPU (total and per
-//! core), load, memory, disk and network rates. Resource-aware schedulers
-//! (the Naive-Bayes compatibility scheduler) and the UI read it.
+//! core), load, memory, disk and network rates, sampled as
+//! [`common::resources::ResourceVector`] (the heartbeat converts it to the
+//! wire message). Resource-aware schedulers (the Naive-Bayes compatibility
+//! scheduler) and the UI read it.
 //!
 //! Rates are counter deltas over the real time between two samples, so a
 //! late heartbeat does not inflate them. Disk counters come from
 //! `/proc/diskstats` (whole devices only, so partitions are not counted
 //! twice): sysinfo's per-mount counters miss I/O under overlay file systems.
 
-use proto::ResourceVector;
+use common::resources::ResourceVector;
 use std::time::Instant;
 use sysinfo::{CpuRefreshKind, MemoryRefreshKind, Networks, RefreshKind, System};
 

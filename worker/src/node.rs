@@ -3,6 +3,7 @@
 
 use crate::cache::BlockCache;
 use crate::store::{BlockStore, StoreError};
+use crate::tasks::TaskTable;
 use bytes::Bytes;
 use common::config::{ClusterConfig, WorkerConfig};
 use common::dfs::Dfs;
@@ -15,18 +16,12 @@ pub struct Node {
     pub cache: BlockCache,
     /// Client side of the cluster: the master, and other workers for pushes.
     pub dfs: Dfs,
-    /// Running attempts: (attempt, is_map, handle) by (job, is_map, index).
-    pub tasks: std::sync::Mutex<
-        std::collections::HashMap<crate::executor::TaskKey, crate::executor::Running>,
-    >,
+    /// Running attempts, and the job cleanups waiting for them.
+    pub tasks: TaskTable,
     /// The epoch of the current registration; 0 before the first.
     pub epoch: std::sync::atomic::AtomicU64,
     /// Set on SIGTERM: launches are handed back, heartbeats say so.
     pub draining: std::sync::atomic::AtomicBool,
-    /// Jobs whose cleanup came while one of their attempts was still
-    /// finishing (the last report's answer carries the cleanup): done when
-    /// that attempt leaves [`Node::tasks`].
-    pub pending_cleanup: std::sync::Mutex<std::collections::HashSet<u64>>,
 }
 
 impl Node {
@@ -49,7 +44,6 @@ impl Node {
             tasks: Default::default(),
             epoch: Default::default(),
             draining: Default::default(),
-            pending_cleanup: Default::default(),
         }))
     }
 

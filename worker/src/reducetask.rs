@@ -3,12 +3,12 @@
 //! stays bounded, then merge the sorted segments, reduce each key group and
 //! write the output part into the block store.
 
-use crate::executor::{Failure, Outcome};
 use crate::merge::merge_grouped;
 use crate::node::Node;
+use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
 use common::dfs::PutOptions;
-use examples::jobs::{formats, Job, TaskCtx};
+use examples::jobs::{formats, ResolvedJob, TaskCtx};
 use futures::StreamExt;
 use proto::LaunchTask;
 use std::io::{BufReader, Write};
@@ -23,14 +23,24 @@ const FETCH_TRIES: u32 = 3;
 
 pub async fn run(
     node: Arc<Node>,
-    job: Arc<dyn Job>,
-    mut ctx: TaskCtx,
+    spec: ResolvedJob,
     l: LaunchTask,
     dir: PathBuf,
 ) -> Result<Outcome, Failure> {
     let t = l
         .task
         .ok_or_else(|| Failure::msg("reduce without a task ref"))?;
+    let ResolvedJob {
+        job,
+        params,
+        output_format: oformat,
+        ..
+    } = spec;
+    let mut ctx = TaskCtx {
+        params,
+        index: t.index,
+        counters: Default::default(),
+    };
     let part = t.index;
     let seg_dir = dir.join(format!("reduce-{part}-{}", t.attempt));
     tokio::fs::create_dir_all(&seg_dir)
@@ -72,7 +82,6 @@ pub async fn run(
     let path = l.output_path.clone();
     let rt = tokio::runtime::Handle::current();
     let n2 = node.clone();
-    let oformat = job.output_format(&ctx.params);
     let seg_dir2 = seg_dir.clone();
     let (written, records_in, records_out, ctx, phases) =
         tokio::task::spawn_blocking(move || -> Result<_, Failure> {

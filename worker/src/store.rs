@@ -7,6 +7,7 @@
 //! complete: at start, a data file without a matching meta file is removed.
 
 use bytes::Bytes;
+use common::sync::lock;
 use memmap2::Mmap;
 use proto::BlockInfo;
 use std::collections::HashMap;
@@ -117,19 +118,19 @@ impl BlockStore {
 
     /// Every stored block: the full block report.
     pub fn report(&self) -> Vec<BlockInfo> {
-        self.blocks.lock().unwrap().values().copied().collect()
+        lock(&self.blocks).values().copied().collect()
     }
 
     pub fn contains(&self, id: u64) -> bool {
-        self.blocks.lock().unwrap().contains_key(&id)
+        lock(&self.blocks).contains_key(&id)
     }
 
     pub fn info(&self, id: u64) -> Option<BlockInfo> {
-        self.blocks.lock().unwrap().get(&id).copied()
+        lock(&self.blocks).get(&id).copied()
     }
 
     pub fn len(&self) -> usize {
-        self.blocks.lock().unwrap().len()
+        lock(&self.blocks).len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -193,11 +194,11 @@ impl BlockStore {
     }
 
     pub fn delete(&self, id: u64) -> bool {
-        let had = self.blocks.lock().unwrap().remove(&id).is_some();
+        let had = lock(&self.blocks).remove(&id).is_some();
         let _ = fs::remove_file(self.meta_path(id));
         let _ = fs::remove_file(self.data_path(id));
         if had {
-            let mut d = self.delta.lock().unwrap();
+            let mut d = lock(&self.delta);
             if d.added.remove(&id).is_none() {
                 d.removed.push(id);
             }
@@ -207,14 +208,14 @@ impl BlockStore {
 
     /// Takes the changes since the last call, for a heartbeat.
     pub fn take_delta(&self) -> (Vec<BlockInfo>, Vec<u64>) {
-        let mut d = self.delta.lock().unwrap();
+        let mut d = lock(&self.delta);
         let d = std::mem::take(&mut *d);
         (d.added.into_values().collect(), d.removed)
     }
 
     /// Forgets pending changes: a full report is about to replace them.
     pub fn clear_delta(&self) {
-        *self.delta.lock().unwrap() = Delta::default();
+        *lock(&self.delta) = Delta::default();
     }
 }
 
@@ -276,8 +277,8 @@ impl BlockWrite {
             File::open(&store.dir)?.sync_all()
         };
         write()?;
-        store.blocks.lock().unwrap().insert(info.id, info);
-        let mut d = store.delta.lock().unwrap();
+        lock(&store.blocks).insert(info.id, info);
+        let mut d = lock(&store.delta);
         d.removed.retain(|r| *r != info.id);
         d.added.insert(info.id, info);
         Ok(())

@@ -240,7 +240,7 @@ impl Atlas {
     /// Node `n`'s slowdown: the larger of `load1 / cores` and its measured
     /// compute per byte over the median node's; at least 1.
     fn slowdown(&self, n: &NodeView) -> f64 {
-        let load = n.resources.load1 / n.resources.cores.max(1) as f64;
+        let load = n.resources.load1 / n.resources.cores().max(1) as f64;
         let speed = match self.node_compute.get(&n.name) {
             Some(l) if l.trusted() && self.median_compute > 0.0 => l.spb / self.median_compute,
             _ => 1.0,

@@ -399,7 +399,7 @@ impl Params {
         });
         let load = self
             .load_max
-            .is_some_and(|m| r.cores > 0 && r.load1 / r.cores as f64 > m);
+            .is_some_and(|m| r.cores() > 0 && r.load1 / r.cores() as f64 > m);
         cpu || mem || load
     }
 }
@@ -653,7 +653,7 @@ fn level(x: f64, edges: &[f64]) -> usize {
 
 /// Φ: the node's hardware specification.
 fn phi_level(r: &Resources) -> usize {
-    level(r.cores as f64, &PHI_CORES_EDGES) + 4 * level(r.mem_total_bytes as f64, &PHI_MEM_EDGES)
+    level(r.cores() as f64, &PHI_CORES_EDGES) + 4 * level(r.mem_total_bytes as f64, &PHI_MEM_EDGES)
 }
 
 /// T_v's value: its four components' levels as one category.
@@ -668,8 +668,8 @@ fn tv_level(v: TaskVector) -> usize {
 /// Cores the worker did not report are taken as its slots (Hadoop's one
 /// slot per core); an unreported memory total reads as empty.
 fn compound_level(v: TaskVector, node: &NodeView, view: &ClusterView) -> usize {
-    let cores = if node.resources.cores > 0 {
-        node.resources.cores as f64
+    let cores = if node.resources.cores() > 0 {
+        node.resources.cores() as f64
     } else {
         (node.map_slots + node.reduce_slots).max(1) as f64
     };
@@ -812,7 +812,7 @@ mod tests {
         NodeView {
             map_slots: 4,
             resources: Resources {
-                cores: 4,
+                cpu_per_core_pct: vec![0.0; 4],
                 cpu_pct: 10.0,
                 mem_used_bytes: GB,
                 mem_total_bytes: 8 * GB,

@@ -136,16 +136,3 @@ impl JobOrder for FifoOrder {
         view.jobs_fifo()
     }
 }
-
-/// Hadoop's default locality rule (see [`super::fifo`]).
-#[derive(Debug, Default)]
-pub struct HadoopDefault;
-
-impl Technique for HadoopDefault {
-    fn name(&self) -> &'static str {
-        "default"
-    }
-    fn pick(&mut self, view: &ClusterView, node: &NodeView, queue: &mut Queue) -> Vec<Assignment> {
-        super::fifo::assign_maps_fifo(view, node, queue)
-    }
-}

@@ -10,7 +10,7 @@
 //! "Non-local" picks a rack-local task before an off-rack one, as Hadoop's
 //! `obtainNewNonLocalMapTask` scans the node's rack first.
 
-use super::compose::Queue;
+use super::compose::{Queue, Technique};
 use super::*;
 use std::collections::HashSet;
 
@@ -30,6 +30,20 @@ impl Scheduler for Fifo {
         let mut out = assign_maps_fifo(view, node, &mut Queue::fixed(view, order.clone()));
         out.extend(assign_reduces(view, node, &order));
         out
+    }
+}
+
+/// Hadoop's default locality rule (the module's map rule) as a technique
+/// that job orders compose with.
+#[derive(Debug, Default)]
+pub struct HadoopDefault;
+
+impl Technique for HadoopDefault {
+    fn name(&self) -> &'static str {
+        "default"
+    }
+    fn pick(&mut self, view: &ClusterView, node: &NodeView, queue: &mut Queue) -> Vec<Assignment> {
+        assign_maps_fifo(view, node, queue)
     }
 }
 

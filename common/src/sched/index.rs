@@ -1,4 +1,4 @@
-//! An optional locality index over a [`ClusterView`]'s pending tasks, so
+//! An optional locality index over a `ClusterView`'s pending tasks, so
 //! that a heartbeat decision on a big cluster looks at the few tasks that
 //! can be local to the node instead of scanning every pending task.
 //!
@@ -8,12 +8,12 @@
 //! another); all pending maps by job; the reduces by job and position.
 //! Every set is ordered by [`TaskId`], so a job's maps come out by index.
 //!
-//! The policies ask the view ([`ClusterView::best_map`],
-//! [`ClusterView::first_map_at`], ...), which answers from the index when
+//! The policies ask the view (`ClusterView::best_map`,
+//! `ClusterView::first_map_at`, ...), which answers from the index when
 //! the view carries one and by scanning `pending` otherwise; both give the
 //! same answer (tested on random views). The simulator keeps an index up to
-//! date in place ([`ClusterView::push_pending`],
-//! [`ClusterView::remove_pending`], [`ClusterView::set_cached`]); the
+//! date in place (`ClusterView::push_pending`,
+//! `ClusterView::remove_pending`, `ClusterView::set_cached`); the
 //! master builds its view afresh and does without.
 //!
 //! # Why a level-by-level search is exact
@@ -36,11 +36,11 @@
 //! Had a usable task of a better level existed, the search would have
 //! stopped at that level; so the task found at L has level exactly L, and
 //! it is the least index among the usable tasks of that level.
-//! ([`ClusterView::locality`] makes a generator with a holder in the rack
+//! (`ClusterView::locality` makes a generator with a holder in the rack
 //! rack-local, worse than the node-local it is elsewhere; such generators
 //! are rare and their level is computed one by one.)
 
-use super::view::*;
+use super::task::{Locality, PendingTask, TaskId, TaskKind};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::RangeInclusive;
 
@@ -52,6 +52,13 @@ pub(crate) fn job_maps(job: u64) -> RangeInclusive<TaskId> {
         index,
     };
     id(0)..=id(u32::MAX)
+}
+
+/// What the index needs of a node: its name and its rack.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeSite<'a> {
+    pub name: &'a str,
+    pub rack: &'a str,
 }
 
 /// A fast hash for task ids and positions (multiply-rotate, as rustc's
@@ -153,7 +160,7 @@ impl AtPos {
     }
 }
 
-/// See the module docs. Built by [`ClusterView::with_locality_index`].
+/// See the module docs. Built by `ClusterView::with_locality_index`.
 #[derive(Debug, Clone, Default)]
 pub struct LocalityIndex {
     /// Node name → position in `nodes` (its own copy: the index must not
@@ -188,27 +195,36 @@ pub struct LocalityIndex {
 }
 
 impl LocalityIndex {
-    /// The index of `view`'s pending tasks; `None` when two pending tasks
-    /// share an id (the policies then scan, as without an index).
-    pub fn build(view: &ClusterView) -> Option<LocalityIndex> {
-        let node_pos: HashMap<String, u32> = view
-            .nodes
+    /// The index of `pending` over the nodes `sites` (a view's nodes, in
+    /// order: `ClusterView::sites`); `None` when two pending tasks share an
+    /// id (the policies then scan, as without an index).
+    pub fn build(sites: &[NodeSite<'_>], pending: &[PendingTask]) -> Option<LocalityIndex> {
+        let node_pos: HashMap<String, u32> = sites
             .iter()
             .enumerate()
-            .map(|(i, n)| (n.name.clone(), i as u32))
+            .map(|(i, n)| (n.name.to_string(), i as u32))
             .collect();
-        let rack = view.rack_numbers();
+        // Racks numbered in order of first appearance, as
+        // `ClusterView::rack_numbers` numbers them.
+        let mut numbers: HashMap<&str, u32> = HashMap::new();
+        let rack: Vec<u32> = sites
+            .iter()
+            .map(|n| {
+                let k = numbers.len() as u32;
+                *numbers.entry(n.rack).or_insert(k)
+            })
+            .collect();
         let racks = rack.iter().map(|&r| r as usize + 1).max().unwrap_or(0);
         let mut ix = LocalityIndex {
             node_pos,
             rack,
-            node_cache: vec![BTreeSet::new(); view.nodes.len()],
-            node_disk: vec![BTreeSet::new(); view.nodes.len()],
+            node_cache: vec![BTreeSet::new(); sites.len()],
+            node_disk: vec![BTreeSet::new(); sites.len()],
             rack_cache: vec![BTreeMap::new(); racks],
             rack_disk: vec![BTreeMap::new(); racks],
             ..Default::default()
         };
-        for (pos, t) in view.pending.iter().enumerate() {
+        for (pos, t) in pending.iter().enumerate() {
             if !ix.insert(pos, t) {
                 return None;
             }
@@ -235,7 +251,7 @@ impl LocalityIndex {
         self.node_pos.get(name).map(|&i| i as usize)
     }
 
-    /// Each node's rack number (as [`ClusterView::rack_numbers`]).
+    /// Each node's rack number (as `ClusterView::rack_numbers`).
     pub fn racks(&self) -> &[u32] {
         &self.rack
     }
@@ -431,7 +447,7 @@ impl LocalityIndex {
     }
 
     /// The locality of indexed map `id` on node `n`, by the rule of
-    /// [`ClusterView::locality`].
+    /// `ClusterView::locality`.
     pub fn level(&self, id: TaskId, n: usize) -> Option<Locality> {
         self.entries.get(&id).map(|e| self.level_of(e, n))
     }

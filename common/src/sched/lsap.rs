@@ -143,7 +143,7 @@ pub(crate) fn pending_maps(view: &ClusterView) -> usize {
 pub(crate) fn index_of(view: &ClusterView) -> Option<std::borrow::Cow<'_, LocalityIndex>> {
     match view.locality_index() {
         Some(ix) => Some(std::borrow::Cow::Borrowed(ix)),
-        None => LocalityIndex::build(view).map(std::borrow::Cow::Owned),
+        None => LocalityIndex::build(&view.sites(), &view.pending).map(std::borrow::Cow::Owned),
     }
 }
 

@@ -24,6 +24,7 @@ pub mod pruned;
 pub mod registry;
 pub mod shares;
 pub mod synth;
+pub mod task;
 #[cfg(test)]
 pub(crate) mod testkit;
 pub mod view;

@@ -219,7 +219,7 @@ impl Cand {
 pub(crate) struct Slots<'a> {
     pub view: &'a ClusterView,
     pub ix: &'a LocalityIndex,
-    /// Node of each idle slot (as [`super::lsap::idle_slots`]).
+    /// Node of each idle slot (as `lsap::idle_slots`).
     pub slots: &'a [usize],
     /// σ per node; `None`: 1 everywhere.
     pub factor: Option<&'a [f64]>,
@@ -416,7 +416,7 @@ pub(crate) struct Problem<'a> {
     factor: Option<&'a [f64]>,
     cands: &'a [Cand],
     /// Added to a forbidden pair: more than any assignment of allowed
-    /// pairs costs (as [`super::lsap::assign_matrix`] does).
+    /// pairs costs (as `lsap::assign_matrix` does).
     big: f64,
     /// Rows are the candidates (fewer tasks than slots), else the slots.
     by_task: bool,

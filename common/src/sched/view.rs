@@ -1,77 +1,12 @@
 //! The snapshot a policy decides on.
 
-use super::index::LocalityIndex;
+use super::index::{LocalityIndex, NodeSite};
+pub use super::task::{Locality, PendingTask, TaskId, TaskKind};
 use std::collections::HashSet;
 
-/// Identifies one task of one job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct TaskId {
-    pub job: u64,
-    pub kind: TaskKind,
-    pub index: u32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub enum TaskKind {
-    #[default]
-    Map,
-    Reduce,
-}
-
-/// The five locality levels of the CLQLMRS paper, best first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub enum Locality {
-    CacheLocal,
-    NodeLocal,
-    CacheRackLocal,
-    RackLocal,
-    #[default]
-    OffRack,
-}
-
-impl Locality {
-    pub const ALL: [Locality; 5] = [
-        Locality::CacheLocal,
-        Locality::NodeLocal,
-        Locality::CacheRackLocal,
-        Locality::RackLocal,
-        Locality::OffRack,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Locality::CacheLocal => "cache_local",
-            Locality::NodeLocal => "node_local",
-            Locality::CacheRackLocal => "cache_rack_local",
-            Locality::RackLocal => "rack_local",
-            Locality::OffRack => "off_rack",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Locality::ALL.into_iter().find(|l| l.as_str() == s)
-    }
-
-    /// Local in the papers' sense: the input is on the node (cache or disk).
-    pub fn is_local(self) -> bool {
-        matches!(self, Locality::CacheLocal | Locality::NodeLocal)
-    }
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct Resources {
-    /// Logical cores (the length of the per-core vector): a hardware spec
-    /// the Naive-Bayes classifier uses as a feature.
-    pub cores: u32,
-    pub cpu_pct: f64,
-    pub load1: f64,
-    pub mem_used_bytes: u64,
-    pub mem_total_bytes: u64,
-    pub disk_read_bps: u64,
-    pub disk_write_bps: u64,
-    pub net_rx_bps: u64,
-    pub net_tx_bps: u64,
-}
+/// A node's resources as a policy reads them: the vector its worker
+/// sampled (the number of cores is `cores()`, the per-core vector's length).
+pub type Resources = crate::resources::ResourceVector;
 
 #[derive(Debug, Clone, Default)]
 pub struct NodeView {
@@ -94,26 +29,6 @@ pub struct RunningTask {
     pub id: TaskId,
     /// When it started (seconds, the view's clock).
     pub started: f64,
-}
-
-/// A task waiting for a slot.
-#[derive(Debug, Clone)]
-pub struct PendingTask {
-    pub id: TaskId,
-    pub job: u64,
-    pub kind: TaskKind,
-    /// The map's input block; `None` for reduces and generators.
-    pub block: Option<u64>,
-    /// Nodes storing the block on disk.
-    pub replicas: Vec<String>,
-    /// Nodes holding the block in their cache.
-    pub cached_on: Vec<String>,
-    pub input_bytes: u64,
-    /// Nodes where an attempt of this task failed: retries go elsewhere
-    /// where possible.
-    pub avoid: Vec<String>,
-    /// When the task became runnable (seconds, the view's clock).
-    pub runnable_since: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -255,6 +170,18 @@ impl ClusterView {
         Locality::OffRack
     }
 
+    /// Each node's name and rack, in `nodes` order: what the locality
+    /// index needs of the nodes.
+    pub fn sites(&self) -> Vec<NodeSite<'_>> {
+        self.nodes
+            .iter()
+            .map(|n| NodeSite {
+                name: &n.name,
+                rack: &n.rack,
+            })
+            .collect()
+    }
+
     /// Builds the locality index (after `nodes` and `pending` are filled).
     pub fn with_locality_index(mut self) -> Self {
         self.build_locality_index();
@@ -264,7 +191,7 @@ impl ClusterView {
     /// Builds (or rebuilds) the locality index; none when two pending
     /// tasks share an id.
     pub fn build_locality_index(&mut self) {
-        self.locality_index = LocalityIndex::build(self);
+        self.locality_index = LocalityIndex::build(&self.sites(), &self.pending);
     }
 
     /// The locality index, if the view carries one that matches it.

@@ -10,10 +10,12 @@
 pub mod formats;
 pub mod gen;
 pub mod registry;
+pub mod resolved;
 pub mod sort;
 pub mod terasort;
 pub mod wordcount;
 
+pub use resolved::{ResolveError, ResolvedJob};
 use std::collections::BTreeMap;
 
 /// Where a job's `map` or `reduce` sends its output records.
@@ -127,6 +129,31 @@ pub trait Job: Send + Sync {
     /// Map-only jobs (the generators) write their map output as the parts.
     fn map_only(&self) -> bool {
         false
+    }
+    /// Validators (teravalidate, sortvalidate) check another job's output
+    /// and count what they found: the job fails when their counters say
+    /// the check failed (`unsorted`, or `records`/`checksum` unlike the
+    /// `expect_records`/`expect_checksum` parameters), its report written
+    /// all the same.
+    fn is_validator(&self) -> bool {
+        false
+    }
+    /// The number of reducers the job runs with, whatever was asked:
+    /// validators gather every map's summary in one reduce.
+    fn fixed_reducers(&self) -> Option<u32> {
+        None
+    }
+    /// Counters of the job that wrote this job's input, copied into this
+    /// job's parameters (unless given) at submission, as (counter,
+    /// parameter): teravalidate compares with what TeraSort's maps counted
+    /// on their input.
+    fn inherited_counters(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+    /// The job that checks this job's output, if there is one (a sort's
+    /// output goes to sortvalidate, TeraSort's to teravalidate).
+    fn validator(&self) -> Option<&'static str> {
+        None
     }
     fn map(&self, ctx: &mut TaskCtx, key: &[u8], value: &[u8], out: &mut dyn Emit);
     /// Called once after the last `map` of a task, so that a map can emit

@@ -25,6 +25,9 @@ impl Job for Sort {
     fn name(&self) -> &'static str {
         "sort"
     }
+    fn validator(&self) -> Option<&'static str> {
+        Some("sortvalidate")
+    }
     fn input_format(&self, p: &JobParams) -> InputFormat {
         if p.format_lines {
             InputFormat::Lines

@@ -11,6 +11,7 @@
 use super::gen::{share, splitmix64};
 use super::sort::{split_tab, total_order};
 use super::{Emit, InputFormat, Job, JobParams, OutputFormat, Partitioning, TaskCtx};
+use common::sync::lock;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -34,6 +35,9 @@ pub struct TeraSort;
 impl Job for TeraSort {
     fn name(&self) -> &'static str {
         "terasort"
+    }
+    fn validator(&self) -> Option<&'static str> {
+        Some("teravalidate")
     }
     fn input_format(&self, _p: &JobParams) -> InputFormat {
         TERA_FORMAT
@@ -187,16 +191,12 @@ impl Validator {
             first: key,
             last: key,
         };
-        let mut m = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let mut m = lock(&self.running);
         Summary::merge_into(m.entry((true, ctx.index)).or_default(), &s, true);
     }
 
     fn finish_map(&self, ctx: &TaskCtx, out: &mut dyn Emit) {
-        let s = self
-            .running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&(true, ctx.index));
+        let s = lock(&self.running).remove(&(true, ctx.index));
         if let Some(s) = s {
             out.emit(&(ctx.index as u64).to_be_bytes(), &s);
         }
@@ -208,7 +208,7 @@ impl Validator {
         values: &mut dyn Iterator<Item = &[u8]>,
         across: bool,
     ) {
-        let mut m = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let mut m = lock(&self.running);
         let acc = m.entry((false, ctx.index)).or_default();
         for v in values {
             match Summary::decode(v) {
@@ -219,10 +219,7 @@ impl Validator {
     }
 
     fn finish_reduce(&self, ctx: &mut TaskCtx, out: &mut dyn Emit) {
-        let acc = self
-            .running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        let acc = lock(&self.running)
             .remove(&(false, ctx.index))
             .unwrap_or_default();
         let (records, checksum, unsorted) = match Summary::decode(&acc) {
@@ -274,6 +271,18 @@ impl Job for TeraValidate {
     fn name(&self) -> &'static str {
         "teravalidate"
     }
+    fn is_validator(&self) -> bool {
+        true
+    }
+    fn fixed_reducers(&self) -> Option<u32> {
+        Some(1)
+    }
+    fn inherited_counters(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("input_records", "expect_records"),
+            ("input_checksum", "expect_checksum"),
+        ]
+    }
     fn input_format(&self, _p: &JobParams) -> InputFormat {
         TERA_FORMAT
     }
@@ -310,6 +319,12 @@ pub struct SortValidate(Validator);
 impl Job for SortValidate {
     fn name(&self) -> &'static str {
         "sortvalidate"
+    }
+    fn is_validator(&self) -> bool {
+        true
+    }
+    fn fixed_reducers(&self) -> Option<u32> {
+        Some(1)
     }
     fn input_format(&self, p: &JobParams) -> InputFormat {
         if p.format_lines {

@@ -9,6 +9,7 @@
 //! memory stays bounded on any vocabulary.
 
 use super::{Emit, Job, OutputFormat, TaskCtx};
+use common::sync::lock;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
@@ -117,7 +118,7 @@ impl Job for WordCount {
     }
     fn map(&self, ctx: &mut TaskCtx, key: &[u8], _value: &[u8], out: &mut dyn Emit) {
         let full = {
-            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            let mut held = lock(&self.held);
             let counts = held.entry(ctx.index).or_default();
             for_each_word(key, |w| match counts.get_mut(w) {
                 Some(n) => *n += 1,
@@ -136,11 +137,7 @@ impl Job for WordCount {
         }
     }
     fn map_finish(&self, ctx: &mut TaskCtx, out: &mut dyn Emit) {
-        let held = self
-            .held
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&ctx.index);
+        let held = lock(&self.held).remove(&ctx.index);
         if let Some(c) = held {
             emit_counts(c, out);
         }

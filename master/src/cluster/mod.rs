@@ -11,8 +11,7 @@ pub mod status;
 use crate::blocks::namespace::BlockMeta;
 pub use command::{Command, Outbox};
 use common::placement::Candidate;
-// Until the resource vector has one domain type in `common`.
-pub use proto::ResourceVector;
+pub use common::resources::ResourceVector;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

@@ -243,8 +243,8 @@ impl MasterState {
 fn validation_failure(job: &Job) -> Option<String> {
     let c = &job.counters;
     let get = |k: &str| c.get(k).copied().unwrap_or(0);
-    match job.spec.job.as_str() {
-        "teravalidate" | "sortvalidate" => {
+    match examples::jobs::registry::lookup(&job.spec.job) {
+        Some(j) if j.is_validator() => {
             if get("unsorted") > 0 {
                 return Some(format!(
                     "validation failed: the input is not sorted; see the report in {}",

@@ -5,7 +5,7 @@
 
 use super::MasterState;
 use common::sched::{
-    ClusterView, NodeView, PendingTask, Resources, RunningTask, TaskKind, DEFAULT_BANDWIDTHS,
+    ClusterView, NodeView, PendingTask, RunningTask, TaskKind, DEFAULT_BANDWIDTHS,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
@@ -58,17 +58,7 @@ impl MasterState {
                     } else {
                         w.reduce_slots.saturating_sub(r)
                     },
-                    resources: Resources {
-                        cores: w.resources.cpu_per_core_pct.len() as u32,
-                        cpu_pct: w.resources.cpu_pct,
-                        load1: w.resources.load1,
-                        mem_used_bytes: w.resources.mem_used_bytes,
-                        mem_total_bytes: w.resources.mem_total_bytes,
-                        disk_read_bps: w.resources.disk_read_bps,
-                        disk_write_bps: w.resources.disk_write_bps,
-                        net_rx_bps: w.resources.net_rx_bps,
-                        net_tx_bps: w.resources.net_tx_bps,
-                    },
+                    resources: w.resources.clone(),
                     cached_blocks: cached_by_node.remove(w.name.as_str()).unwrap_or_default(),
                     running: running.remove(&w.name).unwrap_or_default(),
                 }

@@ -43,7 +43,7 @@ impl From<proto::RegisterRequest> for Registration {
             blocks: all(r.blocks),
             cached: r.cached,
             cache_used_bytes: r.cache_used_bytes,
-            resources: r.resources.unwrap_or_default(),
+            resources: r.resources.map(Into::into).unwrap_or_default(),
         }
     }
 }
@@ -55,7 +55,7 @@ impl From<proto::HeartbeatRequest> for Heartbeat {
             epoch: h.epoch,
             free_map_slots: h.free_map_slots,
             free_reduce_slots: h.free_reduce_slots,
-            resources: h.resources,
+            resources: h.resources.map(Into::into),
             blocks_added: all(h.blocks_added),
             blocks_removed: h.blocks_removed,
             cache_added: h.cache_added,
@@ -372,7 +372,7 @@ impl From<WorkerStatus> for proto::WorkerStatus {
             cache_used_bytes: w.cache_used_bytes,
             cache_capacity_bytes: w.cache_capacity_bytes,
             blocks: w.blocks,
-            resources: Some(w.resources),
+            resources: Some(w.resources.into()),
             epoch: w.epoch,
             cache_pinned_bytes: w.cache_pinned_bytes,
         }

@@ -7,9 +7,11 @@ pub mod convert;
 
 use crate::core::MasterState;
 use crate::error::MasterError;
-use proto::master_server::Master;
+use common::auth::TokenCheck;
+use proto::master_server::{Master, MasterServer};
 use proto::*;
 use std::sync::{Arc, Mutex, MutexGuard};
+use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
 impl From<MasterError> for Status {
@@ -29,6 +31,15 @@ impl From<MasterError> for Status {
 /// The master's shared state. A std `Mutex`, not a tokio one: no handler
 /// awaits while holding it.
 pub type Shared = Arc<Mutex<MasterState>>;
+
+/// The master's gRPC service over `state`, refusing calls without the
+/// cluster token.
+pub fn service(
+    state: Shared,
+    token: &str,
+) -> InterceptedService<MasterServer<MasterService>, TokenCheck> {
+    MasterServer::with_interceptor(MasterService { state }, TokenCheck::new(token))
+}
 
 pub struct MasterService {
     pub state: Shared,

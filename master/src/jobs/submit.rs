@@ -148,7 +148,8 @@ impl Jobs {
             )));
         }
         let mut params = params;
-        if req.job == "teravalidate" {
+        let inherited = job.inherited_counters();
+        if !inherited.is_empty() {
             // Compare with what the sort's maps counted on its input.
             if let Some(src) = self.jobs.values().rev().find(|j| {
                 j.state == JobState::Succeeded
@@ -157,10 +158,7 @@ impl Jobs {
                         .iter()
                         .any(|i| DfsPath::parse(i).is_ok_and(|p| p.as_str() == j.spec.output))
             }) {
-                for (k, name) in [
-                    ("input_records", "expect_records"),
-                    ("input_checksum", "expect_checksum"),
-                ] {
+                for &(k, name) in inherited {
                     if let Some(v) = src.counters.get(k) {
                         params
                             .extra
