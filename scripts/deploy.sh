@@ -214,7 +214,7 @@ status_remote() { # index
 if [ -z "$BIN" ]; then
   BIN="$ROOT/target/release"
   if [ "$ACTION" = deploy ] && { [ ! -x "$BIN/mr-master" ] || [ ! -x "$BIN/mr-worker" ] || [ ! -x "$BIN/mr" ]; }; then
-    (cd "$ROOT" && cargo build --release --bins -p master -p worker -p examples)
+    (cd "$ROOT" && cargo build --release --bins -p master -p worker -p cli)
   fi
 fi
 MR="$BIN/mr"

@@ -88,7 +88,7 @@ build() {
   need_docker
   local profile=release flag=--release
   [ "$DEBUG" = 1 ] && profile=debug flag=""
-  [ "$NO_BUILD" = 1 ] || (cd "$ROOT" && cargo build $flag -p master -p worker -p examples --bin mr-master --bin mr-worker --bin mr)
+  [ "$NO_BUILD" = 1 ] || (cd "$ROOT" && cargo build $flag -p master -p worker -p cli --bin mr-master --bin mr-worker --bin mr)
   for b in mr mr-master mr-worker; do
     [ -x "$ROOT/target/$profile/$b" ] || die "no $ROOT/target/$profile/$b (build it, or drop --no-build)"
   done

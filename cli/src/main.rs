@@ -1,7 +1,7 @@
 //! `mr`: the client of a mini-MapReduce cluster.
 
 use clap::{Parser, Subcommand};
-use examples::cli;
+use cli::cmd;
 use std::path::PathBuf;
 
 /// Client of a mini-MapReduce cluster: files, caches, jobs and cluster state.
@@ -413,18 +413,14 @@ enum BenchCmd {
     },
 }
 
-fn bench_opts(
-    c: &BenchCommon,
-    workloads: &str,
-    cache: &str,
-) -> anyhow::Result<examples::bench::Opts> {
-    Ok(examples::bench::Opts {
-        workloads: examples::bench::parse_workloads(workloads)?,
+fn bench_opts(c: &BenchCommon, workloads: &str, cache: &str) -> anyhow::Result<cli::bench::Opts> {
+    Ok(cli::bench::Opts {
+        workloads: cli::bench::parse_workloads(workloads)?,
         schedulers: c.schedulers.clone(),
         size: c.size,
         block_size: c.block_size,
         reps: c.reps,
-        cache: examples::bench::CacheMode::parse(cache)?,
+        cache: cli::bench::CacheMode::parse(cache)?,
         out: c.out.clone(),
         reducers: c.reducers,
         jobs: 0,
@@ -497,7 +493,7 @@ enum SchedCmd {
     },
 }
 
-fn job_submit(a: &JobArgs) -> anyhow::Result<cli::job::Submit> {
+fn job_submit(a: &JobArgs) -> anyhow::Result<cmd::job::Submit> {
     let mut params = examples::jobs::JobParams {
         format_lines: a.format == RecordFormat::Lines,
         ..Default::default()
@@ -523,7 +519,7 @@ fn job_submit(a: &JobArgs) -> anyhow::Result<cli::job::Submit> {
     } else {
         a.reducers
     };
-    Ok(cli::job::Submit {
+    Ok(cmd::job::Submit {
         job: a.name.clone(),
         inputs: a.input.clone(),
         output: a.output.clone(),
@@ -690,7 +686,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             ..Default::default()
         };
         return tokio::task::block_in_place(|| {
-            cli::local::run(
+            cmd::local::run(
                 name,
                 file,
                 *reducers,
@@ -712,7 +708,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         ..
     }) = &cli.cmd
     {
-        return cli::schedbench::run(nodes, scheduler, *at_scale, *json);
+        return cmd::schedbench::run(nodes, scheduler, *at_scale, *json);
     }
     if let Cmd::Sim(SimArgs {
         cmd:
@@ -725,14 +721,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         ..
     }) = &cli.cmd
     {
-        return cli::sim::scenario(name, out.as_deref(), *seed, *json);
+        return cmd::sim::scenario(name, out.as_deref(), *seed, *json);
     }
     if let Cmd::Sim(SimArgs {
         cmd: Some(SimCmd::Calibrate { history, out }),
         ..
     }) = &cli.cmd
     {
-        return cli::sim::calibrate(history, out.as_deref());
+        return cmd::sim::calibrate(history, out.as_deref());
     }
     if let Cmd::Sim(a) = &cli.cmd {
         let cfg = sim::SimConfig {
@@ -773,7 +769,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 vec![]
             },
         };
-        return cli::sim::run(&cfg, &a.scheduler, a.json);
+        return cmd::sim::run(&cfg, &a.scheduler, a.json);
     }
     if let Cmd::Admin(AdminCmd::Scheduler(SchedCmd::List { json })) = &cli.cmd {
         if *json {
@@ -786,9 +782,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         return Ok(());
     }
     if let Cmd::Config(ConfigCmd::Init { tls, dir, sans }) = &cli.cmd {
-        return cli::config::init(&cli.config, *tls, dir.as_deref(), sans);
+        return cmd::config::init(&cli.config, *tls, dir.as_deref(), sans);
     }
-    let cfg = cli::load_config(&cli.config)?;
+    let cfg = cmd::load_config(&cli.config)?;
     match cli.cmd {
         Cmd::Fs(c) => match c {
             FsCmd::Put {
@@ -798,18 +794,18 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 block_size,
                 force,
                 json,
-            } => cli::fs::put(&cfg, &local, &path, replication, block_size, force, json).await,
-            FsCmd::Get { path, local, json } => cli::fs::get(&cfg, &path, &local, json).await,
-            FsCmd::Cat { path } => cli::fs::cat(&cfg, &path).await,
-            FsCmd::Ls { path, json } => cli::fs::ls(&cfg, &path, json).await,
-            FsCmd::Rm { path, json } => cli::fs::rm(&cfg, &path, json).await,
-            FsCmd::Stat { path, json } => cli::fs::stat(&cfg, &path, json).await,
+            } => cmd::fs::put(&cfg, &local, &path, replication, block_size, force, json).await,
+            FsCmd::Get { path, local, json } => cmd::fs::get(&cfg, &path, &local, json).await,
+            FsCmd::Cat { path } => cmd::fs::cat(&cfg, &path).await,
+            FsCmd::Ls { path, json } => cmd::fs::ls(&cfg, &path, json).await,
+            FsCmd::Rm { path, json } => cmd::fs::rm(&cfg, &path, json).await,
+            FsCmd::Stat { path, json } => cmd::fs::stat(&cfg, &path, json).await,
         },
         Cmd::Cache(c) => match c {
-            CacheCmd::Add { path, json } => cli::cache::set(&cfg, &path, true, json).await,
-            CacheCmd::Rm { path, json } => cli::cache::set(&cfg, &path, false, json).await,
+            CacheCmd::Add { path, json } => cmd::cache::set(&cfg, &path, true, json).await,
+            CacheCmd::Rm { path, json } => cmd::cache::set(&cfg, &path, false, json).await,
             CacheCmd::Resize { size, worker } => {
-                let told = cli::cache::resize(&cfg, size, worker.as_deref()).await?;
+                let told = cmd::cache::resize(&cfg, size, worker.as_deref()).await?;
                 println!(
                     "cache bound {} on {}",
                     common::units::format_size(size),
@@ -818,7 +814,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 Ok(())
             }
         },
-        Cmd::Cluster(ClusterCmd::Status { json }) => cli::cluster::status(&cfg, json).await,
+        Cmd::Cluster(ClusterCmd::Status { json }) => cmd::cluster::status(&cfg, json).await,
         Cmd::Cluster(ClusterCmd::Health {
             worker,
             timeout,
@@ -827,7 +823,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             json,
         }) => {
             let (what, v) =
-                cli::cluster::wait_healthy(&cfg, worker.as_deref(), workers, timeout, wait).await?;
+                cmd::cluster::wait_healthy(&cfg, worker.as_deref(), workers, timeout, wait).await?;
             if json {
                 println!("{v}");
             } else {
@@ -837,12 +833,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Job(c) => match c {
             JobCmd::Run(a) => {
-                let id = cli::job::submit(&cfg, job_submit(&a)?).await?;
-                let v = cli::job::wait(&cfg, id).await?;
-                cli::job::finish(&v, a.json)
+                let id = cmd::job::submit(&cfg, job_submit(&a)?).await?;
+                let v = cmd::job::wait(&cfg, id).await?;
+                cmd::job::finish(&v, a.json)
             }
             JobCmd::Submit(a) => {
-                let id = cli::job::submit(&cfg, job_submit(&a)?).await?;
+                let id = cmd::job::submit(&cfg, job_submit(&a)?).await?;
                 if a.json {
                     println!("{}", serde_json::json!({ "job_id": id }));
                 } else {
@@ -850,14 +846,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
                 Ok(())
             }
-            JobCmd::Status { id, json } => cli::job::status(&cfg, id, json).await,
-            JobCmd::List { json } => cli::job::list(&cfg, json).await,
+            JobCmd::Status { id, json } => cmd::job::status(&cfg, id, json).await,
+            JobCmd::List { json } => cmd::job::list(&cfg, json).await,
             JobCmd::Wait { id, json } => {
-                let v = cli::job::wait(&cfg, id).await?;
-                cli::job::finish(&v, json)
+                let v = cmd::job::wait(&cfg, id).await?;
+                cmd::job::finish(&v, json)
             }
-            JobCmd::Kill { id, json } => cli::job::kill(&cfg, id, json).await,
-            JobCmd::History { id } => cli::job::history(&cfg, id).await,
+            JobCmd::Kill { id, json } => cmd::job::kill(&cfg, id, json).await,
+            JobCmd::History { id } => cmd::job::history(&cfg, id).await,
         },
         Cmd::Gen { generator, g } => {
             // Each map's share is a little under one block: output blocks are
@@ -873,7 +869,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 maps,
                 ..Default::default()
             };
-            let s = cli::job::Submit {
+            let s = cmd::job::Submit {
                 job: generator,
                 inputs: vec![],
                 output: g.output.clone(),
@@ -884,9 +880,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 queue: "default".into(),
                 sort_buffer: 0,
             };
-            let id = cli::job::submit(&cfg, s).await?;
-            let v = cli::job::wait(&cfg, id).await?;
-            cli::job::finish(&v, g.json)
+            let id = cmd::job::submit(&cfg, s).await?;
+            let v = cmd::job::wait(&cfg, id).await?;
+            cmd::job::finish(&v, g.json)
         }
         Cmd::Bench(b) => {
             let command = std::env::args().collect::<Vec<_>>().join(" ");
@@ -896,7 +892,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     o.jobs = b.jobs;
                     o.mean_interarrival = b.mean_interarrival;
                     o.map_scale = b.map_scale;
-                    examples::bench::matrix::run(cfg, &o, command).await
+                    cli::bench::matrix::run(cfg, &o, command).await
                 }
                 Some(BenchCmd::Sweep {
                     kind,
@@ -904,10 +900,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     workload,
                     common,
                 }) => {
-                    let kind = examples::bench::sweep::Kind::parse(&kind)?;
+                    let kind = cli::bench::sweep::Kind::parse(&kind)?;
                     let values = kind.values(values.as_deref().unwrap_or(kind.default_values()))?;
                     let o = bench_opts(&common, &workload, "cold")?;
-                    examples::bench::sweep::run(cfg, kind, &values, &o).await
+                    cli::bench::sweep::run(cfg, kind, &values, &o).await
                 }
                 Some(BenchCmd::Paper {
                     name,
@@ -918,7 +914,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     quiet,
                     reuse,
                 }) => {
-                    let o = examples::bench::paper::PaperOpts {
+                    let o = cli::bench::paper::PaperOpts {
                         out,
                         reps,
                         quick,
@@ -926,7 +922,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                         quiet,
                         reuse,
                     };
-                    examples::bench::paper::run(cfg, &name, &o, command).await
+                    cli::bench::paper::run(cfg, &name, &o, command).await
                 }
                 Some(BenchCmd::Sched { .. }) => unreachable!("handled before loading the config"),
             }
@@ -936,11 +932,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Admin(AdminCmd::Scheduler(c)) => match c {
             SchedCmd::Set { name, params, json } => {
-                cli::admin::scheduler_set(&cfg, &name, &params, json).await
+                cmd::admin::scheduler_set(&cfg, &name, &params, json).await
             }
-            SchedCmd::Show { json } => cli::admin::scheduler_show(&cfg, json).await,
+            SchedCmd::Show { json } => cmd::admin::scheduler_show(&cfg, json).await,
             SchedCmd::List { .. } => unreachable!("handled before loading the config"),
         },
-        Cmd::Admin(AdminCmd::AuthProbe { workers }) => cli::admin::auth_probe(&cfg, &workers).await,
+        Cmd::Admin(AdminCmd::AuthProbe { workers }) => cmd::admin::auth_probe(&cfg, &workers).await,
     }
 }

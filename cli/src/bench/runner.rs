@@ -7,9 +7,9 @@ use super::oracle::{RecordSum, WordCounts};
 use super::progress::MatrixProgress;
 use super::results::Row;
 use super::{CacheMode, Workload};
-use crate::cli::job::Submit;
-use crate::jobs::JobParams;
+use crate::cmd::job::Submit;
 use anyhow::{bail, Context};
+use examples::jobs::JobParams;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 

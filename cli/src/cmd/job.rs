@@ -1,10 +1,10 @@
 //! `mr job ...`, `mr gen ...`: submit, follow and inspect jobs.
 
-use crate::jobs::{registry, JobParams, Partitioning};
 use crate::output::table;
 use anyhow::{bail, Context};
 use common::config::ClusterConfig;
 use common::dfs::{Dfs, DfsError};
+use examples::jobs::{registry, JobParams, Partitioning};
 use serde_json::Value;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -47,7 +47,7 @@ pub async fn submit(cfg: &ClusterConfig, s: Submit) -> anyhow::Result<u64> {
             inputs: s.inputs.clone(),
             output: s.output.clone(),
             reducers: s.reducers,
-            params_json: crate::spec::params_to_json(&params),
+            params_json: examples::spec::params_to_json(&params),
             output_replication: s.output_replication,
             splits: splits.into_iter().map(Into::into).collect(),
             queue: s.queue.clone(),
@@ -64,7 +64,7 @@ pub async fn submit(cfg: &ClusterConfig, s: Submit) -> anyhow::Result<u64> {
 /// input, as Hadoop's TeraSort samples its splits before it starts.
 async fn sample_splits(
     dfs: &Dfs,
-    job: &dyn crate::jobs::Job,
+    job: &dyn examples::jobs::Job,
     params: &JobParams,
     inputs: &[String],
     reducers: u32,
@@ -128,7 +128,7 @@ async fn sample_splits(
             data.extend_from_slice(&c.data);
         }
         // A cut record at the sample's end may error; the keys before it count.
-        let mut ctx = crate::jobs::TaskCtx {
+        let mut ctx = examples::jobs::TaskCtx {
             params: params.clone(),
             ..Default::default()
         };
@@ -138,12 +138,12 @@ async fn sample_splits(
                 keys.push(k2.to_vec())
             });
         };
-        let _ = crate::jobs::formats::read_split(format, &data, *off, &mut none, &mut on);
+        let _ = examples::jobs::formats::read_split(format, &data, *off, &mut none, &mut on);
     }
     if keys.is_empty() {
         bail!("sampling the input found no records");
     }
-    Ok(crate::jobs::formats::choose_splits(keys, reducers))
+    Ok(examples::jobs::formats::choose_splits(keys, reducers))
 }
 
 /// A job's summary object, as the master builds it.
