@@ -20,6 +20,13 @@ struct Cli {
         global = true
     )]
     config: PathBuf,
+    /// More log lines on stderr: -v info, -vv debug (default: warnings).
+    #[arg(long, short = 'v', action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// No progress display and no log lines on stderr (for scripts);
+    /// errors are still printed.
+    #[arg(long, short = 'q', global = true, conflicts_with = "verbose")]
+    quiet: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -329,9 +336,6 @@ struct BenchCommon {
     /// Where results go (created if missing).
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
-    /// No progress display (for scripts).
-    #[arg(long, short = 'q')]
-    quiet: bool,
 }
 
 #[derive(Subcommand)]
@@ -401,9 +405,6 @@ enum BenchCmd {
         /// Seeds the inputs and the schedules.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// No progress display (for scripts).
-        #[arg(long, short = 'q')]
-        quiet: bool,
         /// Make the reports again from the CSVs (and the simulator's
         /// history) an earlier run left in --out, running no job: after a
         /// change to the simulator or to the reports (give --quick if the
@@ -414,6 +415,7 @@ enum BenchCmd {
 }
 
 fn bench_opts(c: &BenchCommon, workloads: &str, cache: &str) -> anyhow::Result<cli::bench::Opts> {
+    let quiet = cli::output::quiet();
     Ok(cli::bench::Opts {
         workloads: cli::bench::parse_workloads(workloads)?,
         schedulers: c.schedulers.clone(),
@@ -427,7 +429,7 @@ fn bench_opts(c: &BenchCommon, workloads: &str, cache: &str) -> anyhow::Result<c
         mean_interarrival: std::time::Duration::ZERO,
         map_scale: None,
         seed: c.seed,
-        quiet: c.quiet,
+        quiet,
     })
 }
 
@@ -811,9 +813,39 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     common::units::parse_duration(s).map_err(|e| e.to_string())
 }
 
+/// Log lines (`tracing`) on stderr: warnings by default, `-v` info, `-vv`
+/// debug, `-q` none; `RUST_LOG` (e.g. `common=debug`) wins over `-v`.
+fn init_logging(verbose: u8, quiet: bool) {
+    use tracing_subscriber::EnvFilter;
+    // -vv: this project's crates at debug, not the gRPC stack's frames
+    // (-vvv, or RUST_LOG, for those).
+    let level = match (quiet, verbose) {
+        (true, _) => "off",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, 2) => "info,mr=debug,cli=debug,common=debug,examples=debug,proto=debug,sim=debug",
+        (false, _) => "debug",
+    };
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(s) if !quiet && !s.is_empty() => EnvFilter::try_new(s),
+        _ => EnvFilter::try_new(level),
+    }
+    .unwrap_or_else(|_| EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .without_time()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
 #[tokio::main]
 async fn main() {
-    if let Err(e) = run(Cli::parse()).await {
+    let cli = Cli::parse();
+    cli::output::set_quiet(cli.quiet);
+    init_logging(cli.verbose, cli.quiet);
+    if let Err(e) = run(cli).await {
         eprintln!("mr: error: {e:#}");
         std::process::exit(1);
     }
@@ -1075,7 +1107,6 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     reps,
                     quick,
                     seed,
-                    quiet,
                     reuse,
                 }) => {
                     let o = cli::bench::paper::PaperOpts {
@@ -1083,7 +1114,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                         reps,
                         quick,
                         seed,
-                        quiet,
+                        quiet: cli::output::quiet(),
                         reuse,
                     };
                     cli::bench::paper::run(cfg, &name, &o, command).await

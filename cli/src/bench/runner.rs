@@ -4,10 +4,10 @@
 use super::cluster::{ensure_succeeded, policy_text, Cluster, Entry};
 use super::mixed;
 use super::oracle::{RecordSum, WordCounts};
-use super::progress::MatrixProgress;
 use super::results::Row;
 use super::{CacheMode, Workload};
 use crate::cmd::job::Submit;
+use crate::output::MatrixProgress;
 use anyhow::{bail, Context};
 use examples::jobs::JobParams;
 use std::collections::HashMap;
