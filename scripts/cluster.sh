@@ -9,7 +9,7 @@
 #   scripts/cluster.sh down --dir D                    (idempotent; keeps data)
 #   scripts/cluster.sh status --dir D
 #
-# `up` writes D/cluster.toml (reused when it exists and no --workers/--racks
+# `up` writes D/cluster.toml with `mr config init` (reused when it exists and no --workers/--racks
 # is given, so a stopped cluster restarts with its data) and returns when
 # every worker is alive. Then: mr --config D/cluster.toml ...
 # --tls: `mr config init --tls` makes a CA and certificates under D/tls and
@@ -106,40 +106,16 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))
 PY
 )
   set -- $ports
-  local token
-  token=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
-  {
-    echo "token = \"$token\""
-    echo
-    echo "[master]"
-    echo "addr = \"127.0.0.1:$1\""
-    echo "http_addr = \"127.0.0.1:$2\"   # web UI, REST API, /metrics"
-    echo "data_dir = \"$DIR/master\""
-    echo
-    echo "[dfs]"
-    echo "block_size = \"$BLOCK\""
-    echo "replication = $REPL"
-    echo
-    echo "[heartbeat]"
-    echo "interval = \"$HB\""
-    echo "dead_after = $DEAD"
-    echo
-    echo "[network]"
-    echo "kind = \"loopback\""
-    shift 2
-    for i in $(seq 1 "$n"); do
-      echo
-      echo "[[workers]]"
-      echo "name = \"w$i\""
-      echo "addr = \"127.0.0.1:$1\""
-      echo "rack = \"r$(( (i - 1) % r + 1 ))\""
-      echo "map_slots = 2"
-      echo "reduce_slots = 2"
-      echo "cache = \"$CACHE\""
-      echo "data_dir = \"$DIR/w$i\""
-      shift
-    done
-  } > "$CONF"
+  local args=(--out "$CONF" --force
+    --master "127.0.0.1:$1" --http "127.0.0.1:$2" --master-dir "$DIR/master"
+    --block-size "$BLOCK" --replication "$REPL" --heartbeat "$HB" --dead-after "$DEAD"
+    --network loopback --slots 2 --cache "$CACHE" --workers-dir "$DIR")
+  shift 2
+  for i in $(seq 1 "$n"); do
+    args+=(--worker "name=w$i,addr=127.0.0.1:$1,rack=r$(( (i - 1) % r + 1 ))")
+    shift
+  done
+  "$BIN/mr" config init "${args[@]}" >/dev/null
 }
 
 case "$cmd" in

@@ -114,39 +114,17 @@ unique_addrs() { printf '%s\n' "${ADDRS[@]}" | awk '!seen[$0]++'; }
 
 # ------------------------------------------------------------ cluster.toml
 write_config() { # data dirs are per host: the remote dir of each
-  local token i
-  token=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
-  {
-    echo "# Written by scripts/deploy.sh from $HOSTS."
-    echo "token = \"$token\""
-    echo
-    echo "[master]"
-    echo "addr = \"$master_addr:7070\""
-    echo "http_addr = \"$master_addr:7080\"   # web UI, REST API, /metrics"
-    echo "data_dir = \"$(rdir "$master_addr")/data/master\""
-    echo
-    echo "[dfs]"
-    echo "block_size = \"$BLOCK\""
-    echo "replication = $REPL"
-    echo
-    echo "[heartbeat]"
-    echo "interval = \"$HB\""
-    echo
-    echo "[network]"
-    echo "kind = \"lan\""
-    for i in "${!ADDRS[@]}"; do
-      [ "${ROLES[$i]}" = worker ] || continue
-      echo
-      echo "[[workers]]"
-      echo "name = \"${NAMES[$i]}\""
-      echo "addr = \"${ADDRS[$i]}:${PORTS[$i]}\""
-      echo "rack = \"${RACKS[$i]}\""
-      echo "map_slots = ${SLOTS[$i]}"
-      echo "reduce_slots = ${SLOTS[$i]}"
-      echo "cache = \"$CACHE\""
-      echo "data_dir = \"$(rdir "${ADDRS[$i]}")/data/${NAMES[$i]}\""
-    done
-  } > "$CONF"
+  local i
+  local args=(--out "$CONF" --force --comment "Written by scripts/deploy.sh from $HOSTS."
+    --master "$master_addr:7070" --http "$master_addr:7080"
+    --master-dir "$(rdir "$master_addr")/data/master"
+    --block-size "$BLOCK" --replication "$REPL" --heartbeat "$HB"
+    --network lan --cache "$CACHE")
+  for i in "${!ADDRS[@]}"; do
+    [ "${ROLES[$i]}" = worker ] || continue
+    args+=(--worker "name=${NAMES[$i]},addr=${ADDRS[$i]}:${PORTS[$i]},rack=${RACKS[$i]},slots=${SLOTS[$i]},data_dir=$(rdir "${ADDRS[$i]}")/data/${NAMES[$i]}")
+  done
+  "$MR" config init "${args[@]}" >/dev/null || die "mr config init failed"
 }
 
 # ------------------------------------------------------------ per process
@@ -214,7 +192,7 @@ status_remote() { # index
 if [ -z "$BIN" ]; then
   BIN="$ROOT/target/release"
   if [ "$ACTION" = deploy ] && { [ ! -x "$BIN/mr-master" ] || [ ! -x "$BIN/mr-worker" ] || [ ! -x "$BIN/mr" ]; }; then
-    (cd "$ROOT" && cargo build --release --bins -p master -p worker -p examples)
+    (cd "$ROOT" && cargo build --release --bins -p master -p worker -p cli)
   fi
 fi
 MR="$BIN/mr"

@@ -88,7 +88,7 @@ build() {
   need_docker
   local profile=release flag=--release
   [ "$DEBUG" = 1 ] && profile=debug flag=""
-  [ "$NO_BUILD" = 1 ] || (cd "$ROOT" && cargo build $flag -p master -p worker -p examples --bin mr-master --bin mr-worker --bin mr)
+  [ "$NO_BUILD" = 1 ] || (cd "$ROOT" && cargo build $flag -p master -p worker -p cli --bin mr-master --bin mr-worker --bin mr)
   for b in mr mr-master mr-worker; do
     [ -x "$ROOT/target/$profile/$b" ] || die "no $ROOT/target/$profile/$b (build it, or drop --no-build)"
   done
@@ -157,39 +157,17 @@ tls_mounts() { # name
 }
 
 write_files() {
-  local token i r
-  token=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
-  {
-    echo "token = \"$token\""
-    echo
-    echo "[master]"
-    echo "addr = \"$SUBNET.0.10:7070\""
-    echo "http_addr = \"$SUBNET.0.10:7080\"   # web UI, REST API, /metrics"
-    echo "data_dir = \"/data/master\""
-    echo
-    echo "[dfs]"
-    echo "block_size = \"$BLOCK\""
-    echo "replication = $REPL"
-    echo
-    echo "[heartbeat]"
-    echo "interval = \"$HB\""
-    echo
-    echo "[network]"
-    echo "kind = \"docker\""
-    [ -n "$UPLINK" ] && echo "uplink_rate = \"$UPLINK\""
-    for i in $(seq 1 "$WORKERS"); do
-      r=$(rack_of "$i")
-      echo
-      echo "[[workers]]"
-      echo "name = \"w$i\""
-      echo "addr = \"$SUBNET.$r.$((10 + i)):7100\""
-      echo "rack = \"r$r\""
-      echo "map_slots = $SLOTS"
-      echo "reduce_slots = $SLOTS"
-      echo "cache = \"$CACHE\""
-      echo "data_dir = \"/data/w$i\""
-    done
-  } > "$CONF"
+  local i r
+  local args=(--out "$CONF" --force
+    --master "$SUBNET.0.10:7070" --http "$SUBNET.0.10:7080" --master-dir /data/master
+    --block-size "$BLOCK" --replication "$REPL" --heartbeat "$HB"
+    --network docker ${UPLINK:+--uplink-rate "$UPLINK"}
+    --slots "$SLOTS" --cache "$CACHE" --workers-dir /data)
+  for i in $(seq 1 "$WORKERS"); do
+    r=$(rack_of "$i")
+    args+=(--worker "name=w$i,addr=$SUBNET.$r.$((10 + i)):7100,rack=r$r")
+  done
+  mr_host config init "${args[@]}" >/dev/null || die "mr config init failed"
   [ "$TLS" = 0 ] || mr_host config init --tls >/dev/null || die "mr config init --tls failed"
   {
     echo "# Written by scripts/docker.sh up; the cluster file is cluster.toml beside it."

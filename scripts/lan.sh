@@ -254,42 +254,17 @@ lan_up() {
   shape "$SW" p-cli "$CLIENT_RATE"
 
   # the same format as cluster.sh, one address per host
-  local token
-  token=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
-  {
-    echo "token = \"$token\""
-    echo
-    echo "[master]"
-    echo "addr = \"$pre.0.1:$MASTER_PORT\""
-    echo "http_addr = \"$pre.0.1:$HTTP_PORT\"   # web UI, REST API, /metrics (through $CLI)"
-    echo "data_dir = \"$DIR/master\""
-    echo
-    echo "[dfs]"
-    echo "block_size = \"$BLOCK\""
-    echo "replication = $REPL"
-    echo
-    echo "[heartbeat]"
-    echo "interval = \"$HB\""
-    echo "dead_after = $DEAD"
-    echo
-    echo "# what lan.sh built (as launched; \`lan.sh rate\` changes it later)"
-    echo "[network]"
-    echo "kind = \"emulated-lan\""
-    echo "host_rate = \"$HOST_RATE\""
-    echo "uplink_rate = \"$UPLINK_RATE\""
-    for i in $(seq 1 "$WORKERS"); do
-      rack=$(( (i - 1) % RACKS + 1 ))
-      echo
-      echo "[[workers]]"
-      echo "name = \"w$i\""
-      echo "addr = \"$pre.$rack.$i:$WORKER_PORT\""
-      echo "rack = \"r$rack\""
-      echo "map_slots = 2"
-      echo "reduce_slots = 2"
-      echo "cache = \"$CACHE\""
-      echo "data_dir = \"$DIR/w$i\""
-    done
-  } > "$CONF"
+  local args=(--out "$CONF" --force
+    --master "$pre.0.1:$MASTER_PORT" --http "$pre.0.1:$HTTP_PORT" --master-dir "$DIR/master"
+    --block-size "$BLOCK" --replication "$REPL" --heartbeat "$HB" --dead-after "$DEAD"
+    --network emulated-lan --host-rate "$HOST_RATE" --uplink-rate "$UPLINK_RATE"
+    --network-comment "what lan.sh built (as launched; \`lan.sh rate\` changes it later)"
+    --slots 2 --cache "$CACHE" --workers-dir "$DIR")
+  for i in $(seq 1 "$WORKERS"); do
+    rack=$(( (i - 1) % RACKS + 1 ))
+    args+=(--worker "name=w$i,addr=$pre.$rack.$i:$WORKER_PORT,rack=r$rack")
+  done
+  "$BIN/mr" config init "${args[@]}" >/dev/null
   [ "$TLS" = 0 ] || "$BIN/mr" --config "$CONF" config init --tls >/dev/null
 
   if [ "$NO_DAEMONS" = 1 ]; then

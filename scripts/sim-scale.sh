@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 MR="$ROOT/target/release/mr"
-[ -x "$MR" ] || (cd "$ROOT" && cargo build --release -p examples --bin mr)
+[ -x "$MR" ] || (cd "$ROOT" && cargo build --release -p cli --bin mr)
 TMP=$(mktemp -d /tmp/mr-sim-scale.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 IFS=, read -r -a POLICIES <<< "$SCHEDULERS"

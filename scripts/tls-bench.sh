@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
 done
 BIN=${MR_BIN_DIR:-$ROOT/target/release}
 if [ ! -x "$BIN/mr" ] || [ ! -x "$BIN/mr-master" ] || [ ! -x "$BIN/mr-worker" ]; then
-  (cd "$ROOT" && cargo build --release --bins -p master -p worker -p examples)
+  (cd "$ROOT" && cargo build --release --bins -p master -p worker -p cli)
 fi
 export MR_BIN_DIR=$BIN
 

@@ -42,7 +42,7 @@ for tool in tcpdump curl; do
 done
 command -v python3 >/dev/null || skip "needs python3"
 if [ ! -x "$BIN/mr" ] || [ ! -x "$BIN/mr-master" ] || [ ! -x "$BIN/mr-worker" ]; then
-  (cd "$ROOT" && cargo build --bins -p master -p worker -p examples)
+  (cd "$ROOT" && cargo build --bins -p master -p worker -p cli)
 fi
 
 WORK=$(mktemp -d /tmp/mrtls-XXXXXX)

@@ -1,16 +1,12 @@
-//! The client side of the runtime: the `mr` command line, and (with the
-//! MapReduce engine) the built-in jobs the workers run.
+//! The job library, as Hadoop's examples jar: the built-in jobs the workers
+//! run and the engine `mr local` runs them with in one process. The `mr`
+//! client, the benchmark harness and its reports are the `cli` crate.
 //!
 //! # Layout
-//! - [`bench`]: `mr bench`, the benchmark harness and its reports.
-//! - [`cli`]: one module per `mr` command group (`fs`, `cache`, `cluster`).
-//! - [`output`]: terminal progress and human tables.
 //! - [`jobs`]: the built-in jobs behind one `Job` trait, and their record formats.
+//! - [`local`]: a job in one process (the sort/merge engine of `mr local`).
 //! - [`spec`]: job parameters on the wire.
 
-pub mod bench;
-pub mod cli;
 pub mod jobs;
 pub mod local;
-pub mod output;
 pub mod spec;

@@ -24,12 +24,12 @@ pub mod simulator;
 pub mod stats;
 
 use super::cluster::Cluster;
-use super::matrix::{restore_scheduler, run_cells};
-use super::progress::MatrixProgress;
+use super::matrix::{restore_scheduler, run_cells, SchedulerLeft};
 use super::report::utc;
 use super::results::{CsvWriter, Row};
 use super::runner::{Cell, Runner};
 use super::{CacheMode, Workload};
+use crate::output::MatrixProgress;
 use anyhow::{bail, Context};
 use common::config::ClusterConfig;
 use std::collections::HashMap;
@@ -311,6 +311,8 @@ pub async fn run(
         Some(r) => Some(r.cluster.scheduler().await?),
         None => None,
     };
+    // Until restore_scheduler below: an error on the way warns.
+    let mut left = SchedulerLeft(before.as_ref().map(|b| b.name.clone()));
     let mut failed = Vec::new();
     for paper in papers {
         let started = Instant::now();
@@ -365,7 +367,11 @@ pub async fn run(
             // Experiments that bound the caches leave them bounded on error.
             for (w, bytes) in &configured {
                 if let Err(e) = r.cluster.resize_caches(*bytes, w).await {
-                    tracing::warn!(worker = %w, "could not restore the cache size: {e:#}");
+                    tracing::warn!(
+                        worker = %w,
+                        "could not restore the original cache size {}: {e:#}",
+                        common::units::format_size(*bytes)
+                    );
                 }
             }
         }
@@ -419,6 +425,7 @@ pub async fn run(
     if let (Some(r), Some(b)) = (&runner, &before) {
         restore_scheduler(r, b).await;
     }
+    left.0 = None;
     if !failed.is_empty() {
         bail!("{}", failed.join("; "));
     }

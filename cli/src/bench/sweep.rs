@@ -18,10 +18,10 @@
 use super::cluster::Cluster;
 use super::matrix::{restore_scheduler, run_cells};
 use super::plot::{self, Series};
-use super::progress::MatrixProgress;
 use super::results::{median, CsvWriter, Row};
 use super::runner::{Cell, Runner};
 use super::{CacheMode, Opts};
+use crate::output::MatrixProgress;
 use anyhow::{bail, Context};
 use common::config::ClusterConfig;
 use common::units::{format_size, parse_size};
@@ -136,6 +136,8 @@ pub async fn run(
         opts.reps as usize * opts.schedulers.len() * if kind == Kind::CacheSize { 2 } else { 1 };
     let mut progress = MatrixProgress::new(values.len() * per_value, opts.quiet);
     let (mut rows, mut failures) = (Vec::new(), Vec::new());
+    // An error mid-sweep still puts the caches and the policy back first.
+    let mut aborted = None;
     for &v in values {
         let mut cells = Vec::new();
         for rep in 1..=opts.reps {
@@ -169,7 +171,10 @@ pub async fn run(
             }
         }
         if kind == Kind::CacheSize {
-            runner.cluster.resize_caches(v, "").await?;
+            if let Err(e) = runner.cluster.resize_caches(v, "").await {
+                aborted = Some(e.context(format!("cannot bound the caches at {}", format_size(v))));
+                break;
+            }
             progress.note(&format!("caches bounded at {}", format_size(v)));
         }
         // Rows are written below, once they carry their sweep value.
@@ -192,11 +197,18 @@ pub async fn run(
     if kind == Kind::CacheSize {
         for (w, bytes) in &configured {
             if let Err(e) = runner.cluster.resize_caches(*bytes, w).await {
-                tracing::warn!(worker = %w, "could not restore the cache size: {e:#}");
+                tracing::warn!(
+                    worker = %w,
+                    "could not restore the original cache size {}: {e:#}",
+                    format_size(*bytes)
+                );
             }
         }
     }
     restore_scheduler(&runner, &before).await;
+    if let Some(e) = aborted {
+        return Err(e);
+    }
     for r in &rows {
         csv.append(r)?;
     }

@@ -17,7 +17,6 @@ pub mod mixed;
 pub mod oracle;
 pub mod paper;
 pub mod plot;
-pub mod progress;
 pub mod report;
 pub mod results;
 pub mod runner;

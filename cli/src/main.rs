@@ -1,7 +1,7 @@
 //! `mr`: the client of a mini-MapReduce cluster.
 
 use clap::{Parser, Subcommand};
-use examples::cli;
+use cli::cmd;
 use std::path::PathBuf;
 
 /// Client of a mini-MapReduce cluster: files, caches, jobs and cluster state.
@@ -20,6 +20,13 @@ struct Cli {
         global = true
     )]
     config: PathBuf,
+    /// More log lines on stderr: -v info, -vv debug (default: warnings).
+    #[arg(long, short = 'v', action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// No progress display and no log lines on stderr (for scripts);
+    /// errors are still printed.
+    #[arg(long, short = 'q', global = true, conflicts_with = "verbose")]
+    quiet: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -329,9 +336,6 @@ struct BenchCommon {
     /// Where results go (created if missing).
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
-    /// No progress display (for scripts).
-    #[arg(long, short = 'q')]
-    quiet: bool,
 }
 
 #[derive(Subcommand)]
@@ -401,9 +405,6 @@ enum BenchCmd {
         /// Seeds the inputs and the schedules.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// No progress display (for scripts).
-        #[arg(long, short = 'q')]
-        quiet: bool,
         /// Make the reports again from the CSVs (and the simulator's
         /// history) an earlier run left in --out, running no job: after a
         /// change to the simulator or to the reports (give --quick if the
@@ -413,25 +414,22 @@ enum BenchCmd {
     },
 }
 
-fn bench_opts(
-    c: &BenchCommon,
-    workloads: &str,
-    cache: &str,
-) -> anyhow::Result<examples::bench::Opts> {
-    Ok(examples::bench::Opts {
-        workloads: examples::bench::parse_workloads(workloads)?,
+fn bench_opts(c: &BenchCommon, workloads: &str, cache: &str) -> anyhow::Result<cli::bench::Opts> {
+    let quiet = cli::output::quiet();
+    Ok(cli::bench::Opts {
+        workloads: cli::bench::parse_workloads(workloads)?,
         schedulers: c.schedulers.clone(),
         size: c.size,
         block_size: c.block_size,
         reps: c.reps,
-        cache: examples::bench::CacheMode::parse(cache)?,
+        cache: cli::bench::CacheMode::parse(cache)?,
         out: c.out.clone(),
         reducers: c.reducers,
         jobs: 0,
         mean_interarrival: std::time::Duration::ZERO,
         map_scale: None,
         seed: c.seed,
-        quiet: c.quiet,
+        quiet,
     })
 }
 
@@ -452,13 +450,21 @@ enum AdminCmd {
 
 #[derive(Subcommand)]
 enum ConfigCmd {
-    /// Check the cluster file (written by a launcher); with --tls, make the
-    /// cluster CA and a certificate per process (master, each worker, the
-    /// client) carrying the addresses they are reached by, and add a [tls]
-    /// section: from then on every port speaks TLS only. Again: new
-    /// certificates under the same CA.
+    /// With --master: write the cluster file (to --out, else --config)
+    /// from flags, as the launchers in scripts/ do; it refuses to replace
+    /// a file without --force. Without --master: check the existing
+    /// cluster file. With --tls (after writing, or on the existing file):
+    /// make the cluster CA and a certificate per process (master, each
+    /// worker, the client) carrying the addresses they are reached by, and
+    /// add a [tls] section: from then on every port speaks TLS only.
+    /// Again: new certificates under the same CA.
     ///
-    /// Example: mr -c D/cluster.toml config init --tls
+    /// Examples:
+    ///   mr config init --out D/cluster.toml --master 127.0.0.1:7070
+    ///     --master-dir D/master --workers-dir D
+    ///     --worker name=w1,addr=127.0.0.1:7101,rack=r1
+    ///     --worker name=w2,addr=127.0.0.1:7102,rack=r2
+    ///   mr -c D/cluster.toml config init --tls
     Init {
         #[arg(long)]
         tls: bool,
@@ -468,7 +474,149 @@ enum ConfigCmd {
         /// A further name or IP for every server certificate (repeatable).
         #[arg(long = "san")]
         sans: Vec<String>,
+        #[command(flatten)]
+        write: InitWrite,
     },
+}
+
+/// The fields of a new cluster file (`mr config init --master ...`).
+#[derive(clap::Args)]
+struct InitWrite {
+    /// Write here (default: the --config path).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Replace an existing file.
+    #[arg(long, short = 'f')]
+    force: bool,
+    /// A comment line at the top of the file (repeatable).
+    #[arg(long)]
+    comment: Vec<String>,
+    /// The cluster token (default: 16 random bytes in hex).
+    #[arg(long)]
+    token: Option<String>,
+    /// The master's gRPC address, IP:PORT; makes `init` write a file.
+    #[arg(long)]
+    master: Option<String>,
+    /// The master's web UI, REST API and /metrics address, IP:PORT.
+    #[arg(long)]
+    http: Option<String>,
+    /// The master's data directory (edit log, snapshots).
+    #[arg(long)]
+    master_dir: Option<PathBuf>,
+    #[arg(long, default_value = "64MiB")]
+    block_size: String,
+    #[arg(long, default_value_t = 3)]
+    replication: u32,
+    /// How often each worker re-verifies its blocks (default: 6h).
+    #[arg(long)]
+    scan_interval: Option<String>,
+    /// Heartbeat interval.
+    #[arg(long, default_value = "1s")]
+    heartbeat: String,
+    /// Heartbeats missed before a worker is dead (default: 5).
+    #[arg(long)]
+    dead_after: Option<u32>,
+    /// The placement policy (`mr admin scheduler list`; default: fifo).
+    #[arg(long)]
+    scheduler: Option<String>,
+    /// A parameter of --scheduler, key=value (repeatable).
+    #[arg(long = "scheduler-param")]
+    scheduler_params: Vec<String>,
+    /// Speculative execution of straggling tasks.
+    #[arg(long)]
+    speculative: bool,
+    /// [network] kind: what the launcher built (loopback, emulated-lan,
+    /// docker, lan).
+    #[arg(long)]
+    network: Option<String>,
+    /// A comment line just above [network].
+    #[arg(long)]
+    network_comment: Option<String>,
+    /// [network] host_rate, e.g. 200mbit.
+    #[arg(long)]
+    host_rate: Option<String>,
+    /// [network] uplink_rate, e.g. 50mbit.
+    #[arg(long)]
+    uplink_rate: Option<String>,
+    /// A worker, repeatable: name=NAME,addr=IP:PORT,rack=RACK and
+    /// optionally slots=N (map and reduce), map_slots=N, reduce_slots=N,
+    /// cache=SIZE, data_dir=PATH.
+    #[arg(long = "worker")]
+    workers: Vec<String>,
+    /// Map and reduce slots of a worker that does not say.
+    #[arg(long, default_value_t = 2)]
+    slots: u32,
+    /// Block cache of a worker that does not say.
+    #[arg(long, default_value = "256MiB")]
+    cache: String,
+    /// A worker's data_dir, when it does not say, is DIR/NAME.
+    #[arg(long)]
+    workers_dir: Option<PathBuf>,
+}
+
+impl InitWrite {
+    /// The layout to write, or `None` without --master (check mode).
+    fn layout(&self) -> anyhow::Result<Option<cmd::config::Layout>> {
+        let Some(master) = &self.master else {
+            let given = [
+                (self.out.is_some(), "--out"),
+                (self.master_dir.is_some(), "--master-dir"),
+                (!self.workers.is_empty(), "--worker"),
+                (self.http.is_some(), "--http"),
+                (self.token.is_some(), "--token"),
+            ];
+            if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
+                anyhow::bail!("{flag} writes a new cluster file: it needs --master IP:PORT too");
+            }
+            return Ok(None);
+        };
+        let master_dir = self
+            .master_dir
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("a new cluster file needs --master-dir DIR"))?;
+        if self.slots > 256 {
+            anyhow::bail!("--slots must be at most 256, not {}", self.slots);
+        }
+        let d = cmd::config::WorkerDefaults {
+            slots: self.slots,
+            cache: self.cache.clone(),
+            data_dir: self.workers_dir.clone(),
+        };
+        let workers = self
+            .workers
+            .iter()
+            .map(|w| cmd::config::parse_worker(w, &d))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let scheduler_params = self
+            .scheduler_params
+            .iter()
+            .map(|kv| {
+                kv.split_once('=')
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .ok_or_else(|| anyhow::anyhow!("--scheduler-param {kv:?} is not key=value"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Some(cmd::config::Layout {
+            comments: self.comment.clone(),
+            token: self.token.clone(),
+            master: master.clone(),
+            http: self.http.clone(),
+            master_dir,
+            block_size: self.block_size.clone(),
+            replication: self.replication,
+            scan_interval: self.scan_interval.clone(),
+            heartbeat: self.heartbeat.clone(),
+            dead_after: self.dead_after,
+            scheduler: self.scheduler.clone(),
+            scheduler_params,
+            speculative: self.speculative,
+            network: self.network.clone(),
+            network_comment: self.network_comment.clone(),
+            host_rate: self.host_rate.clone(),
+            uplink_rate: self.uplink_rate.clone(),
+            workers,
+        }))
+    }
 }
 
 #[derive(Subcommand)]
@@ -497,7 +645,7 @@ enum SchedCmd {
     },
 }
 
-fn job_submit(a: &JobArgs) -> anyhow::Result<cli::job::Submit> {
+fn job_submit(a: &JobArgs) -> anyhow::Result<cmd::job::Submit> {
     let mut params = examples::jobs::JobParams {
         format_lines: a.format == RecordFormat::Lines,
         ..Default::default()
@@ -523,7 +671,7 @@ fn job_submit(a: &JobArgs) -> anyhow::Result<cli::job::Submit> {
     } else {
         a.reducers
     };
-    Ok(cli::job::Submit {
+    Ok(cmd::job::Submit {
         job: a.name.clone(),
         inputs: a.input.clone(),
         output: a.output.clone(),
@@ -665,9 +813,39 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     common::units::parse_duration(s).map_err(|e| e.to_string())
 }
 
+/// Log lines (`tracing`) on stderr: warnings by default, `-v` info, `-vv`
+/// debug, `-q` none; `RUST_LOG` (e.g. `common=debug`) wins over `-v`.
+fn init_logging(verbose: u8, quiet: bool) {
+    use tracing_subscriber::EnvFilter;
+    // -vv: this project's crates at debug, not the gRPC stack's frames
+    // (-vvv, or RUST_LOG, for those).
+    let level = match (quiet, verbose) {
+        (true, _) => "off",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, 2) => "info,mr=debug,cli=debug,common=debug,examples=debug,proto=debug,sim=debug",
+        (false, _) => "debug",
+    };
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(s) if !quiet && !s.is_empty() => EnvFilter::try_new(s),
+        _ => EnvFilter::try_new(level),
+    }
+    .unwrap_or_else(|_| EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .without_time()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
 #[tokio::main]
 async fn main() {
-    if let Err(e) = run(Cli::parse()).await {
+    let cli = Cli::parse();
+    cli::output::set_quiet(cli.quiet);
+    init_logging(cli.verbose, cli.quiet);
+    if let Err(e) = run(cli).await {
         eprintln!("mr: error: {e:#}");
         std::process::exit(1);
     }
@@ -690,7 +868,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             ..Default::default()
         };
         return tokio::task::block_in_place(|| {
-            cli::local::run(
+            cmd::local::run(
                 name,
                 file,
                 *reducers,
@@ -712,7 +890,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         ..
     }) = &cli.cmd
     {
-        return cli::schedbench::run(nodes, scheduler, *at_scale, *json);
+        return cmd::schedbench::run(nodes, scheduler, *at_scale, *json);
     }
     if let Cmd::Sim(SimArgs {
         cmd:
@@ -725,14 +903,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         ..
     }) = &cli.cmd
     {
-        return cli::sim::scenario(name, out.as_deref(), *seed, *json);
+        return cmd::sim::scenario(name, out.as_deref(), *seed, *json);
     }
     if let Cmd::Sim(SimArgs {
         cmd: Some(SimCmd::Calibrate { history, out }),
         ..
     }) = &cli.cmd
     {
-        return cli::sim::calibrate(history, out.as_deref());
+        return cmd::sim::calibrate(history, out.as_deref());
     }
     if let Cmd::Sim(a) = &cli.cmd {
         let cfg = sim::SimConfig {
@@ -773,7 +951,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 vec![]
             },
         };
-        return cli::sim::run(&cfg, &a.scheduler, a.json);
+        return cmd::sim::run(&cfg, &a.scheduler, a.json);
     }
     if let Cmd::Admin(AdminCmd::Scheduler(SchedCmd::List { json })) = &cli.cmd {
         if *json {
@@ -785,10 +963,24 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    if let Cmd::Config(ConfigCmd::Init { tls, dir, sans }) = &cli.cmd {
-        return cli::config::init(&cli.config, *tls, dir.as_deref(), sans);
+    if let Cmd::Config(ConfigCmd::Init {
+        tls,
+        dir,
+        sans,
+        write,
+    }) = &cli.cmd
+    {
+        let Some(layout) = write.layout()? else {
+            return cmd::config::init(&cli.config, *tls, dir.as_deref(), sans);
+        };
+        let out = write.out.as_deref().unwrap_or(&cli.config);
+        cmd::config::write(out, &layout, write.force)?;
+        if *tls {
+            cmd::config::init(out, true, dir.as_deref(), sans)?;
+        }
+        return Ok(());
     }
-    let cfg = cli::load_config(&cli.config)?;
+    let cfg = cmd::load_config(&cli.config)?;
     match cli.cmd {
         Cmd::Fs(c) => match c {
             FsCmd::Put {
@@ -798,18 +990,18 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 block_size,
                 force,
                 json,
-            } => cli::fs::put(&cfg, &local, &path, replication, block_size, force, json).await,
-            FsCmd::Get { path, local, json } => cli::fs::get(&cfg, &path, &local, json).await,
-            FsCmd::Cat { path } => cli::fs::cat(&cfg, &path).await,
-            FsCmd::Ls { path, json } => cli::fs::ls(&cfg, &path, json).await,
-            FsCmd::Rm { path, json } => cli::fs::rm(&cfg, &path, json).await,
-            FsCmd::Stat { path, json } => cli::fs::stat(&cfg, &path, json).await,
+            } => cmd::fs::put(&cfg, &local, &path, replication, block_size, force, json).await,
+            FsCmd::Get { path, local, json } => cmd::fs::get(&cfg, &path, &local, json).await,
+            FsCmd::Cat { path } => cmd::fs::cat(&cfg, &path).await,
+            FsCmd::Ls { path, json } => cmd::fs::ls(&cfg, &path, json).await,
+            FsCmd::Rm { path, json } => cmd::fs::rm(&cfg, &path, json).await,
+            FsCmd::Stat { path, json } => cmd::fs::stat(&cfg, &path, json).await,
         },
         Cmd::Cache(c) => match c {
-            CacheCmd::Add { path, json } => cli::cache::set(&cfg, &path, true, json).await,
-            CacheCmd::Rm { path, json } => cli::cache::set(&cfg, &path, false, json).await,
+            CacheCmd::Add { path, json } => cmd::cache::set(&cfg, &path, true, json).await,
+            CacheCmd::Rm { path, json } => cmd::cache::set(&cfg, &path, false, json).await,
             CacheCmd::Resize { size, worker } => {
-                let told = cli::cache::resize(&cfg, size, worker.as_deref()).await?;
+                let told = cmd::cache::resize(&cfg, size, worker.as_deref()).await?;
                 println!(
                     "cache bound {} on {}",
                     common::units::format_size(size),
@@ -818,7 +1010,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 Ok(())
             }
         },
-        Cmd::Cluster(ClusterCmd::Status { json }) => cli::cluster::status(&cfg, json).await,
+        Cmd::Cluster(ClusterCmd::Status { json }) => cmd::cluster::status(&cfg, json).await,
         Cmd::Cluster(ClusterCmd::Health {
             worker,
             timeout,
@@ -827,7 +1019,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             json,
         }) => {
             let (what, v) =
-                cli::cluster::wait_healthy(&cfg, worker.as_deref(), workers, timeout, wait).await?;
+                cmd::cluster::wait_healthy(&cfg, worker.as_deref(), workers, timeout, wait).await?;
             if json {
                 println!("{v}");
             } else {
@@ -837,12 +1029,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Job(c) => match c {
             JobCmd::Run(a) => {
-                let id = cli::job::submit(&cfg, job_submit(&a)?).await?;
-                let v = cli::job::wait(&cfg, id).await?;
-                cli::job::finish(&v, a.json)
+                let id = cmd::job::submit(&cfg, job_submit(&a)?).await?;
+                let v = cmd::job::wait(&cfg, id).await?;
+                cmd::job::finish(&v, a.json)
             }
             JobCmd::Submit(a) => {
-                let id = cli::job::submit(&cfg, job_submit(&a)?).await?;
+                let id = cmd::job::submit(&cfg, job_submit(&a)?).await?;
                 if a.json {
                     println!("{}", serde_json::json!({ "job_id": id }));
                 } else {
@@ -850,14 +1042,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
                 Ok(())
             }
-            JobCmd::Status { id, json } => cli::job::status(&cfg, id, json).await,
-            JobCmd::List { json } => cli::job::list(&cfg, json).await,
+            JobCmd::Status { id, json } => cmd::job::status(&cfg, id, json).await,
+            JobCmd::List { json } => cmd::job::list(&cfg, json).await,
             JobCmd::Wait { id, json } => {
-                let v = cli::job::wait(&cfg, id).await?;
-                cli::job::finish(&v, json)
+                let v = cmd::job::wait(&cfg, id).await?;
+                cmd::job::finish(&v, json)
             }
-            JobCmd::Kill { id, json } => cli::job::kill(&cfg, id, json).await,
-            JobCmd::History { id } => cli::job::history(&cfg, id).await,
+            JobCmd::Kill { id, json } => cmd::job::kill(&cfg, id, json).await,
+            JobCmd::History { id } => cmd::job::history(&cfg, id).await,
         },
         Cmd::Gen { generator, g } => {
             // Each map's share is a little under one block: output blocks are
@@ -873,7 +1065,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 maps,
                 ..Default::default()
             };
-            let s = cli::job::Submit {
+            let s = cmd::job::Submit {
                 job: generator,
                 inputs: vec![],
                 output: g.output.clone(),
@@ -884,9 +1076,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 queue: "default".into(),
                 sort_buffer: 0,
             };
-            let id = cli::job::submit(&cfg, s).await?;
-            let v = cli::job::wait(&cfg, id).await?;
-            cli::job::finish(&v, g.json)
+            let id = cmd::job::submit(&cfg, s).await?;
+            let v = cmd::job::wait(&cfg, id).await?;
+            cmd::job::finish(&v, g.json)
         }
         Cmd::Bench(b) => {
             let command = std::env::args().collect::<Vec<_>>().join(" ");
@@ -896,7 +1088,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     o.jobs = b.jobs;
                     o.mean_interarrival = b.mean_interarrival;
                     o.map_scale = b.map_scale;
-                    examples::bench::matrix::run(cfg, &o, command).await
+                    cli::bench::matrix::run(cfg, &o, command).await
                 }
                 Some(BenchCmd::Sweep {
                     kind,
@@ -904,10 +1096,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     workload,
                     common,
                 }) => {
-                    let kind = examples::bench::sweep::Kind::parse(&kind)?;
+                    let kind = cli::bench::sweep::Kind::parse(&kind)?;
                     let values = kind.values(values.as_deref().unwrap_or(kind.default_values()))?;
                     let o = bench_opts(&common, &workload, "cold")?;
-                    examples::bench::sweep::run(cfg, kind, &values, &o).await
+                    cli::bench::sweep::run(cfg, kind, &values, &o).await
                 }
                 Some(BenchCmd::Paper {
                     name,
@@ -915,18 +1107,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     reps,
                     quick,
                     seed,
-                    quiet,
                     reuse,
                 }) => {
-                    let o = examples::bench::paper::PaperOpts {
+                    let o = cli::bench::paper::PaperOpts {
                         out,
                         reps,
                         quick,
                         seed,
-                        quiet,
+                        quiet: cli::output::quiet(),
                         reuse,
                     };
-                    examples::bench::paper::run(cfg, &name, &o, command).await
+                    cli::bench::paper::run(cfg, &name, &o, command).await
                 }
                 Some(BenchCmd::Sched { .. }) => unreachable!("handled before loading the config"),
             }
@@ -936,11 +1127,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Admin(AdminCmd::Scheduler(c)) => match c {
             SchedCmd::Set { name, params, json } => {
-                cli::admin::scheduler_set(&cfg, &name, &params, json).await
+                cmd::admin::scheduler_set(&cfg, &name, &params, json).await
             }
-            SchedCmd::Show { json } => cli::admin::scheduler_show(&cfg, json).await,
+            SchedCmd::Show { json } => cmd::admin::scheduler_show(&cfg, json).await,
             SchedCmd::List { .. } => unreachable!("handled before loading the config"),
         },
-        Cmd::Admin(AdminCmd::AuthProbe { workers }) => cli::admin::auth_probe(&cfg, &workers).await,
+        Cmd::Admin(AdminCmd::AuthProbe { workers }) => cmd::admin::auth_probe(&cfg, &workers).await,
     }
 }

@@ -1,9 +1,9 @@
 //! `mr local JOB FILE`: the same map and reduce code in one process with no
 //! cluster, the baseline every cluster figure is compared against.
 
-use crate::jobs::{registry, JobParams};
-use crate::local::{try_run_local, LocalOptions};
 use anyhow::Context;
+use examples::jobs::{registry, JobParams};
+use examples::local::{try_run_local, LocalOptions};
 use std::path::Path;
 use std::time::Instant;
 

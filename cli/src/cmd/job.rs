@@ -1,12 +1,11 @@
 //! `mr job ...`, `mr gen ...`: submit, follow and inspect jobs.
 
-use crate::jobs::{registry, JobParams, Partitioning};
-use crate::output::table;
+use crate::output::{table, JobProgress};
 use anyhow::{bail, Context};
 use common::config::ClusterConfig;
 use common::dfs::{Dfs, DfsError};
+use examples::jobs::{registry, JobParams, Partitioning};
 use serde_json::Value;
-use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 /// Everything `job run`/`job submit`/`gen` can say about a job.
@@ -47,7 +46,7 @@ pub async fn submit(cfg: &ClusterConfig, s: Submit) -> anyhow::Result<u64> {
             inputs: s.inputs.clone(),
             output: s.output.clone(),
             reducers: s.reducers,
-            params_json: crate::spec::params_to_json(&params),
+            params_json: examples::spec::params_to_json(&params),
             output_replication: s.output_replication,
             splits: splits.into_iter().map(Into::into).collect(),
             queue: s.queue.clone(),
@@ -64,7 +63,7 @@ pub async fn submit(cfg: &ClusterConfig, s: Submit) -> anyhow::Result<u64> {
 /// input, as Hadoop's TeraSort samples its splits before it starts.
 async fn sample_splits(
     dfs: &Dfs,
-    job: &dyn crate::jobs::Job,
+    job: &dyn examples::jobs::Job,
     params: &JobParams,
     inputs: &[String],
     reducers: u32,
@@ -128,7 +127,7 @@ async fn sample_splits(
             data.extend_from_slice(&c.data);
         }
         // A cut record at the sample's end may error; the keys before it count.
-        let mut ctx = crate::jobs::TaskCtx {
+        let mut ctx = examples::jobs::TaskCtx {
             params: params.clone(),
             ..Default::default()
         };
@@ -138,12 +137,12 @@ async fn sample_splits(
                 keys.push(k2.to_vec())
             });
         };
-        let _ = crate::jobs::formats::read_split(format, &data, *off, &mut none, &mut on);
+        let _ = examples::jobs::formats::read_split(format, &data, *off, &mut none, &mut on);
     }
     if keys.is_empty() {
         bail!("sampling the input found no records");
     }
-    Ok(crate::jobs::formats::choose_splits(keys, reducers))
+    Ok(examples::jobs::formats::choose_splits(keys, reducers))
 }
 
 /// A job's summary object, as the master builds it.
@@ -198,15 +197,13 @@ fn is_final(v: &Value) -> bool {
 /// Polls a job to its end, drawing progress on a terminal.
 pub async fn wait(cfg: &ClusterConfig, id: u64) -> anyhow::Result<Value> {
     let dfs = Dfs::connect(cfg)?;
-    let tty = std::io::stderr().is_terminal();
-    let t = Instant::now();
-    let mut last_line = String::new();
+    let mut progress = JobProgress::new();
     let mut away: Option<Instant> = None;
     loop {
         let v = match get(&dfs, id).await {
             Ok(v) => {
                 if away.take().is_some() {
-                    eprintln!("job {id}: the master answers again");
+                    progress.note(&format!("job {id}: the master answers again"));
                 }
                 v
             }
@@ -215,10 +212,10 @@ pub async fn wait(cfg: &ClusterConfig, id: u64) -> anyhow::Result<Value> {
                 // for: the job may still be there if it only lost a call.
                 MasterGone::Unreachable if away.is_none_or(|t| t.elapsed() < MASTER_WAIT) => {
                     if away.is_none() {
-                        eprintln!(
+                        progress.note(&format!(
                             "job {id}: the master does not answer ({e:#}); waiting up to {}s",
                             MASTER_WAIT.as_secs()
-                        );
+                        ));
                     }
                     away.get_or_insert_with(Instant::now);
                     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -226,33 +223,16 @@ pub async fn wait(cfg: &ClusterConfig, id: u64) -> anyhow::Result<Value> {
                 }
                 // Jobs live in the master's memory: one that restarted has
                 // forgotten this job (its history on disk says how it ended).
-                MasterGone::Forgot if away.is_some() || !last_line.is_empty() => anyhow::bail!(
+                MasterGone::Forgot if away.is_some() || progress.started() => anyhow::bail!(
                     "the master restarted and no longer knows job {id}: it did not finish; \
                      resubmit it (its input is intact, and nothing of its output was committed)"
                 ),
                 _ => return Err(e),
             },
         };
-        let p = &v["progress"];
-        let line = format!(
-            "job {id} {} [{}]: map {}/{} reduce {}/{}",
-            v["job"].as_str().unwrap_or(""),
-            v["state"].as_str().unwrap_or(""),
-            p["maps_done"],
-            v["maps"],
-            p["reduces_done"],
-            v["reduces"]
-        );
-        if tty {
-            eprint!("\r{line} ({:.1}s)   ", t.elapsed().as_secs_f64());
-        } else if line != last_line {
-            eprintln!("{line}");
-        }
-        last_line = line;
+        progress.update(&v);
         if is_final(&v) {
-            if tty {
-                eprintln!();
-            }
+            progress.finish();
             return Ok(v);
         }
         tokio::time::sleep(Duration::from_millis(200)).await;

@@ -3,11 +3,11 @@
 //! while the machine is in much the same state.
 
 use super::cluster::Cluster;
-use super::progress::MatrixProgress;
 use super::report::{self, Meta};
 use super::results::{CsvWriter, Row};
 use super::runner::{Cell, Runner};
 use super::Opts;
+use crate::output::MatrixProgress;
 use anyhow::{bail, Context};
 use common::config::ClusterConfig;
 
@@ -132,6 +132,22 @@ pub async fn run_cells(
     (rows, failures)
 }
 
+/// Warns, when dropped holding a name, that the policy active before the
+/// benchmark was not put back: an error ended the run before
+/// [`restore_scheduler`] (which clears it).
+pub struct SchedulerLeft(pub Option<String>);
+
+impl Drop for SchedulerLeft {
+    fn drop(&mut self) {
+        if let Some(name) = &self.0 {
+            tracing::warn!(
+                "could not restore the original scheduler {name}: the benchmark stopped on an error; \
+                 set it back with `mr admin scheduler set {name}`"
+            );
+        }
+    }
+}
+
 /// Puts back the policy, with its parameters, that was active before.
 pub async fn restore_scheduler(runner: &Runner, before: &proto::SchedulerResponse) {
     if let Err(e) = runner
@@ -139,6 +155,10 @@ pub async fn restore_scheduler(runner: &Runner, before: &proto::SchedulerRespons
         .set_scheduler_with(&before.name, before.params.clone())
         .await
     {
-        tracing::warn!("could not restore scheduler {}: {e:#}", before.name);
+        tracing::warn!(
+            "could not restore the original scheduler {}: {e:#}; set it back with `mr admin scheduler set {}`",
+            before.name,
+            before.name
+        );
     }
 }

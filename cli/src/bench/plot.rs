@@ -1180,7 +1180,7 @@ mod tests {
     /// Renders one realistic example of each chart (`plot-demo-*.png` in
     /// `MR_PLOT_DEMO_DIR`, else a scratch directory) for a person to look
     /// at, and checks that each is a PNG: `MR_PLOT_DEMO_DIR=/tmp cargo test
-    /// -p examples --lib plot::tests::demo`.
+    /// -p cli --lib plot::tests::demo`.
     #[test]
     fn demo() {
         let dir = std::env::var_os("MR_PLOT_DEMO_DIR")

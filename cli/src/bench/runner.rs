@@ -4,12 +4,12 @@
 use super::cluster::{ensure_succeeded, policy_text, Cluster, Entry};
 use super::mixed;
 use super::oracle::{RecordSum, WordCounts};
-use super::progress::MatrixProgress;
 use super::results::Row;
 use super::{CacheMode, Workload};
-use crate::cli::job::Submit;
-use crate::jobs::JobParams;
+use crate::cmd::job::Submit;
+use crate::output::MatrixProgress;
 use anyhow::{bail, Context};
+use examples::jobs::JobParams;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 

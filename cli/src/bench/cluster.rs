@@ -3,12 +3,12 @@
 //! returning values instead of printing, so a matrix of runs can be driven
 //! from one process.
 
-use crate::cli::job::{self, Submit};
-use crate::jobs::JobParams;
+use crate::cmd::job::{self, Submit};
 use anyhow::{bail, Context};
 use bytes::{Bytes, BytesMut};
 use common::config::ClusterConfig;
 use common::dfs::{Dfs, DfsError};
+use examples::jobs::JobParams;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 

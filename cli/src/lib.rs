@@ -1,0 +1,12 @@
+//! The client side of the runtime: the `mr` command line, the benchmark
+//! harness and its reports. The jobs themselves are the `examples` crate,
+//! which the workers link too.
+//!
+//! # Layout
+//! - [`bench`]: `mr bench`, the benchmark harness and its reports.
+//! - [`cmd`]: one module per `mr` command group (`fs`, `cache`, `cluster`).
+//! - [`output`]: terminal progress and human tables.
+
+pub mod bench;
+pub mod cmd;
+pub mod output;
