@@ -1,6 +1,7 @@
 //! The client side of the runtime: the `mr` command line, the benchmark
 //! harness and its reports. The jobs themselves are the `examples` crate,
 //! which the workers link too.
+//! How it fits with the other crates: `docs/architecture.md`.
 //!
 //! # Layout
 //! - [`bench`]: `mr bench`, the benchmark harness and its reports.

@@ -1,4 +1,5 @@
 //! Types shared by every process of the runtime.
+//! How it fits with the other crates: `docs/architecture.md`.
 //!
 //! # Layout
 //! - [`config`]: `cluster.toml`, parsed and validated.

@@ -1,5 +1,6 @@
 //! mr-worker: stores blocks, caches them in a byte-bounded LRU, reports its
 //! resources, and (with the MapReduce engine) runs tasks.
+//! How it fits with the other crates: `docs/architecture.md`.
 //!
 //! # Layout
 //! - [`store`]: one file per block plus its CRC32C, read through `memmap2`.

@@ -475,12 +475,12 @@ impl Runner {
                 }
                 let mut params = JobParams::default();
                 params.extra.extend(sum.params());
-                let validator = if workload == Workload::Sort {
+                if workload == Workload::Sort {
                     params.extra.insert("total_order".into(), "true".into());
-                    "sortvalidate"
-                } else {
-                    "teravalidate"
-                };
+                }
+                let validator = examples::jobs::registry::lookup(workload.job())
+                    .and_then(|j| j.validator())
+                    .ok_or_else(|| anyhow::anyhow!("{} has no validator", workload.job()))?;
                 let s = Submit {
                     job: validator.into(),
                     inputs: vec![out.into()],

@@ -187,3 +187,10 @@ pub trait Job: Send + Sync {
     /// Called once after the last `reduce` of a task (validators report here).
     fn reduce_finish(&self, _ctx: &mut TaskCtx, _out: &mut dyn Emit) {}
 }
+
+/// A job's per-task state behind a lock that survives a panic in another
+/// task (the panicking task's entry is simply abandoned), as the worker's
+/// own locks do (`common::sync::lock`; this crate does not link `common`).
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -9,9 +9,9 @@
 //! ended. The map output is thus a few bytes per block whatever the data size.
 
 use super::gen::{share, splitmix64};
+use super::lock;
 use super::sort::{split_tab, total_order};
 use super::{Emit, InputFormat, Job, JobParams, OutputFormat, Partitioning, TaskCtx};
-use common::sync::lock;
 use std::collections::HashMap;
 use std::sync::Mutex;
 

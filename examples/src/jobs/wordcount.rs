@@ -8,8 +8,8 @@
 //! are bounded ([`MAX_HELD_WORDS`]) and flushed through `emit` when full, so
 //! memory stays bounded on any vocabulary.
 
+use super::lock;
 use super::{Emit, Job, OutputFormat, TaskCtx};
-use common::sync::lock;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
