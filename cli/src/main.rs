@@ -666,15 +666,11 @@ fn job_submit(a: &JobArgs) -> anyhow::Result<cmd::job::Submit> {
     if a.sort_buffer == Some(0) {
         anyhow::bail!("--sort-buffer must be between 1MiB and 4GiB (got 0)");
     }
-    // A validator reads everything in one reduce, whatever was asked.
-    let reducers = examples::jobs::registry::lookup(&a.name)
-        .and_then(|j| j.fixed_reducers())
-        .unwrap_or(a.reducers);
     Ok(cmd::job::Submit {
         job: a.name.clone(),
         inputs: a.input.clone(),
         output: a.output.clone(),
-        reducers,
+        reducers: a.reducers,
         params,
         output_replication: a.output_replication.unwrap_or(0),
         output_block_size: 0,

@@ -33,11 +33,13 @@ pub async fn submit(cfg: &ClusterConfig, s: Submit) -> anyhow::Result<u64> {
         )
     })?;
     let dfs = Dfs::connect(cfg)?;
+    // A validator reads everything in one reduce, whatever was asked.
+    let reducers = job.fixed_reducers().unwrap_or(s.reducers);
     let mut params = s.params.clone();
-    params.reducers = s.reducers;
+    params.reducers = reducers;
     let mut splits = Vec::new();
-    if !job.map_only() && job.partitioning(&params) == Partitioning::TotalOrder && s.reducers > 1 {
-        splits = sample_splits(&dfs, job.as_ref(), &params, &s.inputs, s.reducers).await?;
+    if !job.map_only() && job.partitioning(&params) == Partitioning::TotalOrder && reducers > 1 {
+        splits = sample_splits(&dfs, job.as_ref(), &params, &s.inputs, reducers).await?;
     }
     let r = dfs
         .master()
@@ -45,7 +47,7 @@ pub async fn submit(cfg: &ClusterConfig, s: Submit) -> anyhow::Result<u64> {
             job: s.job.clone(),
             inputs: s.inputs.clone(),
             output: s.output.clone(),
-            reducers: s.reducers,
+            reducers,
             params_json: examples::spec::params_to_json(&params),
             output_replication: s.output_replication,
             splits: splits.into_iter().map(Into::into).collect(),

@@ -175,6 +175,8 @@ impl Jobs {
             output: output.to_string(),
             reducers,
             params_json: examples::spec::params_to_json(&params),
+            params,
+            is_validator: job.is_validator(),
             output_replication: replication,
             output_block_size: out_bs,
             splits: req.splits,

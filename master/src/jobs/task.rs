@@ -138,6 +138,10 @@ pub struct JobSpec {
     pub output: String,
     pub reducers: u32,
     pub params_json: String,
+    /// `params_json` decoded, once, at submission.
+    pub params: examples::jobs::JobParams,
+    /// A validator fails when what it checked is wrong (`Job::is_validator`).
+    pub is_validator: bool,
     pub output_replication: u32,
     pub output_block_size: u64,
     pub splits: Vec<Vec<u8>>,
@@ -156,6 +160,8 @@ impl JobSpec {
             output: "/out".into(),
             reducers,
             params_json: String::new(),
+            params: Default::default(),
+            is_validator: false,
             output_replication: 1,
             output_block_size: 1 << 20,
             splits: vec![],
