@@ -17,7 +17,10 @@
 //!
 //! Imports run one way: `grpc` and `http` → `core` → the owners; `jobs`
 //! reads `blocks`; `blocks` and `jobs` read `cluster` and queue commands
-//! for it; `cluster` names the commands' payloads only.
+//! for it. `cluster/command.rs` names the commands' payloads, which are
+//! plain-data files of the owners (`blocks/namespace.rs`, `jobs/launch.rs`,
+//! `jobs/report.rs`) that import nothing back: no file imports another that
+//! imports it.
 
 pub mod blocks;
 pub mod cluster;

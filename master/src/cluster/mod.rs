@@ -4,24 +4,18 @@
 //! where, in which rack) and queue commands through the coordinator; only
 //! the coordinator changes it.
 
+pub mod addr;
 pub mod command;
 pub mod history;
 pub mod status;
 
 use crate::blocks::namespace::BlockMeta;
+pub use addr::WorkerAddr;
 pub use command::{Command, Outbox};
 use common::placement::Candidate;
 pub use common::resources::ResourceVector;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-
-/// A worker's name and where to reach it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorkerAddr {
-    pub name: String,
-    pub addr: String,
-    pub rack: String,
-}
 
 /// One worker incarnation. The entry outlives a death so that `cluster
 /// status` keeps showing the worker, and so that its old epoch can be fenced.

@@ -4,7 +4,7 @@
 use super::job::{staging_part, Job, TaskStatus};
 use super::report::AttemptRef;
 use crate::blocks::namespace::BlockMeta;
-use crate::cluster::WorkerAddr;
+use crate::cluster::addr::WorkerAddr;
 use common::sched::{TaskId, TaskKind};
 
 /// A block and who holds it.
