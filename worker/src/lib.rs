@@ -82,7 +82,9 @@ pub async fn run(
             drain::run(node, grace, hb).await;
         }
     };
-    let mut server = tonic::transport::Server::builder();
+    let mut server = tonic::transport::Server::builder()
+        .initial_stream_window_size(common::dfs::STREAM_WINDOW)
+        .initial_connection_window_size(common::dfs::CONNECTION_WINDOW);
     if let Some(t) = tls {
         tracing::info!(worker = %name, "gRPC over TLS only");
         server = server.tls_config(t)?;
