@@ -149,6 +149,29 @@ impl Drop for SchedulerLeft {
 }
 
 /// Puts back the policy, with its parameters, that was active before.
+/// Every worker's cache size as `cluster.toml` sets it, to put back after
+/// an experiment that bounds the caches ([`restore_caches`]).
+pub fn configured_caches(cfg: &common::config::ClusterConfig) -> Vec<(String, u64)> {
+    cfg.workers
+        .iter()
+        .map(|w| (w.name.clone(), w.cache))
+        .collect()
+}
+
+/// Resizes each worker's cache back to `configured`, warning (not failing)
+/// where a worker cannot be told.
+pub async fn restore_caches(runner: &Runner, configured: &[(String, u64)]) {
+    for (w, bytes) in configured {
+        if let Err(e) = runner.cluster.resize_caches(*bytes, w).await {
+            tracing::warn!(
+                worker = %w,
+                "could not restore the original cache size {}: {e:#}",
+                common::units::format_size(*bytes)
+            );
+        }
+    }
+}
+
 pub async fn restore_scheduler(runner: &Runner, before: &proto::SchedulerResponse) {
     if let Err(e) = runner
         .cluster

@@ -16,7 +16,7 @@
 //! `sweep-KIND.png`.
 
 use super::cluster::Cluster;
-use super::matrix::{restore_scheduler, run_cells};
+use super::matrix::{configured_caches, restore_caches, restore_scheduler, run_cells};
 use super::plot::{self, Series};
 use super::results::{median, CsvWriter, Row};
 use super::runner::{Cell, Runner};
@@ -122,11 +122,7 @@ pub async fn run(
     }
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("cannot create the output directory {}", opts.out.display()))?;
-    let configured: Vec<(String, u64)> = cfg
-        .workers
-        .iter()
-        .map(|w| (w.name.clone(), w.cache))
-        .collect();
+    let configured = configured_caches(&cfg);
     let mut runner = Runner::new(Cluster::connect(cfg)?).await?;
     runner.history_dir = Some(opts.out.join("history"));
     let before = runner.cluster.scheduler().await?;
@@ -195,15 +191,7 @@ pub async fn run(
     }
     progress.end();
     if kind == Kind::CacheSize {
-        for (w, bytes) in &configured {
-            if let Err(e) = runner.cluster.resize_caches(*bytes, w).await {
-                tracing::warn!(
-                    worker = %w,
-                    "could not restore the original cache size {}: {e:#}",
-                    format_size(*bytes)
-                );
-            }
-        }
+        restore_caches(&runner, &configured).await;
     }
     restore_scheduler(&runner, &before).await;
     if let Some(e) = aborted {

@@ -24,7 +24,9 @@ pub mod simulator;
 pub mod stats;
 
 use super::cluster::Cluster;
-use super::matrix::{restore_scheduler, run_cells, SchedulerLeft};
+use super::matrix::{
+    configured_caches, restore_caches, restore_scheduler, run_cells, SchedulerLeft,
+};
 use super::report::utc;
 use super::results::{CsvWriter, Row};
 use super::runner::{Cell, Runner};
@@ -297,11 +299,7 @@ pub async fn run(
     }
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("cannot create the output directory {}", opts.out.display()))?;
-    let configured: Vec<(String, u64)> = cfg
-        .workers
-        .iter()
-        .map(|w| (w.name.clone(), w.cache))
-        .collect();
+    let configured = configured_caches(&cfg);
     let mut runner = if opts.reuse {
         None
     } else {
@@ -365,15 +363,7 @@ pub async fn run(
         drop(ctx);
         if let Some(r) = &runner {
             // Experiments that bound the caches leave them bounded on error.
-            for (w, bytes) in &configured {
-                if let Err(e) = r.cluster.resize_caches(*bytes, w).await {
-                    tracing::warn!(
-                        worker = %w,
-                        "could not restore the original cache size {}: {e:#}",
-                        common::units::format_size(*bytes)
-                    );
-                }
-            }
+            restore_caches(r, &configured).await;
         }
         let report = match report {
             Ok(r) => r,
