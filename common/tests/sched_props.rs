@@ -487,6 +487,15 @@ fn indexed_queries_match_the_scan() {
                             let got = w.best_map(job, node, level, avoid).map(|(l, t)| (l, t.id));
                             assert_eq!(got, want, "seed {seed} best {job} {} {level:?}", node.name);
                         }
+                        let want = plain
+                            .best_map_on_disk(job, node, level, avoid)
+                            .map(|(l, t)| (l, t.id));
+                        for w in [&v, &fresh] {
+                            let got = w
+                                .best_map_on_disk(job, node, level, avoid)
+                                .map(|(l, t)| (l, t.id));
+                            assert_eq!(got, want, "seed {seed} disk {job} {} {level:?}", node.name);
+                        }
                         let want = plain.first_map_at(job, node, level, avoid).map(|t| t.id);
                         for w in [&v, &fresh] {
                             let got = w.first_map_at(job, node, level, avoid).map(|t| t.id);

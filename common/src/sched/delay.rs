@@ -6,6 +6,8 @@
 //! that launches a local map starts waiting afresh. Both waits default to
 //! 1.5 heartbeat intervals, the paper's default D. Unlike Hadoop's default
 //! rule, a node may get several non-local maps in one heartbeat (II.B).
+//! Locality is by replicas alone, caches unseen, as in Hadoop
+//! (`ClusterView::disk_locality`).
 
 use super::compose::{Queue, Technique};
 use super::error::SchedError;
@@ -77,9 +79,11 @@ impl Technique for Delay {
         while free > 0 {
             let mut chosen = None;
             for job in queue.jobs() {
-                let Some((level, best)) = view.best_map(*job, node, Locality::OffRack, |t| {
-                    allowed(t) && !taken.contains(&t.id)
-                }) else {
+                let Some((level, best)) =
+                    view.best_map_on_disk(*job, node, Locality::OffRack, |t| {
+                        allowed(t) && !taken.contains(&t.id)
+                    })
+                else {
                     continue;
                 };
                 let launch = if level.is_local() {

@@ -9,6 +9,12 @@
 //!
 //! "Non-local" picks a rack-local task before an off-rack one, as Hadoop's
 //! `obtainNewNonLocalMapTask` scans the node's rack first.
+//!
+//! Locality is by the block's replicas alone, as Hadoop's `JobInProgress`
+//! knows it (`ClusterView::disk_locality`): a cached copy neither draws
+//! the task nor makes it local. The CLQLMRS paper's FIFO baseline is this
+//! cache-blind rule, and its Fig. 5 (cache locality rising with the cache
+//! size above FIFO's) only shows against it.
 
 use super::compose::{Queue, Technique};
 use super::*;
@@ -62,9 +68,9 @@ pub fn assign_maps_fifo(view: &ClusterView, node: &NodeView, queue: &mut Queue) 
     let mut first: Option<u64> = None;
     while free > 0 {
         // The first job with a map left, and its best map: least
-        // (locality, index).
+        // (locality by replicas, index).
         let pick = queue.jobs().iter().find_map(|job| {
-            view.best_map(*job, node, Locality::OffRack, |t| {
+            view.best_map_on_disk(*job, node, Locality::OffRack, |t| {
                 allowed(t) && !taken.contains(&t.id)
             })
             .map(|b| (*job, b))
@@ -127,6 +133,40 @@ mod tests {
         // Strict order: c gets job 1's non-local task, not job 2's local one.
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].task.job, 1);
+    }
+
+    /// Hadoop's rule sees replicas, not caches: a cached copy neither
+    /// draws a later map ahead of an earlier node-local one, nor makes a
+    /// map local to a node that holds no replica of it.
+    #[test]
+    fn caches_are_unseen() {
+        let v = testkit::view(
+            vec![node("a", "r1", 1), node("b", "r2", 1)],
+            vec![job(1, 3)],
+            vec![
+                testkit::map(1, 0, 0, &["a"], &[]),
+                testkit::map(1, 1, 1, &["a"], &["a"]),
+                testkit::map(1, 2, 2, &["a"], &["b"]),
+            ],
+        );
+        let a = Fifo.assign(&v, Trigger::Heartbeat("a".into()));
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].task.index, 0, "the least index, not the cached map");
+        // On b nothing is local by replicas: one off-rack map, the first.
+        let b = Fifo.assign(&v, Trigger::Heartbeat("b".into()));
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].task.index, 0, "the cached copy on b is unseen");
+        for indexed in [false, true] {
+            let w = if indexed {
+                v.clone().with_locality_index()
+            } else {
+                v.clone()
+            };
+            let (level, t) = w
+                .best_map_on_disk(1, w.node("b").unwrap(), Locality::OffRack, |_| true)
+                .unwrap();
+            assert_eq!((level, t.id.index), (Locality::OffRack, 0));
+        }
     }
 
     #[test]

@@ -519,6 +519,69 @@ impl LocalityIndex {
         }
     }
 
+    /// The locality of entry `e` on node `n` by replicas alone (see
+    /// `ClusterView::disk_locality`).
+    fn disk_level_of(&self, e: &Entry, n: usize) -> Locality {
+        if e.disk.contains(&(n as u32)) {
+            return Locality::NodeLocal;
+        }
+        let r = self.rack[n];
+        if e.disk.iter().any(|&h| self.rack[h as usize] == r) {
+            Locality::RackLocal
+        } else if e.generator {
+            Locality::NodeLocal
+        } else {
+            Locality::OffRack
+        }
+    }
+
+    /// Position of the least `(locality by replicas, index)` map of `job`
+    /// on node `n` accepted by `ok`, if that locality is at most `worst`.
+    /// The search is exact for the reason the module docs give, with the
+    /// sets: a replica on the node or a generator (node-local), a replica
+    /// in the rack (rack-local), every map (off-rack).
+    pub fn best_on_disk(
+        &self,
+        job: u64,
+        n: usize,
+        worst: Locality,
+        ok: &mut dyn FnMut(usize) -> bool,
+    ) -> Option<(Locality, usize)> {
+        if !self.jobs.contains_key(&job) || worst < Locality::NodeLocal {
+            return None;
+        }
+        let r = self.rack[n] as usize;
+        let range = job_maps(job);
+        let mut take = |id: &TaskId| ok(self.entries[id].pos);
+        let mut node_local = || {
+            let disk = self.node_disk[n].range(range.clone()).find(|id| take(id));
+            let gens = self.gens.range(range.clone()).find(|id| take(id));
+            let odd = self.odd.range(range.clone()).find(|id| {
+                self.disk_level_of(&self.entries[id], n) == Locality::NodeLocal && take(id)
+            });
+            [disk, gens, odd].into_iter().flatten().min().copied()
+        };
+        let found = match node_local() {
+            Some(id) => Some((Locality::NodeLocal, id)),
+            None if worst >= Locality::RackLocal => {
+                match self.rack_disk[r]
+                    .range(range.clone())
+                    .find(|(id, _)| take(id))
+                {
+                    Some((id, _)) => Some((Locality::RackLocal, *id)),
+                    None if worst >= Locality::OffRack => self
+                        .maps
+                        .range(range)
+                        .find(|id| take(id))
+                        .map(|id| (Locality::OffRack, *id)),
+                    None => None,
+                }
+            }
+            None => None,
+        };
+        found.map(|(l, id)| (l, self.entries[&id].pos))
+    }
+
     /// Position of the least `(locality, index)` map of `job` on node `n`
     /// accepted by `ok`, if its locality is at most `worst`.
     pub fn best(

@@ -18,6 +18,9 @@
 //! `LocalityMarker[i] == 0`, which would make its non-local branch
 //! unreachable; we follow the text of section III, which says what the
 //! branches are for: the first failure in a row marks, the second assigns.
+//!
+//! "Local" is by the block's replicas, caches unseen, as in the paper's
+//! Hadoop (`ClusterView::disk_locality`).
 
 use super::compose::{Queue, Technique};
 use super::error::SchedError;
@@ -89,7 +92,7 @@ impl Technique for Matchmaking {
         while s > 0 {
             let previous = self.markers.get(&node.name).copied();
             let local = queue.jobs().iter().find_map(|job| {
-                view.best_map(*job, node, Locality::NodeLocal, |t| usable(t, &taken))
+                view.best_map_on_disk(*job, node, Locality::NodeLocal, |t| usable(t, &taken))
                     .map(|(_, t)| t)
             });
             if let Some(t) = local {
@@ -107,7 +110,7 @@ impl Technique for Matchmaking {
                 // Second failure in a row: one non-local map from the first
                 // job that has one, then stop.
                 let non_local = queue.jobs().iter().find_map(|job| {
-                    view.best_map(*job, node, Locality::OffRack, |t| usable(t, &taken))
+                    view.best_map_on_disk(*job, node, Locality::OffRack, |t| usable(t, &taken))
                         .map(|(_, t)| t)
                 });
                 if let Some(t) = non_local {

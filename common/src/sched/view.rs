@@ -170,6 +170,27 @@ impl ClusterView {
         Locality::OffRack
     }
 
+    /// The locality of `task` on `node` as Hadoop's schedulers see it: by
+    /// the block's replicas alone, caches unseen. Hadoop's default rule,
+    /// delay scheduling and matchmaking place maps by the replicas'
+    /// hosts (`obtainNewLocalMapTask`); only the cache-aware policies
+    /// (ACL, CLQLMRS, atlas) look at caches. A cached block still counts
+    /// as cache-local in the metrics: a blind policy may land on it by
+    /// chance.
+    pub fn disk_locality(&self, task: &PendingTask, node: &NodeView) -> Locality {
+        if task.replicas.contains(&node.name) {
+            return Locality::NodeLocal;
+        }
+        let same_rack = |n: &String| self.node(n).is_some_and(|x| x.rack == node.rack);
+        if task.replicas.iter().any(same_rack) {
+            return Locality::RackLocal;
+        }
+        if task.block.is_none() {
+            return Locality::NodeLocal;
+        }
+        Locality::OffRack
+    }
+
     /// Each node's name and rack, in `nodes` order: what the locality
     /// index needs of the nodes.
     pub fn sites(&self) -> Vec<NodeSite<'_>> {
@@ -280,6 +301,30 @@ impl ClusterView {
             .iter()
             .filter(|t| t.job == job && t.kind == TaskKind::Map && usable(t))
             .map(|t| (self.locality(t, node), t))
+            .filter(|(l, _)| *l <= worst)
+            .min_by_key(|(l, t)| (*l, t.id.index))
+    }
+
+    /// The map of `job` with the least `(disk locality on node, index)`
+    /// among those `usable` accepts, if that locality is at most `worst`
+    /// (one of node-local, rack-local, off-rack): the choice of a
+    /// cache-blind scheduler ([`ClusterView::disk_locality`]).
+    pub fn best_map_on_disk(
+        &self,
+        job: u64,
+        node: &NodeView,
+        worst: Locality,
+        usable: impl Fn(&PendingTask) -> bool,
+    ) -> Option<(Locality, &PendingTask)> {
+        if let Some((ix, n)) = self.indexed(node) {
+            return ix
+                .best_on_disk(job, n, worst, &mut |p| usable(&self.pending[p]))
+                .map(|(l, p)| (l, &self.pending[p]));
+        }
+        self.pending
+            .iter()
+            .filter(|t| t.job == job && t.kind == TaskKind::Map && usable(t))
+            .map(|t| (self.disk_locality(t, node), t))
             .filter(|(l, _)| *l <= worst)
             .min_by_key(|(l, t)| (*l, t.id.index))
     }
