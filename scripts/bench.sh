@@ -6,7 +6,11 @@
 # single-process baseline measured in this run, where each job's time went
 # (the summary's phases_s) and each worker's peak memory.
 #   scripts/bench.sh [--size 1GiB] [--dir DIR] [--block-size 64MiB] [--reducers 6]
-#                    [--jobs wordcount,sort,terasort] [--cold]
+#                    [--jobs wordcount,sort,terasort] [--cold] [--reps 1] [--no-local]
+# --reps N: each job runs N times on the same input; the table shows every
+# run and the median of the N (job time, phases; memory: the highest).
+# --no-local: skip the single-process baseline (at sizes that do not fit
+# one process's memory).
 # --cold: each job runs twice, first with the input dropped from the block
 # caches and from the OS page cache (root: sync, then 3 into
 # /proc/sys/vm/drop_caches), then again at once (warm); the table shows both.
@@ -15,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SIZE=1GiB BLOCK=64MiB REDUCERS=6 JOBS=wordcount,sort,terasort COLD=0
+SIZE=1GiB BLOCK=64MiB REDUCERS=6 JOBS=wordcount,sort,terasort COLD=0 REPS=1 LOCAL=1
 DIR=$(mktemp -d /tmp/mr-bench.XXXXXX)
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -25,10 +29,13 @@ while [ $# -gt 0 ]; do
     --reducers) REDUCERS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --cold) COLD=1; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --reps) REPS=$2; shift 2 ;;
+    --no-local) LOCAL=0; shift ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
+[[ "$REPS" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --reps must be a whole number >= 1" >&2; exit 2; }
 cargo build --release --bins --workspace
 MR="$ROOT/target/release/mr"
 trap 'touch "$DIR/anon.stop" 2>/dev/null; scripts/cluster.sh down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
@@ -73,17 +80,28 @@ bench() { # label generator job extra-job-args...
   local label=$1 gen=$2 job=$3; shift 3
   echo "== $label: generating $SIZE with $gen" >&2
   "$MR" gen "$gen" --size "$SIZE" --output "/in-$label" >/dev/null
-  local runs=(as-left)
-  [ "$COLD" = 1 ] && runs=(cold warm)
-  for run in "${runs[@]}"; do cluster_run "$label" "$run" "$job" "$@"; done
-  echo "== $label: single-process baseline" >&2
-  : > "$DIR/local.in"
-  for p in $("$MR" fs ls "/in-$label" --json | python3 -c 'import json,sys; [print(e["path"]) for e in json.load(sys.stdin) if "/part-" in e["path"]]'); do
-    "$MR" fs cat "$p" >> "$DIR/local.in"
+  local kinds=(as-left)
+  [ "$COLD" = 1 ] && kinds=(cold warm)
+  local runs=()
+  for rep in $(seq 1 "$REPS"); do
+    for kind in "${kinds[@]}"; do
+      local run=$kind
+      [ "$REPS" -gt 1 ] && run="$kind-$rep"
+      cluster_run "$label" "$run" "$job" "$@"
+      runs+=("$run")
+    done
   done
-  local fmt=kv
-  "$MR" local "$job" "$DIR/local.in" --reducers "$REDUCERS" --format "$fmt" --json > "$DIR/local.json"
-  rm -f "$DIR/local.in"
+  if [ "$LOCAL" = 1 ]; then
+    echo "== $label: single-process baseline" >&2
+    : > "$DIR/local.in"
+    for p in $("$MR" fs ls "/in-$label" --json | python3 -c 'import json,sys; [print(e["path"]) for e in json.load(sys.stdin) if "/part-" in e["path"]]'); do
+      "$MR" fs cat "$p" >> "$DIR/local.in"
+    done
+    "$MR" local "$job" "$DIR/local.in" --reducers "$REDUCERS" --format kv --json > "$DIR/local.json"
+    rm -f "$DIR/local.in"
+  else
+    echo '{}' > "$DIR/local.json"
+  fi
   for run in "${runs[@]}"; do
     python3 - "$label" "$run" "$DIR/job-$run.json" "$DIR/local.json" "$DIR/anon-$run.peak" >> "$OUT" <<'PY'
 import json, sys
@@ -99,27 +117,49 @@ case ",$JOBS," in *,terasort,*) bench terasort teragen terasort ;; esac
 
 peaks=$(for p in "$DIR"/pids/w*.pid; do n=$(basename "$p" .pid); echo "$n $(awk '/VmHWM/{print $2}' /proc/"$(cat "$p")"/status 2>/dev/null || echo 0)"; done)
 python3 - "$OUT" "$peaks" <<'PY'
-import json, sys
+import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print(f"{'benchmark':<11}{'run':>8}{'input MiB':>10}{'cluster s':>11}{'MiB/s':>8}{'local s':>9}{'cluster/local':>15}{'local %':>9}{'state':>11}")
+PH = ("map", "shuffle", "merge", "reduce", "commit")
+def kind(r):
+    return r["run"].rsplit("-", 1)[0] if r["run"].rsplit("-", 1)[-1].isdigit() else r["run"]
+# With --reps, a median row follows each job's runs of one kind.
+groups = {}
 for r in rows:
+    groups.setdefault((r["label"], kind(r)), []).append(r)
+table = []
+for (label, k), rs in groups.items():
+    table += rs
+    if len(rs) > 1:
+        med = lambda f: statistics.median(f(r) for r in rs)
+        j = dict(rs[0]["job"])
+        j["exec_time_s"] = med(lambda r: r["job"]["exec_time_s"])
+        j["phases_s"] = {p: med(lambda r: r["job"].get("phases_s", {}).get(p, 0.0)) for p in PH}
+        anon = {}
+        for r in rs:
+            for n, kb in r["anon_kb"].items():
+                anon[n] = max(anon.get(n, 0), kb)
+        table.append({"label": label, "run": f"{k}:median", "job": j, "local": rs[0]["local"], "anon_kb": anon})
+print(f"{'benchmark':<11}{'run':>14}{'input MiB':>10}{'cluster s':>11}{'MiB/s':>8}{'local s':>9}{'cluster/local':>15}{'local %':>9}{'state':>11}")
+for r in table:
     j, l = r["job"], r["local"]
-    mib = l["input_bytes"] / (1 << 20)
-    t, lt = j["exec_time_s"], l["exec_time_s"]
+    mib = j["bytes"]["local"] + j["bytes"]["cache"] + j["bytes"]["remote_rack"] + j["bytes"]["remote_off_rack"]
+    mib = l.get("input_bytes", mib) / (1 << 20)
+    t, lt = j["exec_time_s"], l.get("exec_time_s")
     loc = j["locality"]; maps = max(j["maps"], 1)
-    print(f"{r['label']:<11}{r['run']:>8}{mib:>10.0f}{t:>11.2f}{mib/t:>8.1f}{lt:>9.2f}{t/lt:>15.2f}{100*(loc['cache_local']+loc['node_local'])/maps:>9.0f}{j['state']:>11}")
+    lcol = f"{lt:>9.2f}{t/lt:>15.2f}" if lt else f"{'-':>9}{'-':>15}"
+    print(f"{r['label']:<11}{r['run']:>14}{mib:>10.0f}{t:>11.2f}{mib/t:>8.1f}{lcol}{100*(loc['cache_local']+loc['node_local'])/maps:>9.0f}{j['state']:>11}")
 print()
 print("where the time went, s (map: the map phase's span; shuffle to commit: the reduce that")
 print("finished last; other: the rest of the job's time, waits for heartbeats and the job's commit)")
-print(f"{'benchmark':<11}{'run':>8}{'job':>8}{'map':>8}{'shuffle':>9}{'merge':>8}{'reduce':>8}{'commit':>8}{'other':>8}")
-for r in rows:
+print(f"{'benchmark':<11}{'run':>14}{'job':>8}{'map':>8}{'shuffle':>9}{'merge':>8}{'reduce':>8}{'commit':>8}{'other':>8}")
+for r in table:
     j = r["job"]; ph = j.get("phases_s", {})
-    parts = [ph.get(k, 0.0) for k in ("map", "shuffle", "merge", "reduce", "commit")]
+    parts = [ph.get(k, 0.0) for k in PH]
     other = max(j["exec_time_s"] - sum(parts), 0.0)
-    print(f"{r['label']:<11}{r['run']:>8}{j['exec_time_s']:>8.2f}" + "".join(f"{x:>{w}.2f}" for x, w in zip(parts + [other], [8, 9, 8, 8, 8, 8])))
+    print(f"{r['label']:<11}{r['run']:>14}{j['exec_time_s']:>8.2f}" + "".join(f"{x:>{w}.2f}" for x, w in zip(parts + [other], [8, 9, 8, 8, 8, 8])))
 print()
 print("peak anonymous memory per worker during the run (RssAnon, MiB)")
-for r in rows:
-    print(f"{r['label']:<11}{r['run']:>8}  " + ", ".join(f"{n} {kb // 1024}" for n, kb in sorted(r["anon_kb"].items())))
+for r in table:
+    print(f"{r['label']:<11}{r['run']:>14}  " + ", ".join(f"{n} {kb // 1024}" for n, kb in sorted(r["anon_kb"].items())))
 print("peak resident memory since start (VmHWM, with the file pages of mapped blocks): " + ", ".join(f"{n} {int(kb)//1024} MiB" for n, kb in (l.split() for l in sys.argv[2].splitlines() if l.strip())))
 PY

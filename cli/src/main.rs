@@ -230,7 +230,7 @@ struct JobArgs {
     /// Queue (capacity) or pool (fair) of the job.
     #[arg(long, default_value = "default")]
     queue: String,
-    /// Map-side sort buffer per task, e.g. 64MiB.
+    /// Map-side sort buffer per task, e.g. 64MiB [default: 100MiB].
     #[arg(long, value_parser = parse_size)]
     sort_buffer: Option<u64>,
     /// Extra job parameters, key=value.

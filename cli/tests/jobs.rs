@@ -201,6 +201,42 @@ fn terasort_output_is_sorted_and_a_permutation() {
     a.sort();
     b.sort();
     assert!(a == b, "output is not a permutation of the input");
+    // Every worker here shares the host: the reduces read every segment
+    // (one per map and reduce) in place.
+    let count = |v: &Value, k: &str| v["counters"][k].as_u64().unwrap_or(0);
+    let segments = v["maps"].as_u64().unwrap() * 3;
+    assert_eq!(count(&v, "shuffle_segments_in_place"), segments, "{v}");
+    // Streamed instead, with room in memory for about one segment: the
+    // rest is spooled, and the output is the same bytes.
+    let streamed = run_json(
+        &c,
+        &[
+            "job",
+            "run",
+            "terasort",
+            "--input",
+            "/tera",
+            "--output",
+            "/sorted-streamed",
+            "--reducers",
+            "3",
+            "--param",
+            "shuffle_in_place=false",
+            "--param",
+            "shuffle_memory=300KiB",
+        ],
+    );
+    assert_eq!(streamed["state"], "succeeded", "{streamed}");
+    assert_eq!(count(&streamed, "shuffle_segments_in_place"), 0);
+    let (mem, spooled) = (
+        count(&streamed, "shuffle_segments_in_memory"),
+        count(&streamed, "shuffle_segments_spooled"),
+    );
+    assert!(
+        mem >= 1 && spooled >= 1 && mem + spooled == segments,
+        "{streamed}"
+    );
+    assert_eq!(parts(&c, "/sorted-streamed"), parts(&c, "/sorted"));
 }
 
 #[test]

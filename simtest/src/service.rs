@@ -85,4 +85,13 @@ impl Worker for ModelWorker {
             .ok_or_else(|| Status::invalid_argument("no such partition"))?;
         Ok(Response::new(one_chunk(p)))
     }
+
+    /// The model keeps map outputs in memory: nothing to read in place, so
+    /// reducers stream every segment.
+    async fn locate_partition(
+        &self,
+        _req: Request<FetchPartitionRequest>,
+    ) -> Result<Response<PartitionFile>, Status> {
+        Err(Status::unimplemented("map outputs are held in memory"))
+    }
 }

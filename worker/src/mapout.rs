@@ -125,14 +125,17 @@ impl MapOutputBuffer {
         mem_limit: usize,
         combiner: Option<Combiner>,
     ) -> Self {
+        // The arena's offsets are u32: stay below 4 GiB.
+        let mem_limit = mem_limit.clamp(1 << 16, u32::MAX as usize / 2);
         MapOutputBuffer {
             dir,
             partitions: partitions.max(1),
-            // The arena's offsets are u32: stay below 4 GiB.
-            mem_limit: mem_limit.clamp(1 << 16, u32::MAX as usize / 2),
+            mem_limit,
             combiner,
-            arena: Vec::new(),
-            index: Vec::new(),
+            // Reserved, not touched: pages become resident as records
+            // arrive, and the buffers never double (and copy) as they grow.
+            arena: Vec::with_capacity(mem_limit),
+            index: Vec::with_capacity(mem_limit / std::mem::size_of::<Entry>()),
             spills: Vec::new(),
         }
     }

@@ -1,7 +1,14 @@
-//! A reduce attempt: fetch this partition from every map's worker over gRPC
-//! streams (a few at a time), spooling each segment to local disk so memory
-//! stays bounded, then merge the sorted segments, reduce each key group and
-//! write the output part into the block store.
+//! A reduce attempt: gather this partition from every map's output, merge
+//! the sorted segments, reduce each key group and write the output part
+//! into the block store.
+//!
+//! A segment comes one of three ways. A map whose worker shares this host
+//! (the same address host, as on a loopback cluster, or this worker
+//! itself) is asked only where the partition lies (`LocatePartition`),
+//! and the merge reads that file in place: no copy through gRPC, no spool.
+//! Otherwise the segment is streamed over gRPC (a few at a time) into
+//! memory while the reduce's memory budget lasts, and spooled to local
+//! disk past it, so memory stays bounded whatever the partition's size.
 
 use crate::merge::merge_grouped;
 use crate::node::Node;
@@ -11,8 +18,9 @@ use common::dfs::PutOptions;
 use examples::jobs::{formats, ResolvedJob, TaskCtx};
 use futures::StreamExt;
 use proto::LaunchTask;
-use std::io::{BufReader, Write};
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Fetches in flight at once per reduce, as Hadoop's
@@ -20,7 +28,77 @@ use std::sync::Arc;
 const PARALLEL_FETCHES: usize = 4;
 /// Tries per segment before the reduce reports a fetch failure.
 const FETCH_TRIES: u32 = 3;
+/// Bytes of fetched segments one reduce holds in memory; the rest is
+/// spooled to disk (Hadoop's shuffle buffer, `shuffle.input.buffer.percent`
+/// of the reduce's heap, as a fixed bound).
+pub const SHUFFLE_MEMORY: u64 = 64 << 20;
 
+/// One map's partition, as the merge reads it.
+enum Segment {
+    /// A byte range of a file: a map's output on this host, or a spool.
+    File {
+        path: PathBuf,
+        offset: u64,
+        len: u64,
+    },
+    /// Fetched into memory under the budget.
+    Mem(Vec<u8>),
+}
+
+impl Segment {
+    fn len(&self) -> u64 {
+        match self {
+            Segment::File { len, .. } => *len,
+            Segment::Mem(v) => v.len() as u64,
+        }
+    }
+
+    fn reader(&self) -> std::io::Result<Box<dyn BufRead + Send + '_>> {
+        Ok(match self {
+            Segment::File { path, offset, len } => {
+                let mut f = std::fs::File::open(path)?;
+                f.seek(SeekFrom::Start(*offset))?;
+                Box::new(BufReader::with_capacity(256 << 10, f.take(*len)))
+            }
+            Segment::Mem(v) => Box::new(&v[..]),
+        })
+    }
+}
+
+/// The job's shuffle settings: `shuffle_memory=SIZE` bounds the
+/// in-memory segments of each reduce (default [`SHUFFLE_MEMORY`]);
+/// `shuffle_in_place=false` streams even the segments on this host, which
+/// is how a one-machine test exercises the streamed path.
+fn shuffle_settings(p: &examples::jobs::JobParams) -> Result<(u64, bool), Failure> {
+    let memory = match p.extra.get("shuffle_memory") {
+        None => SHUFFLE_MEMORY,
+        Some(v) => common::units::parse_size(v)
+            .map_err(|e| Failure::msg(format!("bad shuffle_memory {v:?}: {e}")))?,
+    };
+    let in_place = match p.extra.get("shuffle_in_place").map(String::as_str) {
+        None | Some("true") => true,
+        Some("false") => false,
+        Some(v) => {
+            return Err(Failure::msg(format!(
+                "bad shuffle_in_place {v:?}: true or false"
+            )))
+        }
+    };
+    Ok((memory, in_place))
+}
+
+/// Bytes left of a reduce's in-memory shuffle budget.
+struct Budget(AtomicU64);
+
+impl Budget {
+    fn take(&self, n: u64) -> bool {
+        self.0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
+                left.checked_sub(n)
+            })
+            .is_ok()
+    }
+}
 pub async fn run(
     node: Arc<Node>,
     spec: ResolvedJob,
@@ -48,16 +126,16 @@ pub async fn run(
         .map_err(Failure::from_err)?;
     let mut outs = l.map_outputs.clone();
     outs.sort_by_key(|m| m.map_index);
+    let (memory, in_place) = shuffle_settings(&ctx.params)?;
+    let budget = Arc::new(Budget(AtomicU64::new(memory)));
     let jobs: Vec<_> = outs
         .into_iter()
         .map(|m| {
             let node = node.clone();
+            let budget = budget.clone();
             let path = seg_dir.join(format!("seg-{}", m.map_index));
-            async move {
-                fetch_segment(&node, t.job_id, part, &m, &path)
-                    .await
-                    .map(|n| (path, n))
-            }
+            let local = in_place && same_host(&node, &m);
+            async move { fetch_segment(&node, t.job_id, part, &m, &path, &budget, local).await }
         })
         .collect();
     let shuffle_start = std::time::Instant::now();
@@ -68,9 +146,15 @@ pub async fn run(
     let mut segments = Vec::new();
     let mut shuffled = 0;
     for f in fetches {
-        let (p, n) = f?;
-        shuffled += n;
-        segments.push(p);
+        let seg = f?;
+        shuffled += seg.len();
+        let kind = match &seg {
+            Segment::File { path, .. } if path.starts_with(&seg_dir) => "spooled",
+            Segment::File { .. } => "in_place",
+            Segment::Mem(_) => "in_memory",
+        };
+        ctx.count(&format!("shuffle_segments_{kind}"), 1);
+        segments.push(seg);
     }
     let shuffle_s = shuffle_start.elapsed().as_secs_f64();
     let opts = PutOptions {
@@ -91,7 +175,7 @@ pub async fn run(
                 OutputWriter::create(&n2.dfs, rt, &path, &opts).map_err(Failure::from_err)?;
             let runs = segments
                 .iter()
-                .map(|p| std::fs::File::open(p).map(|f| BufReader::with_capacity(256 << 10, f)))
+                .map(Segment::reader)
                 .collect::<std::io::Result<Vec<_>>>()
                 .map_err(Failure::from_err)?;
             let mut rec = Vec::new();
@@ -150,43 +234,47 @@ pub async fn run(
     })
 }
 
-/// Streams one map's partition into `path`; retried, then reported as a
+/// Whether map output `m` is on this host: this worker's own, or a worker
+/// advertising the same host.
+fn same_host(node: &Node, m: &proto::MapOutputLocation) -> bool {
+    let host = |a: &str| a.rsplit_once(':').map_or(a, |(h, _)| h).to_string();
+    m.worker == node.me.name || (!m.addr.is_empty() && host(&m.addr) == host(&node.me.addr))
+}
+
+/// Gets one map's partition: located and read in place on this host,
+/// else streamed into memory or `spool`; retried, then reported as a
 /// fetch failure naming the map so the master re-runs it.
 async fn fetch_segment(
     node: &Arc<Node>,
     job_id: u64,
     part: u32,
     m: &proto::MapOutputLocation,
-    path: &std::path::Path,
-) -> Result<u64, Failure> {
+    spool: &Path,
+    budget: &Budget,
+    local: bool,
+) -> Result<Segment, Failure> {
+    let req = proto::FetchPartitionRequest {
+        job_id,
+        map_index: m.map_index,
+        attempt: m.attempt,
+        partition: part,
+    };
     let mut last = String::new();
     for attempt in 0..FETCH_TRIES {
         if attempt > 0 {
             tokio::time::sleep(std::time::Duration::from_millis(200 * attempt as u64)).await;
         }
         let res = async {
-            let mut conn = node.dfs.worker(&m.addr)?;
-            let mut stream = conn
-                .fetch_partition(proto::FetchPartitionRequest {
-                    job_id,
-                    map_index: m.map_index,
-                    attempt: m.attempt,
-                    partition: part,
-                })
-                .await?
-                .into_inner();
-            let mut f = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
-            let mut n = 0u64;
-            while let Some(c) = stream.message().await? {
-                n += c.data.len() as u64;
-                f.write_all(&c.data)?;
+            if local {
+                if let Some(seg) = locate(node, m, &req).await? {
+                    return Ok(seg);
+                }
             }
-            f.flush()?;
-            Ok::<u64, common::dfs::DfsError>(n)
+            stream_segment(node, m, &req, spool, budget).await
         }
         .await;
         match res {
-            Ok(n) => return Ok(n),
+            Ok(seg) => return Ok(seg),
             Err(e) => {
                 tracing::warn!(map = m.map_index, from = %m.worker, "shuffle fetch failed: {e}");
                 last = e.to_string();
@@ -196,5 +284,87 @@ async fn fetch_segment(
     Err(Failure {
         msg: format!("cannot fetch map {} from {}: {last}", m.map_index, m.worker),
         fetch_failed_map: Some(m.map_index),
+    })
+}
+
+/// The partition in place, when its file is readable here with the length
+/// the map's worker gives; `None` when this host cannot read it (another
+/// machine behind the same address, an older worker), so the caller
+/// streams it. The map's worker is asked even when the file is in reach,
+/// so that a dead worker's output fails as a fetch would.
+async fn locate(
+    node: &Arc<Node>,
+    m: &proto::MapOutputLocation,
+    req: &proto::FetchPartitionRequest,
+) -> Result<Option<Segment>, common::dfs::DfsError> {
+    let (path, offset, len) = if m.worker == node.me.name {
+        let (p, info) = crate::shuffle::locate(node, req)?;
+        (p, info.offset, info.len)
+    } else {
+        match node.dfs.worker(&m.addr)?.locate_partition(*req).await {
+            Ok(r) => {
+                let r = r.into_inner();
+                (PathBuf::from(r.path), r.offset, r.len)
+            }
+            Err(s) if s.code() == tonic::Code::Unimplemented => return Ok(None),
+            Err(s) => return Err(s.into()),
+        }
+    };
+    let fits = std::fs::metadata(&path).is_ok_and(|md| md.is_file() && md.len() >= offset + len);
+    Ok(fits.then_some(Segment::File { path, offset, len }))
+}
+
+/// Streams the partition over gRPC: into memory while `budget` lasts,
+/// then into `spool`.
+async fn stream_segment(
+    node: &Arc<Node>,
+    m: &proto::MapOutputLocation,
+    req: &proto::FetchPartitionRequest,
+    spool: &Path,
+    budget: &Budget,
+) -> Result<Segment, common::dfs::DfsError> {
+    let mut conn = node.dfs.worker(&m.addr)?;
+    let mut stream = conn.fetch_partition(*req).await?.into_inner();
+    let mut mem = Vec::new();
+    let mut held = 0u64;
+    let mut file: Option<std::io::BufWriter<std::fs::File>> = None;
+    let mut n = 0u64;
+    let res = async {
+        while let Some(c) = stream.message().await? {
+            n += c.data.len() as u64;
+            match &mut file {
+                Some(f) => f.write_all(&c.data)?,
+                None if budget.take(c.data.len() as u64) => {
+                    held += c.data.len() as u64;
+                    mem.extend_from_slice(&c.data);
+                }
+                None => {
+                    let mut f =
+                        std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(spool)?);
+                    f.write_all(&mem)?;
+                    f.write_all(&c.data)?;
+                    mem = Vec::new();
+                    file = Some(f);
+                }
+            }
+        }
+        Ok::<(), common::dfs::DfsError>(())
+    }
+    .await;
+    if file.is_some() || res.is_err() {
+        // Spooled or failed: what it held goes back to the budget.
+        budget.0.fetch_add(held, Ordering::AcqRel);
+    }
+    res?;
+    Ok(match file {
+        Some(mut f) => {
+            f.flush()?;
+            Segment::File {
+                path: spool.to_path_buf(),
+                offset: 0,
+                len: n,
+            }
+        }
+        None => Segment::Mem(mem),
     })
 }

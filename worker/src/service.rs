@@ -118,6 +118,14 @@ impl Worker for WorkerService {
         )))
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id, map = req.get_ref().map_index, part = req.get_ref().partition))]
+    async fn locate_partition(
+        &self,
+        req: Request<FetchPartitionRequest>,
+    ) -> Result<Response<PartitionFile>, Status> {
+        crate::shuffle::locate_file(&self.node, req.get_ref()).map(Response::new)
+    }
+
     type ReadBlockStream = ChunkStream;
 
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %self.node.me.name, block = req.get_ref().block_id))]

@@ -1,24 +1,24 @@
 //! The shuffle's serving side: one partition of one map attempt's output,
-//! read from the indexed map-output file and streamed in chunks.
+//! read from the indexed map-output file and streamed in chunks, or, for a
+//! reducer on the same host, located so that it reads the file itself.
 
 use crate::executor::job_dir;
-use crate::mapout::MapOutputIndex;
+use crate::mapout::{MapOutputIndex, PartInfo};
 use crate::node::Node;
-use proto::{DataChunk, FetchPartitionRequest};
+use proto::{DataChunk, FetchPartitionRequest, PartitionFile};
 use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
 use tokio::sync::mpsc;
 use tonic::Status;
 
-pub fn serve(
-    node: &Node,
-    r: &FetchPartitionRequest,
-) -> Result<mpsc::Receiver<Result<DataChunk, Status>>, Status> {
+/// The map output file that holds the requested partition, and where in it.
+pub fn locate(node: &Node, r: &FetchPartitionRequest) -> Result<(PathBuf, PartInfo), Status> {
     let dir = job_dir(node, r.job_id);
     let out = crate::maptask::output_path(&dir, r.map_index, r.attempt);
     let idx_path = {
         let mut p = out.clone().into_os_string();
         p.push(".index");
-        std::path::PathBuf::from(p)
+        PathBuf::from(p)
     };
     let idx = MapOutputIndex::read(&idx_path).map_err(|e| {
         Status::not_found(format!(
@@ -30,6 +30,26 @@ pub fn serve(
         .parts
         .get(r.partition as usize)
         .ok_or_else(|| Status::invalid_argument(format!("no partition {}", r.partition)))?;
+    Ok((out, part))
+}
+
+/// `LocatePartition`: the file's absolute path, offset and length.
+pub fn locate_file(node: &Node, r: &FetchPartitionRequest) -> Result<PartitionFile, Status> {
+    let (out, part) = locate(node, r)?;
+    let path = std::path::absolute(&out)
+        .map_err(|e| Status::internal(format!("{}: {e}", out.display())))?;
+    Ok(PartitionFile {
+        path: path.to_string_lossy().into_owned(),
+        offset: part.offset,
+        len: part.len,
+    })
+}
+
+pub fn serve(
+    node: &Node,
+    r: &FetchPartitionRequest,
+) -> Result<mpsc::Receiver<Result<DataChunk, Status>>, Status> {
+    let (out, part) = locate(node, r)?;
     let (tx, rx) = mpsc::channel(4);
     tokio::task::spawn_blocking(move || {
         let res = (|| -> std::io::Result<()> {

@@ -8,8 +8,11 @@ use common::config::{validate_block_size, validate_replication, ClusterConfig};
 use common::path::DfsPath;
 use std::time::Instant;
 
-/// Default bytes of map output sorted in memory before a spill.
-pub const DEFAULT_SORT_BUFFER: u64 = 64 << 20;
+/// Default bytes of map output sorted in memory before a spill: Hadoop's
+/// `mapreduce.task.io.sort.mb` default, 100 MiB, which holds one 64 MiB
+/// block of 100-byte records with their 24-byte index entries (80 MiB),
+/// so a TeraSort map sorts once and never spills.
+pub const DEFAULT_SORT_BUFFER: u64 = 100 << 20;
 /// Bytes of following blocks a map may read to finish its last record: a
 /// longer record is an error rather than an unbounded read.
 const MAX_TAIL_BYTES: u64 = 256 << 20;
