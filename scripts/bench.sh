@@ -4,7 +4,8 @@
 # replication 1), run the same map and reduce code in one process on the
 # same input (`mr local`), and print job time, throughput, the ratio to the
 # single-process baseline measured in this run, where each job's time went
-# (the summary's phases_s) and each worker's peak memory.
+# (the summary's phases_s) and each worker's peak memory. Every run's
+# output is validated (see validate_run) before the table is printed.
 #   scripts/bench.sh [--size 1GiB] [--dir DIR] [--block-size 64MiB] [--reducers 6]
 #                    [--jobs wordcount,sort,terasort] [--cold] [--reps 1] [--no-local]
 # --reps N: each job runs N times on the same input; the table shows every
@@ -61,6 +62,38 @@ sample_anon() {
   for n in "${!peak[@]}"; do echo "$n ${peak[$n]}"; done | sort > "$DIR/anon.peak"
 }
 
+# The output of a run checked twice: the job's validator (TeraValidate,
+# SortValidate with the sort's own record count and checksum), and, when
+# the single-process baseline ran, the same bytes in the same order as its
+# output (whatever the parts' boundaries). A failed check stops the bench.
+parts_of() { "$MR" fs ls "$1" --json | python3 -c 'import json,sys; [print(e["path"]) for e in sorted(json.load(sys.stdin), key=lambda e: e["path"]) if "/part-" in e["path"]]'; }
+validate_run() { # label run job
+  local label=$1 run=$2 job=$3 v
+  case $job in
+    terasort) v=(teravalidate) ;;
+    sort) v=(sortvalidate --param total_order=true $(python3 -c '
+import json,sys; c=json.load(open(sys.argv[1]))["counters"]
+print("--param expect_records=%d --param expect_checksum=%d" % (c["input_records"], c["input_checksum"]))' "$DIR/job-$run.json")) ;;
+    *) v=() ;;
+  esac
+  if [ ${#v[@]} -gt 0 ]; then
+    "$MR" fs rm "/check-$label" >/dev/null 2>&1 || true
+    "$MR" job run "${v[@]}" --input "/out-$label" --output "/check-$label" --json > "$DIR/check.json" || true
+    python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["state"]=="succeeded" else 1)' "$DIR/check.json" \
+      || { echo "bench: $label ($run): ${v[0]} failed: $(cat "$DIR/check.json")" >&2; exit 1; }
+  fi
+  if [ "$LOCAL" = 1 ]; then
+    local got
+    got=$(parts_of "/out-$label" | while read -r p; do "$MR" fs cat "$p"; done | sha256sum | cut -d' ' -f1)
+    [ "$got" = "$(cat "$DIR/local.sha")" ] \
+      || { echo "bench: $label ($run): the output differs from the single-process run's" >&2; exit 1; }
+  fi
+  local how=()
+  [ ${#v[@]} -gt 0 ] && how+=("${v[0]}")
+  [ "$LOCAL" = 1 ] && how+=("the same bytes as the single-process run")
+  echo "== $label: $run output validated: ${how[*]:-nothing to check it against}" >&2
+}
+
 cluster_run() { # label run-label job extra-job-args...
   local label=$1 run=$2 job=$3; shift 3
   echo "== $label: cluster run ($run)" >&2
@@ -80,6 +113,22 @@ bench() { # label generator job extra-job-args...
   local label=$1 gen=$2 job=$3; shift 3
   echo "== $label: generating $SIZE with $gen" >&2
   "$MR" gen "$gen" --size "$SIZE" --output "/in-$label" >/dev/null
+  if [ "$LOCAL" = 1 ]; then
+    echo "== $label: single-process baseline" >&2
+    : > "$DIR/local.in"
+    for p in $(parts_of "/in-$label"); do
+      "$MR" fs cat "$p" >> "$DIR/local.in"
+    done
+    rm -rf "$DIR/local.out"
+    local order=()
+    [ "$job" = sort ] && order=(--total-order)
+    "$MR" local "$job" "$DIR/local.in" --reducers "$REDUCERS" --format kv "${order[@]}" --output "$DIR/local.out" --json > "$DIR/local.json"
+    rm -f "$DIR/local.in"
+    cat $(ls "$DIR"/local.out/part-* | sort) | sha256sum | cut -d' ' -f1 > "$DIR/local.sha"
+    rm -rf "$DIR/local.out"
+  else
+    echo '{}' > "$DIR/local.json"
+  fi
   local kinds=(as-left)
   [ "$COLD" = 1 ] && kinds=(cold warm)
   local runs=()
@@ -88,20 +137,10 @@ bench() { # label generator job extra-job-args...
       local run=$kind
       [ "$REPS" -gt 1 ] && run="$kind-$rep"
       cluster_run "$label" "$run" "$job" "$@"
+      validate_run "$label" "$run" "$job"
       runs+=("$run")
     done
   done
-  if [ "$LOCAL" = 1 ]; then
-    echo "== $label: single-process baseline" >&2
-    : > "$DIR/local.in"
-    for p in $("$MR" fs ls "/in-$label" --json | python3 -c 'import json,sys; [print(e["path"]) for e in json.load(sys.stdin) if "/part-" in e["path"]]'); do
-      "$MR" fs cat "$p" >> "$DIR/local.in"
-    done
-    "$MR" local "$job" "$DIR/local.in" --reducers "$REDUCERS" --format kv --json > "$DIR/local.json"
-    rm -f "$DIR/local.in"
-  else
-    echo '{}' > "$DIR/local.json"
-  fi
   for run in "${runs[@]}"; do
     python3 - "$label" "$run" "$DIR/job-$run.json" "$DIR/local.json" "$DIR/anon-$run.peak" >> "$OUT" <<'PY'
 import json, sys

@@ -83,6 +83,11 @@ enum Cmd {
         /// Write the output parts here.
         #[arg(long)]
         output: Option<PathBuf>,
+        /// Sort: range-partition by split points sampled from the map
+        /// output, so that the parts in order are one sorted sequence (as
+        /// `mr job run sort --total-order`).
+        #[arg(long)]
+        total_order: bool,
         #[arg(long)]
         json: bool,
     },
@@ -854,14 +859,18 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         format,
         threads,
         output,
+        total_order,
         json,
     } = &cli.cmd
     {
-        let params = examples::jobs::JobParams {
+        let mut params = examples::jobs::JobParams {
             format_lines: *format == RecordFormat::Lines,
             reducers: *reducers,
             ..Default::default()
         };
+        if *total_order {
+            params.extra.insert("total_order".into(), "true".into());
+        }
         return tokio::task::block_in_place(|| {
             cmd::local::run(
                 name,

@@ -54,6 +54,9 @@ impl<'a> OutputWriter<'a> {
 
     fn flush_block(&mut self) -> Result<(), common::dfs::DfsError> {
         let data: Bytes = self.buf.split().freeze();
+        // The next block gets its whole buffer at once rather than growing
+        // (and copying) from nothing.
+        self.buf.reserve(self.block_size.min(64 << 20));
         let f = self.file.as_mut().expect("open until finish");
         self.rt.block_on(self.dfs.write_block_of(f, data))
     }
