@@ -120,7 +120,7 @@ impl BlockCache {
     /// Pins a block: it stays cached until [`BlockCache::remove`], evicting
     /// unpinned blocks to make room. Refused when the pins would exceed the
     /// capacity. Pinning a block already pinned is a no-op.
-    pub fn pin(&self, id: u64, data: &[u8]) -> Result<(), PinRefused> {
+    pub fn pin(&self, id: u64, data: &Bytes) -> Result<(), PinRefused> {
         let size = data.len() as u64;
         let mut g = lock(&self.inner);
         if g.pinned.contains_key(&id) {
@@ -143,7 +143,7 @@ impl BlockCache {
             }
             None => {
                 g.note_added(id);
-                Bytes::copy_from_slice(data)
+                data.clone()
             }
         };
         g.evict_to(capacity - size);
@@ -178,9 +178,13 @@ impl BlockCache {
     }
 
     /// Inserts a block, evicting least recently used ones until it fits. A
-    /// block larger than the whole cache is not cached. The data is copied
-    /// so that the cache owns memory, not a view of a mapped file.
-    pub fn insert(&self, id: u64, data: &[u8]) -> bool {
+    /// block larger than the whole cache is not cached. The cache keeps the
+    /// bytes it is given, not a copy: for a block of this worker's store,
+    /// its verified mapping, locked in memory (`BlockStore::read_locked`),
+    /// as HDFS's DataNode caches a block (mmap and mlock), so that cached
+    /// blocks are file pages and not the worker's heap; for a block read
+    /// from another worker, the buffer it arrived in.
+    pub fn insert(&self, id: u64, data: &Bytes) -> bool {
         let size = data.len() as u64;
         let mut g = lock(&self.inner);
         if g.pinned.contains_key(&id) {
@@ -196,7 +200,7 @@ impl BlockCache {
             return true;
         }
         g.evict_to(capacity - size);
-        g.lru.put(id, Bytes::copy_from_slice(data));
+        g.lru.put(id, data.clone());
         g.used += size;
         g.note_added(id);
         true
@@ -257,13 +261,17 @@ impl BlockCache {
 mod tests {
     use super::*;
 
+    fn block(byte: u8, len: usize) -> Bytes {
+        Bytes::from(vec![byte; len])
+    }
+
     #[test]
     fn evicts_by_bytes_in_lru_order() {
         let c = BlockCache::new(100);
-        assert!(c.insert(1, &[0; 40]));
-        assert!(c.insert(2, &[0; 40]));
+        assert!(c.insert(1, &block(0, 40)));
+        assert!(c.insert(2, &block(0, 40)));
         assert!(c.get(1).is_some()); // 2 is now the least recently used
-        assert!(c.insert(3, &[0; 40]));
+        assert!(c.insert(3, &block(0, 40)));
         assert_eq!(c.used(), 80);
         assert!(c.contains(1) && c.contains(3) && !c.contains(2));
         let (mut added, removed) = c.take_delta();
@@ -271,7 +279,7 @@ mod tests {
         // 2 was added and evicted within one interval: nothing to report.
         assert_eq!(added, vec![1, 3]);
         assert!(removed.is_empty());
-        assert!(c.insert(4, &[0; 90]));
+        assert!(c.insert(4, &block(0, 90)));
         assert_eq!(c.used(), 90);
         let (added, mut removed) = c.take_delta();
         removed.sort();
@@ -282,8 +290,8 @@ mod tests {
     #[test]
     fn refuses_oversized_and_removes() {
         let c = BlockCache::new(10);
-        assert!(!c.insert(1, &[0; 11]));
-        assert!(c.insert(2, &[0; 10]));
+        assert!(!c.insert(1, &block(0, 11)));
+        assert!(c.insert(2, &block(0, 10)));
         assert!(c.remove(2));
         assert_eq!(c.used(), 0);
         assert_eq!(c.take_delta(), (vec![], vec![]));
@@ -292,17 +300,17 @@ mod tests {
     #[test]
     fn pinned_blocks_survive_a_flood() {
         let c = BlockCache::new(100);
-        assert!(c.insert(1, &[1; 30]));
-        c.pin(1, &[1; 30]).unwrap(); // cached already: moves to the pins
-        c.pin(2, &[2; 30]).unwrap();
+        assert!(c.insert(1, &block(1, 30)));
+        c.pin(1, &block(1, 30)).unwrap(); // cached already: moves to the pins
+        c.pin(2, &block(2, 30)).unwrap();
         assert_eq!((c.used(), c.pinned_bytes()), (60, 60));
         // a flood of unpinned blocks, each as big as the room left
         for id in 10..60 {
-            assert!(c.insert(id, &[0; 40]));
+            assert!(c.insert(id, &block(0, 40)));
             assert!(c.used() <= 100);
         }
         assert!(
-            !c.insert(99, &[0; 41]),
+            !c.insert(99, &block(0, 41)),
             "only the room beside the pins is the LRU's"
         );
         assert_eq!(c.get(1).unwrap()[0], 1);
@@ -320,9 +328,9 @@ mod tests {
     #[test]
     fn a_pin_that_does_not_fit_is_refused_and_rm_unpins() {
         let c = BlockCache::new(100);
-        c.pin(1, &[0; 60]).unwrap();
+        c.pin(1, &block(0, 60)).unwrap();
         assert_eq!(
-            c.pin(2, &[0; 50]),
+            c.pin(2, &block(0, 50)),
             Err(PinRefused {
                 id: 2,
                 size: 50,
@@ -333,9 +341,9 @@ mod tests {
         assert!(!c.contains(2));
         assert!(c.remove(1));
         assert_eq!((c.used(), c.pinned_bytes()), (0, 0));
-        c.pin(2, &[0; 50]).unwrap();
-        assert!(c.insert(3, &[0; 50]));
-        assert!(c.insert(4, &[0; 50]), "4 evicts 3, never the pinned 2");
+        c.pin(2, &block(0, 50)).unwrap();
+        assert!(c.insert(3, &block(0, 50)));
+        assert!(c.insert(4, &block(0, 50)), "4 evicts 3, never the pinned 2");
         assert!(c.contains(2) && c.contains(4) && !c.contains(3));
     }
 
@@ -343,7 +351,7 @@ mod tests {
     fn shrinking_evicts_lru_first_and_bounds_later_inserts() {
         let c = BlockCache::new(100);
         for id in 1..=4 {
-            assert!(c.insert(id, &[0; 25]));
+            assert!(c.insert(id, &block(0, 25)));
         }
         c.take_delta();
         assert!(c.get(1).is_some()); // 2 is now the least recently used
@@ -353,7 +361,7 @@ mod tests {
         let (_, mut removed) = c.take_delta();
         removed.sort();
         assert_eq!(removed, vec![2, 3]);
-        assert!(!c.insert(9, &[0; 60]));
+        assert!(!c.insert(9, &block(0, 60)));
         assert_eq!(c.set_capacity(0), 2);
         assert_eq!(c.used(), 0);
     }

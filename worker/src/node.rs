@@ -60,14 +60,11 @@ impl Node {
         }
         let node = self.clone();
         let res = tokio::task::spawn_blocking(move || {
-            let data = node.store.read(id)?;
-            if fill_cache && node.cache.insert(id, &data) {
-                // Hand out the cached copy and let the mapping go, so the
-                // block is resident once, not twice, while a task holds it.
-                if let Some(cached) = node.cache.get(id) {
-                    return Ok(cached);
-                }
+            if !fill_cache {
+                return node.store.read(id);
             }
+            let data = node.store.read_locked(id)?;
+            node.cache.insert(id, &data);
             Ok(data)
         })
         .await

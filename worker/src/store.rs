@@ -168,6 +168,18 @@ impl BlockStore {
     /// here, before the error returns, so it is never served again.
     /// Blocking (it reads the whole block): call from `spawn_blocking`.
     pub fn read(&self, id: u64) -> Result<Bytes, StoreError> {
+        self.read_mapped(id, false)
+    }
+
+    /// [`BlockStore::read`], with the mapping locked in memory (mlock) for
+    /// as long as the bytes live: what the block cache holds. Without the
+    /// privilege to lock (a container without `CAP_IPC_LOCK`), the mapping
+    /// is returned unlocked, with one warning per process.
+    pub fn read_locked(&self, id: u64) -> Result<Bytes, StoreError> {
+        self.read_mapped(id, true)
+    }
+
+    fn read_mapped(&self, id: u64, lock: bool) -> Result<Bytes, StoreError> {
         let info = self.info(id).ok_or(StoreError::Missing(id))?;
         let checked = || -> Result<Bytes, String> {
             let f = File::open(self.data_path(id)).map_err(|e| e.to_string())?;
@@ -183,6 +195,16 @@ impl BlockStore {
                     "CRC32C {crc:#010x} instead of {:#010x}",
                     info.crc32c
                 ));
+            }
+            if lock {
+                if let Err(e) = map.lock() {
+                    static WARNED: std::sync::Once = std::sync::Once::new();
+                    WARNED.call_once(|| {
+                        tracing::warn!(
+                            "cannot lock cached blocks in memory ({e}): the OS may page them out"
+                        );
+                    });
+                }
             }
             Ok(Bytes::from_owner(map))
         };
