@@ -8,10 +8,12 @@
 # output is validated (see validate_run) before the table is printed.
 #   scripts/bench.sh [--size 1GiB] [--dir DIR] [--block-size 64MiB] [--reducers 6]
 #                    [--jobs wordcount,sort,terasort] [--cold] [--reps 1] [--no-local]
+#                    [--rows FILE]
 # --reps N: each job runs N times on the same input; the table shows every
 # run and the median of the N (job time, phases; memory: the highest).
-# --no-local: skip the single-process baseline (at sizes that do not fit
-# one process's memory).
+# --no-local: skip the single-process baseline, which holds the whole input
+# in one process's memory (skipped anyway above 2 GiB).
+# --rows FILE: also write one JSON row per run there (scripts/scaling.sh).
 # --cold: each job runs twice, first with the input dropped from the block
 # caches and from the OS page cache (root: sync, then 3 into
 # /proc/sys/vm/drop_caches), then again at once (warm); the table shows both.
@@ -20,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SIZE=1GiB BLOCK=64MiB REDUCERS=6 JOBS=wordcount,sort,terasort COLD=0 REPS=1 LOCAL=1
+SIZE=1GiB BLOCK=64MiB REDUCERS=6 JOBS=wordcount,sort,terasort COLD=0 REPS=1 LOCAL=1 ROWS=
 DIR=$(mktemp -d /tmp/mr-bench.XXXXXX)
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -32,11 +34,23 @@ while [ $# -gt 0 ]; do
     --cold) COLD=1; shift ;;
     --reps) REPS=$2; shift 2 ;;
     --no-local) LOCAL=0; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --rows) ROWS=$2; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
 [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --reps must be a whole number >= 1" >&2; exit 2; }
+BYTES=$(python3 -c '
+import re,sys
+m = re.fullmatch(r"(\d+)\s*([KMGT]i?B|B)?", sys.argv[1].strip(), re.I)
+if not m: sys.exit(1)
+u = (m.group(2) or "B").upper().replace("I", "")
+print(int(m.group(1)) * 1024 ** "BKMGT".index(u[0]) if u != "B" else int(m.group(1)))' "$SIZE") \
+  || { echo "bench: --size must be a size such as 1GiB or 512MiB, got $SIZE" >&2; exit 2; }
+if [ "$LOCAL" = 1 ] && [ "$BYTES" -gt $((2 << 30)) ]; then
+  echo "bench: $SIZE does not fit the single-process baseline's memory: running without it (validators only)" >&2
+  LOCAL=0
+fi
 cargo build --release --bins --workspace
 MR="$ROOT/target/release/mr"
 trap 'touch "$DIR/anon.stop" 2>/dev/null; scripts/cluster.sh down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
@@ -154,6 +168,7 @@ case ",$JOBS," in *,wordcount,*) bench wordcount randomtextwriter wordcount ;; e
 case ",$JOBS," in *,sort,*) bench sort randomwriter sort --total-order ;; esac
 case ",$JOBS," in *,terasort,*) bench terasort teragen terasort ;; esac
 
+[ -n "$ROWS" ] && cp "$OUT" "$ROWS"
 peaks=$(for p in "$DIR"/pids/w*.pid; do n=$(basename "$p" .pid); echo "$n $(awk '/VmHWM/{print $2}' /proc/"$(cat "$p")"/status 2>/dev/null || echo 0)"; done)
 python3 - "$OUT" "$peaks" <<'PY'
 import json, statistics, sys

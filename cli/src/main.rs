@@ -380,6 +380,26 @@ enum BenchCmd {
         #[command(flatten)]
         common: BenchCommon,
     },
+    /// A line chart from a CSV of `series,x,y` rows (a header row is
+    /// skipped): one line per series. scripts/scaling.sh draws the engine's
+    /// time per GiB against the input size with it.
+    ///
+    /// Example: mr bench plot scaling.csv --out scaling.png --title
+    /// "TeraSort" --x-label "input, GiB" --y-label "s per GiB"
+    Plot {
+        csv: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value = "")]
+        title: String,
+        #[arg(long, default_value = "x")]
+        x_label: String,
+        #[arg(long, default_value = "y")]
+        y_label: String,
+        /// A log2 x axis (for sizes that double).
+        #[arg(long)]
+        x_log2: bool,
+    },
     /// Rerun a seed paper's headline experiment with real jobs on the
     /// cluster (the emulated LAN of scripts/lan.sh is the reference) and
     /// write DIR/NAME.md (our figures beside the paper's, the setup, where
@@ -896,6 +916,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     {
         return cmd::schedbench::run(nodes, scheduler, *at_scale, *json);
     }
+    if let Cmd::Bench(BenchArgs {
+        cmd:
+            Some(BenchCmd::Plot {
+                csv,
+                out,
+                title,
+                x_label,
+                y_label,
+                x_log2,
+            }),
+        ..
+    }) = &cli.cmd
+    {
+        return cli::bench::plot::lines_from_csv(csv, out, title, x_label, y_label, *x_log2);
+    }
     if let Cmd::Sim(SimArgs {
         cmd:
             Some(SimCmd::Scenario {
@@ -1123,7 +1158,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     };
                     cli::bench::paper::run(cfg, &name, &o, command).await
                 }
-                Some(BenchCmd::Sched { .. }) => unreachable!("handled before loading the config"),
+                Some(BenchCmd::Sched { .. }) | Some(BenchCmd::Plot { .. }) => {
+                    unreachable!("handled before loading the config")
+                }
             }
         }
         Cmd::Local { .. } | Cmd::Sim(_) | Cmd::Config(_) => {

@@ -31,7 +31,7 @@ const FETCH_TRIES: u32 = 3;
 /// Bytes of fetched segments one reduce holds in memory; the rest is
 /// spooled to disk (Hadoop's shuffle buffer, `shuffle.input.buffer.percent`
 /// of the reduce's heap, as a fixed bound).
-pub const SHUFFLE_MEMORY: u64 = 64 << 20;
+pub const SHUFFLE_MEMORY: u64 = 32 << 20;
 
 /// One map's partition, as the merge reads it.
 enum Segment {

@@ -351,6 +351,61 @@ pub fn stacked_fractions(
     })
 }
 
+/// [`lines`] from a CSV file of `series,x,y` rows; a first row whose x
+/// is not a number is a header. Each series keeps the order it first
+/// appears in.
+pub fn lines_from_csv(
+    csv: &Path,
+    out: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    x_log2: bool,
+) -> Result<()> {
+    let text =
+        std::fs::read_to_string(csv).with_context(|| format!("cannot read {}", csv.display()))?;
+    let mut series: Vec<Series> = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        let [label, x, y] = f[..] else {
+            bail!(
+                "{}:{}: expected series,x,y, got {line:?}",
+                csv.display(),
+                i + 1
+            );
+        };
+        let (Ok(x), Ok(y)) = (x.parse::<f64>(), y.parse::<f64>()) else {
+            if i == 0 {
+                continue; // the header
+            }
+            bail!(
+                "{}:{}: x and y must be numbers, got {line:?}",
+                csv.display(),
+                i + 1
+            );
+        };
+        match series.iter_mut().find(|s| s.label == label) {
+            Some(s) => s.points.push((x, y)),
+            None => series.push(Series {
+                label: label.to_string(),
+                points: vec![(x, y)],
+            }),
+        }
+    }
+    let fmt = |v: f64| {
+        if v.fract() == 0.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v}")
+        }
+    };
+    lines(out, title, x_label, y_label, &series, x_log2, &fmt)
+}
+
 /// Line chart with markers, one line per series (e.g. per scheduler), for sweeps such as cache-locality rate vs cache size; `x_log2` draws the x axis in log2 scale (sizes), with tick labels formatted by `x_fmt`.
 pub fn lines(
     path: &Path,
