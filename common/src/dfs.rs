@@ -236,6 +236,20 @@ pub struct FileWriter {
     pub written: u64,
 }
 
+impl FileWriter {
+    /// The lease the master granted this write.
+    pub fn lease(&self) -> u64 {
+        self.lease
+    }
+
+    /// Records a block written by [`Dfs::write_block_detached`], of `len`
+    /// bytes; blocks must be pushed in file order.
+    pub fn push_block(&mut self, b: proto::CompletedBlock, len: u64) {
+        self.blocks.push(b);
+        self.written += len;
+    }
+}
+
 /// A connection to the cluster's file system.
 pub struct Dfs {
     master: MasterConn,
@@ -352,6 +366,19 @@ impl Dfs {
         w.blocks.push(b);
         w.written += n;
         Ok(())
+    }
+
+    /// One block of the file `w` writes, as [`Dfs::write_block_of`] but
+    /// without borrowing `w`, so that a writer can keep this block in
+    /// flight while it fills the next; [`FileWriter::push_block`] records
+    /// the result, in order.
+    pub async fn write_block_detached(
+        &self,
+        path: &str,
+        lease: u64,
+        data: Bytes,
+    ) -> Result<proto::CompletedBlock> {
+        self.write_one_block(path, lease, data).await
     }
 
     /// Makes the file visible, all blocks durable.

@@ -52,7 +52,7 @@ pub async fn run(
         let n2 = node.clone();
         let (written, records, ctx) = tokio::task::spawn_blocking(move || -> Result<_, Failure> {
             let mut w =
-                OutputWriter::create(&n2.dfs, rt, &path, &opts).map_err(Failure::from_err)?;
+                OutputWriter::create(n2.clone(), rt, &path, &opts).map_err(Failure::from_err)?;
             let mut rec = Vec::new();
             let mut err = None;
             job.generate(&mut ctx, &mut |k: &[u8], v: &[u8]| {

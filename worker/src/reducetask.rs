@@ -10,7 +10,7 @@
 //! memory while the reduce's memory budget lasts, and spooled to local
 //! disk past it, so memory stays bounded whatever the partition's size.
 
-use crate::merge::merge_grouped;
+use crate::merge::merge_grouped_slices;
 use crate::node::Node;
 use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
@@ -18,7 +18,7 @@ use common::dfs::PutOptions;
 use examples::jobs::{formats, ResolvedJob, TaskCtx};
 use futures::StreamExt;
 use proto::LaunchTask;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -53,15 +53,44 @@ impl Segment {
         }
     }
 
-    fn reader(&self) -> std::io::Result<Box<dyn BufRead + Send + '_>> {
-        Ok(match self {
+    /// The segment's bytes in memory for the merge: a file segment mapped
+    /// (file pages, not the worker's heap), a fetched one as it is.
+    fn map(&self) -> std::io::Result<Mapped<'_>> {
+        match self {
+            Segment::File { len: 0, .. } => Ok(Mapped::Mem(&[])),
             Segment::File { path, offset, len } => {
-                let mut f = std::fs::File::open(path)?;
-                f.seek(SeekFrom::Start(*offset))?;
-                Box::new(BufReader::with_capacity(256 << 10, f.take(*len)))
+                let f = std::fs::File::open(path)?;
+                // SAFETY: map outputs and spools are written once, before
+                // their map reports or their fetch returns, and never
+                // modified; the job's cleanup may unlink one, which leaves
+                // this mapping valid.
+                let m = unsafe { memmap2::Mmap::map(&f) }?;
+                let (start, end) = (*offset as usize, (*offset + *len) as usize);
+                if end > m.len() {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!("{} is shorter than its segment", path.display()),
+                    ));
+                }
+                Ok(Mapped::File(m, start..end))
             }
-            Segment::Mem(v) => Box::new(&v[..]),
-        })
+            Segment::Mem(v) => Ok(Mapped::Mem(v)),
+        }
+    }
+}
+
+/// A segment as the merge reads it.
+enum Mapped<'a> {
+    File(memmap2::Mmap, std::ops::Range<usize>),
+    Mem(&'a [u8]),
+}
+
+impl Mapped<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Mapped::File(m, r) => &m[r.clone()],
+            Mapped::Mem(b) => b,
+        }
     }
 }
 
@@ -172,12 +201,13 @@ pub async fn run(
             let merge_start = std::time::Instant::now();
             let mut reduce_s = 0.0;
             let mut w =
-                OutputWriter::create(&n2.dfs, rt, &path, &opts).map_err(Failure::from_err)?;
-            let runs = segments
+                OutputWriter::create(n2.clone(), rt, &path, &opts).map_err(Failure::from_err)?;
+            let mapped = segments
                 .iter()
-                .map(Segment::reader)
+                .map(Segment::map)
                 .collect::<std::io::Result<Vec<_>>>()
                 .map_err(Failure::from_err)?;
+            let runs: Vec<&[u8]> = mapped.iter().map(Mapped::bytes).collect();
             let mut rec = Vec::new();
             let mut err = None;
             let mut emit = |k: &[u8], v: &[u8]| {
@@ -190,7 +220,7 @@ pub async fn run(
                     err = Some(e);
                 }
             };
-            let records_in = merge_grouped(runs, &mut |k, vals| {
+            let records_in = merge_grouped_slices(&runs, &mut |k, vals| {
                 let t = std::time::Instant::now();
                 job.reduce(&mut ctx, k, vals, &mut emit);
                 reduce_s += t.elapsed().as_secs_f64();
