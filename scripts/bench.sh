@@ -113,7 +113,7 @@ cluster_run() { # label run-label job extra-job-args...
   local label=$1 run=$2 job=$3; shift 3
   echo "== $label: cluster run ($run)" >&2
   "$MR" fs rm "/out-$label" >/dev/null 2>&1 || true
-  if [ "$run" = cold ]; then
+  if [[ "$run" == cold || "$run" == cold-* ]]; then
     "$MR" cache rm "/in-$label" >/dev/null
     sync; echo 3 > /proc/sys/vm/drop_caches || { echo "bench: --cold needs root to drop the page cache" >&2; exit 1; }
   fi
