@@ -10,6 +10,8 @@
 use crate::node::Node;
 use bytes::{Bytes, BytesMut};
 use common::dfs::{DfsError, FileWriter, PutOptions};
+use std::cell::Cell;
+use std::rc::Rc;
 use std::sync::Arc;
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
@@ -24,6 +26,9 @@ pub struct OutputWriter {
     block_size: usize,
     /// The block being written, and its length.
     in_flight: Option<(InFlight, u64)>,
+    /// Seconds the task has waited on block writes, shared so that a task
+    /// timing its own code can leave these waits out.
+    blocked_s: Rc<Cell<f64>>,
     pub records: u64,
 }
 
@@ -44,8 +49,14 @@ impl OutputWriter {
             buf: BytesMut::with_capacity(block_size.min(64 << 20)),
             block_size,
             in_flight: None,
+            blocked_s: Rc::default(),
             records: 0,
         })
+    }
+
+    /// The seconds spent waiting on block writes so far, kept current.
+    pub fn blocked_clock(&self) -> Rc<Cell<f64>> {
+        self.blocked_s.clone()
     }
 
     /// Appends one encoded record, flushing a block first if it would not fit.
@@ -68,10 +79,11 @@ impl OutputWriter {
     /// Waits for the block in flight, if any, and records it.
     fn land(&mut self) -> Result<(), DfsError> {
         if let Some((h, len)) = self.in_flight.take() {
-            let b = self
-                .rt
-                .block_on(h)
-                .map_err(|e| DfsError::Invalid(format!("block write task failed: {e}")))??;
+            let t = std::time::Instant::now();
+            let b = self.rt.block_on(h);
+            self.blocked_s
+                .set(self.blocked_s.get() + t.elapsed().as_secs_f64());
+            let b = b.map_err(|e| DfsError::Invalid(format!("block write task failed: {e}")))??;
             let f = self.file.as_mut().expect("open until finish");
             f.push_block(b, len);
         }
