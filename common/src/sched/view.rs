@@ -282,9 +282,9 @@ impl ClusterView {
 
     /// The map of `job` with the least `(locality on node, index)` among
     /// those `usable` accepts, if that locality is at most `worst`: the
-    /// choice of Hadoop's rule, delay scheduling and matchmaking. From the
-    /// locality index when the view has one, else by a scan; the same
-    /// answer either way.
+    /// choice of the cache-aware policies (ACL, atlas). From the locality
+    /// index when the view has one, else by a scan; the same answer either
+    /// way.
     pub fn best_map(
         &self,
         job: u64,
@@ -297,12 +297,7 @@ impl ClusterView {
                 .best(job, n, worst, &mut |p| usable(&self.pending[p]))
                 .map(|(l, p)| (l, &self.pending[p]));
         }
-        self.pending
-            .iter()
-            .filter(|t| t.job == job && t.kind == TaskKind::Map && usable(t))
-            .map(|t| (self.locality(t, node), t))
-            .filter(|(l, _)| *l <= worst)
-            .min_by_key(|(l, t)| (*l, t.id.index))
+        self.scan_best(job, worst, usable, |t| self.locality(t, node))
     }
 
     /// The map of `job` with the least `(disk locality on node, index)`
@@ -321,10 +316,24 @@ impl ClusterView {
                 .best_on_disk(job, n, worst, &mut |p| usable(&self.pending[p]))
                 .map(|(l, p)| (l, &self.pending[p]));
         }
+        self.scan_best(job, worst, usable, |t| self.disk_locality(t, node))
+    }
+
+    /// The scan behind [`ClusterView::best_map`] and
+    /// [`ClusterView::best_map_on_disk`] on a view without an index: the
+    /// least `(level, index)` map of `job` that `usable` accepts, if its
+    /// level is at most `worst`.
+    fn scan_best(
+        &self,
+        job: u64,
+        worst: Locality,
+        usable: impl Fn(&PendingTask) -> bool,
+        level: impl Fn(&PendingTask) -> Locality,
+    ) -> Option<(Locality, &PendingTask)> {
         self.pending
             .iter()
             .filter(|t| t.job == job && t.kind == TaskKind::Map && usable(t))
-            .map(|t| (self.disk_locality(t, node), t))
+            .map(|t| (level(t), t))
             .filter(|(l, _)| *l <= worst)
             .min_by_key(|(l, t)| (*l, t.id.index))
     }
