@@ -348,15 +348,17 @@ impl ClusterConfig {
         if self.token.is_empty() {
             return bad("token must not be empty".into());
         }
-        if self.master.addr.parse::<SocketAddr>().is_err() {
+        if !is_host_port(&self.master.addr) {
             return bad(format!(
-                "master.addr {:?} is not an IP:port address",
+                "master.addr {:?} is not an IP:port or host:port address",
                 self.master.addr
             ));
         }
         if let Some(h) = &self.master.http_addr {
-            if h.parse::<SocketAddr>().is_err() {
-                return bad(format!("master.http_addr {h:?} is not an IP:port address"));
+            if !is_host_port(h) {
+                return bad(format!(
+                    "master.http_addr {h:?} is not an IP:port or host:port address"
+                ));
             }
             if *h == self.master.addr {
                 return bad(format!(
@@ -392,9 +394,9 @@ impl ClusterConfig {
             if !names.insert(&w.name) {
                 return bad(format!("worker name {:?} appears twice", w.name));
             }
-            if w.addr.parse::<SocketAddr>().is_err() {
+            if !is_host_port(&w.addr) {
                 return bad(format!(
-                    "worker {} addr {:?} is not an IP:port address",
+                    "worker {} addr {:?} is not an IP:port or host:port address",
                     w.name, w.addr
                 ));
             }
@@ -438,6 +440,29 @@ impl ClusterConfig {
     }
 }
 
+/// An address a process listens on and others dial: `IP:port`, or
+/// `host:port` with a DNS name, because an orchestrator (Kubernetes,
+/// Docker Swarm) gives a restarted process a new IP but keeps its name.
+pub fn is_host_port(s: &str) -> bool {
+    if s.parse::<SocketAddr>().is_ok() {
+        return true;
+    }
+    let Some((host, port)) = s.rsplit_once(':') else {
+        return false;
+    };
+    let label = |l: &str| {
+        (1..=63).contains(&l.len())
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    };
+    port.parse::<u16>().is_ok()
+        && (1..=253).contains(&host.len())
+        && host.split('.').all(label)
+        // All digits and dots is a mistyped IP, not a name.
+        && !host.chars().all(|c| c.is_ascii_digit() || c == '.')
+}
+
 pub fn validate_block_size(n: u64) -> Result<(), String> {
     if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&n) {
         return Err(format!(
@@ -471,6 +496,29 @@ addr = "127.0.0.1:7101"
 data_dir = "/tmp/w1"
 cache = "1MiB"
 "#;
+
+    #[test]
+    fn addresses_may_be_dns_names_as_orchestrators_give() {
+        let named = BASE
+            .replace("127.0.0.1:7070", "mr-master:7070")
+            .replace("127.0.0.1:7101", "mr-worker-0.mr-worker.mr.svc:7100");
+        let c = ClusterConfig::parse(&named).unwrap();
+        assert_eq!(c.master.addr, "mr-master:7070");
+        assert_eq!(c.workers[0].addr, "mr-worker-0.mr-worker.mr.svc:7100");
+        for bad in [
+            "mr-master",
+            "mr-master:",
+            "mr-master:70700",
+            "-bad:7070",
+            "a..b:7070",
+            "under_score:7070",
+            "10.0.0.300:7070",
+            ":7070",
+        ] {
+            let text = BASE.replace("127.0.0.1:7070", bad);
+            assert!(ClusterConfig::parse(&text).is_err(), "{bad} was accepted");
+        }
+    }
 
     #[test]
     fn defaults() {

@@ -274,6 +274,9 @@ fn sans_for(name: &str, addrs: &[&str], extra: &[String]) -> Vec<String> {
             if sa.ip().is_loopback() {
                 push("localhost".into());
             }
+        } else if let Some((host, _)) = a.rsplit_once(':') {
+            // A DNS name (Kubernetes, Docker Swarm): peers dial the name.
+            push(host.to_string());
         }
     }
     push(name.to_string());
@@ -410,6 +413,22 @@ mod tests {
             .unwrap()
             .is_none());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_dns_address_is_a_san_of_its_certificate() {
+        let named = CONF
+            .replace("10.77.0.1:7070", "mr-master:7070")
+            .replace("10.77.1.1:7100", "mr-worker-0.mr-worker:7100");
+        let cfg = ClusterConfig::parse(&named).unwrap();
+        assert_eq!(
+            sans_for("master", &[&cfg.master.addr, "10.77.0.1:7080"], &[]),
+            ["mr-master", "10.77.0.1", "master"]
+        );
+        assert_eq!(
+            sans_for("w1", &[&cfg.workers[0].addr], &[]),
+            ["mr-worker-0.mr-worker", "w1"]
+        );
     }
 
     #[test]
