@@ -26,6 +26,11 @@ struct Args {
     /// to cut.
     #[arg(long, value_enum, value_name = "MODE")]
     recover: Option<Recover>,
+    /// Bind gRPC here instead of `[master] addr`, which stays what workers
+    /// and clients dial: `0.0.0.0:7070` where that name resolves to this
+    /// host only once it runs (a pod behind a headless Service, a task).
+    #[arg(long, env = "MR_LISTEN")]
+    listen: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -43,9 +48,10 @@ async fn main() -> anyhow::Result<()> {
     if let Some(Recover::Truncate) = args.recover {
         master::blocks::editlog::recover_truncate(&cfg.master.data_dir)?;
     }
-    let listener = tokio::net::TcpListener::bind(&cfg.master.addr)
+    let bind = args.listen.as_deref().unwrap_or(&cfg.master.addr);
+    let listener = tokio::net::TcpListener::bind(bind)
         .await
-        .with_context(|| format!("cannot listen on {}", cfg.master.addr))?;
+        .with_context(|| format!("cannot listen on {bind}"))?;
     let http = match &cfg.master.http_addr {
         Some(a) => Some(
             tokio::net::TcpListener::bind(a)

@@ -21,11 +21,13 @@
 //! - [`shuffle`]: serving map-output partitions to reducers.
 //! - [`service`]: the thin gRPC handlers (block writes and reads).
 //! - [`drain`]: graceful shutdown: finish or hand back tasks, say goodbye.
+//! - [`health`]: the plain-HTTP liveness and readiness probe endpoint.
 
 pub mod cache;
 pub mod commands;
 pub mod drain;
 pub mod executor;
+pub mod health;
 pub mod heartbeat;
 pub mod hold;
 pub mod input;
@@ -56,9 +58,22 @@ const MAX_MESSAGE: usize = 2 * common::CHUNK + 4096;
 /// for up to `grace` (see [`drain`]) while still serving block reads and
 /// shuffle fetches.
 pub async fn run(
+    cluster: ClusterConfig,
+    name: &str,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: std::time::Duration,
+) -> anyhow::Result<()> {
+    run_with_health(cluster, name, listener, None, shutdown, grace).await
+}
+
+/// [`run`], also answering an orchestrator's probes on `health` (see
+/// [`health`]) when given.
+pub async fn run_with_health(
     mut cluster: ClusterConfig,
     name: &str,
     listener: TcpListener,
+    health: Option<TcpListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: std::time::Duration,
 ) -> anyhow::Result<()> {
@@ -74,6 +89,7 @@ pub async fn run(
         cache = node.cache.capacity(), "mr-worker listening");
     let hb = tokio::spawn(heartbeat::run(node.clone()));
     let scan = tokio::spawn(scanner::run(node.clone()));
+    let probes = health.map(|l| tokio::spawn(health::serve(node.clone(), l)));
     let stop = {
         let node = node.clone();
         let hb = hb.abort_handle();
@@ -105,6 +121,9 @@ pub async fn run(
         .await;
     hb.abort();
     scan.abort();
+    if let Some(p) = probes {
+        p.abort();
+    }
     tracing::info!(worker = %name, "mr-worker stopped");
     served?;
     Ok(())

@@ -22,6 +22,16 @@ struct Args {
     /// are handed back to the master (e.g. 30s, 2m, 0 to hand back at once).
     #[arg(long, env = "MR_DRAIN_TIMEOUT", default_value = "30s", value_parser = grace)]
     drain_timeout: std::time::Duration,
+    /// Listen here for an orchestrator's probes (plain HTTP, no token):
+    /// `/healthz` (alive) and `/readyz` (registered, not draining), e.g.
+    /// `0.0.0.0:7180`. None by default.
+    #[arg(long, env = "MR_HEALTH_ADDR")]
+    health_addr: Option<String>,
+    /// Bind the gRPC port here instead of this worker's `addr` in the
+    /// cluster file, which stays what others dial: `0.0.0.0:7100` where
+    /// that name resolves to this host only once it runs (a pod, a task).
+    #[arg(long, env = "MR_LISTEN")]
+    listen: Option<String>,
 }
 
 fn grace(s: &str) -> Result<std::time::Duration, String> {
@@ -43,13 +53,23 @@ async fn main() -> anyhow::Result<()> {
             )
         })?
         .clone();
-    let listener = tokio::net::TcpListener::bind(&me.addr)
+    let bind = args.listen.as_deref().unwrap_or(&me.addr);
+    let listener = tokio::net::TcpListener::bind(bind)
         .await
-        .with_context(|| format!("cannot listen on {}", me.addr))?;
-    worker::run(
+        .with_context(|| format!("cannot listen on {bind}"))?;
+    let health = match &args.health_addr {
+        Some(a) => Some(
+            tokio::net::TcpListener::bind(a)
+                .await
+                .with_context(|| format!("cannot listen on --health-addr {a}"))?,
+        ),
+        None => None,
+    };
+    worker::run_with_health(
         cfg,
         &args.name,
         listener,
+        health,
         common::shutdown::signal(),
         args.drain_timeout,
     )

@@ -62,8 +62,9 @@ pub async fn serve(
     served
 }
 
-/// Every route. Only the three static files of the UI are open: they hold
-/// no data, and the page asks for the token before it asks for anything.
+/// Every route. Only the three static files of the UI and `/healthz` are
+/// open: they hold no data, and the page asks for the token before it asks
+/// for anything.
 pub fn router(state: Shared, token: &str) -> Router {
     let check = Arc::new(auth::Bearer::new(token));
     let protected = Router::new()
@@ -90,8 +91,17 @@ pub fn router(state: Shared, token: &str) -> Router {
         .route("/index.html", get(ui::index))
         .route("/app.js", get(ui::script))
         .route("/style.css", get(ui::style))
+        .route("/healthz", get(healthz))
         .fallback(api::not_found)
         .with_state(state)
+}
+
+/// An orchestrator's liveness and readiness probe (Kubernetes `httpGet`):
+/// 200 once the master's state lock can be taken, so a master wedged under
+/// its lock stops answering and is restarted. No token: it says nothing.
+async fn healthz(axum::extract::State(state): axum::extract::State<Shared>) -> &'static str {
+    drop(lock(&state));
+    "ok\n"
 }
 
 /// How long the master waits at shutdown for the web server to finish its

@@ -1,0 +1,41 @@
+#!/bin/sh
+# The init step of every pod: writes the cluster file this pod's daemon
+# reads (/etc/mr/cluster.toml, an in-memory emptyDir) from the ConfigMap's
+# template, then waits until the pod's own name resolves (its daemon binds
+# 0.0.0.0, but its peers dial the name).
+#   - the token from the Secret mr-token (mounted at /etc/mr-token);
+#   - on a worker (NODE_NAME set): the rack of its own [[workers]] entry,
+#     the zone label (topology.kubernetes.io/zone) of the node it was
+#     scheduled on. The downward API cannot read a node's labels, so this
+#     asks the API server, as the ServiceAccount mr-worker, which may only
+#     `get` nodes (rbac.yaml). A node without the label gives rack
+#     "default".
+# Needs sh, sed, nslookup and kubectl: the image mr-kubectl
+# (kustomization images: maps it to one that has them).
+set -eu
+token=$(cat /etc/mr-token/token)
+case "$token" in
+  *[!A-Za-z0-9._~+/=-]*|"") echo "configure: the token must be non-empty, without spaces or quotes" >&2; exit 1 ;;
+esac
+rack_edit=""
+if [ -n "${NODE_NAME:-}" ]; then
+  zone=$(kubectl get node "$NODE_NAME" \
+    -o go-template='{{index .metadata.labels "topology.kubernetes.io/zone"}}')
+  [ -n "$zone" ] && [ "$zone" != "<no value>" ] || zone=default
+  # A rack is a plain word in the cluster file.
+  rack=$(printf '%s' "$zone" | tr -c 'A-Za-z0-9._-' '_')
+  grep -qx "name = \"$POD_NAME\"" /etc/mr-template/cluster.toml || {
+    echo "configure: $POD_NAME has no [[workers]] entry in the cluster file: scale the StatefulSet and the file together" >&2
+    exit 1
+  }
+  rack_edit="/^name = \"$POD_NAME\"\$/,/^rack = /s/^rack = .*/rack = \"$rack\"/"
+  echo "configure: $POD_NAME on node $NODE_NAME, zone $zone: rack $rack"
+fi
+sed -e "s|@TOKEN@|$token|" ${rack_edit:+-e "$rack_edit"} /etc/mr-template/cluster.toml > /etc/mr/cluster.toml.new
+mv /etc/mr/cluster.toml.new /etc/mr/cluster.toml
+for _ in $(seq 1 120); do
+  nslookup "$SELF_DNS" >/dev/null 2>&1 && exit 0
+  sleep 1
+done
+echo "configure: $SELF_DNS does not resolve after 120 s" >&2
+exit 1

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Test of deploy/k8s, offline: no Kubernetes cluster is needed or used.
+# About 20 s. On a copy of deploy/k8s:
+#  1. checks both cluster files with the real parser (`mr config init`),
+#     and makes the example overlay's secret inputs as a user would: a
+#     token, and the CA and every certificate with `mr config init --tls`;
+#  2. runs the init step (base/configure.sh) against a stub kubectl and
+#     nslookup: the token and the node's zone land in the pod's own entry
+#     only, and the result loads; a pod with no entry is refused;
+#  3. validates every manifest of the base one by one, then the rendered
+#     base and example overlay (`kubectl kustomize`), against the
+#     Kubernetes JSON schemas (kubernetes-validate --strict: unknown
+#     fields are errors), for the newest schema it ships and for 1.30;
+#  4. checks what the schemas cannot: the overlay's namespace reaches the
+#     RBAC subject, worker replicas equal the cluster file's entries, every
+#     referenced ConfigMap, Secret, port and image is there, the
+#     PodDisruptionBudget selects the workers with maxUnavailable 1;
+#  5. proves the validation bites: copies with an unknown field, a wrong
+#     type and a missing required field must each be refused, naming it.
+# Needs kubectl (for kustomize) and kubernetes-validate (PyPI), which
+# scripts/install-deps.sh installs; skips without them (fails under CI=true).
+#   scripts/k8s-validate.sh [--keep]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+# shellcheck source=scripts/skip.sh
+. "$ROOT/scripts/skip.sh"
+KEEP=0
+[ "${1:-}" = --keep ] && KEEP=1
+
+command -v kubectl >/dev/null || skip k8s-validate "no kubectl (scripts/install-deps.sh installs kubernetes-client)"
+KV=$(command -v kubernetes-validate || true)
+[ -n "$KV" ] || [ ! -x /opt/mr-venv/bin/kubernetes-validate ] || KV=/opt/mr-venv/bin/kubernetes-validate
+[ -n "$KV" ] || skip k8s-validate "no kubernetes-validate (pip install kubernetes-validate; scripts/install-deps.sh does)"
+PY=$(head -n1 "$KV" | sed -n 's/^#!//p')
+"$PY" -c 'import yaml' 2>/dev/null || PY=python3
+
+MR_BIN_DIR=${MR_BIN_DIR:-$ROOT/target/debug}
+MR="$MR_BIN_DIR/mr"
+[ -x "$MR" ] || cargo build -p cli --bin mr
+
+TMP=$(mktemp -d /tmp/mr-k8s-validate.XXXXXX)
+cleanup() {
+  local rc=$?
+  if [ $rc -ne 0 ] || [ "$KEEP" = 1 ]; then echo "k8s-validate: files kept in $TMP"; else rm -rf "$TMP"; fi
+  exit $rc
+}
+trap cleanup EXIT
+fail() { echo "k8s-validate: FAIL: $*" >&2; exit 1; }
+ok() { echo "   ok: $*"; }
+step() { echo "-- $*"; }
+K="$TMP/k8s"
+cp -r "$ROOT/deploy/k8s" "$K"
+# The newest schema kubernetes-validate ships, and an older release still
+# in use, so that the manifests hold on both.
+VERSIONS=("" "1.30.0")
+validate() { # file...
+  local v
+  for v in "${VERSIONS[@]}"; do
+    "$KV" --strict --quiet ${v:+-k "$v"} "$@" || return 1
+  done
+}
+
+step "cluster files through the real parser; the overlay's token and certificates"
+"$MR" -c "$K/base/cluster.toml" config init >"$TMP/log" 2>&1 || { cat "$TMP/log" >&2; fail "base/cluster.toml does not load"; }
+grep -q "valid, 4 workers" "$TMP/log" || fail "base/cluster.toml: $(cat "$TMP/log")"
+O="$K/overlays/example"
+od -An -N16 -tx1 /dev/urandom | tr -d ' \n' > "$O/token"
+"$MR" -c "$O/cluster.toml" config init --tls >"$TMP/log" 2>&1 || { cat "$TMP/log" >&2; fail "mr config init --tls on the overlay's cluster file"; }
+grep -q "mr-worker-5 .*mr-worker-5.mr-worker" "$TMP/log" || fail "mr-worker-5's certificate does not name mr-worker-5.mr-worker: $(cat "$TMP/log")"
+grep -q "^master .*mr-master" "$TMP/log" || fail "the master's certificate does not name mr-master"
+[ -f "$O/ca.key" ] && [ ! -f "$O/tls/ca.key" ] || fail "the CA key is not kept apart from tls/"
+ok "both files load (4 and 6 workers); certificates name the Services' DNS names; the CA key stays out of the Secret"
+
+step "the init step: token and rack from a stub API server"
+mkdir -p "$TMP/stub" "$TMP/pod/template" "$TMP/pod/etc" "$TMP/pod/token"
+cat > "$TMP/stub/kubectl" <<'EOF'
+#!/bin/sh
+# Answers `kubectl get node NODE -o go-template=...` as the API server would.
+[ "$1 $2" = "get node" ] || exit 1
+case "$3" in node-a) printf 'eu-west-1a' ;; node-b) printf 'zone b/2' ;; *) printf '<no value>' ;; esac
+EOF
+printf '#!/bin/sh\nexit 0\n' > "$TMP/stub/nslookup"
+chmod +x "$TMP/stub/kubectl" "$TMP/stub/nslookup"
+cp "$K/base/cluster.toml" "$TMP/pod/template/"
+printf 's3cr3t' > "$TMP/pod/token/token"
+# The script's absolute paths point into the pod's volumes.
+sed -e "s|/etc/mr-template|$TMP/pod/template|g; s|/etc/mr-token|$TMP/pod/token|g; s|/etc/mr/|$TMP/pod/etc/|g" \
+  "$K/base/configure.sh" > "$TMP/configure.sh"
+runinit() { env PATH="$TMP/stub:$PATH" "$@" sh "$TMP/configure.sh"; }
+runinit POD_NAME=mr-worker-2 NODE_NAME=node-b SELF_DNS=x >/dev/null || fail "configure.sh failed for a worker"
+cp "$TMP/pod/etc/cluster.toml" "$TMP/w2.toml"
+"$PY" - "$TMP/w2.toml" <<'PY' || fail "the worker's rendered cluster file is wrong"
+import sys, tomllib
+c = tomllib.load(open(sys.argv[1], "rb"))
+assert c["token"] == "s3cr3t", c["token"]
+racks = {w["name"]: w["rack"] for w in c["workers"]}
+assert racks == {"mr-worker-0": "unset", "mr-worker-1": "unset", "mr-worker-2": "zone_b_2", "mr-worker-3": "unset"}, racks
+PY
+"$MR" -c "$TMP/w2.toml" config init >/dev/null || fail "the worker's rendered cluster file does not load"
+runinit POD_NAME=mr-worker-0 NODE_NAME=node-z SELF_DNS=x >/dev/null || fail "configure.sh failed on a node without a zone"
+grep -A3 '^name = "mr-worker-0"' "$TMP/pod/etc/cluster.toml" | grep -q '^rack = "default"' || fail "a node without a zone label did not give rack default"
+runinit SELF_DNS=mr-master >/dev/null || fail "configure.sh failed for the master"
+! grep -q '@TOKEN@' "$TMP/pod/etc/cluster.toml" || fail "the master's file still holds the placeholder"
+! runinit POD_NAME=mr-worker-9 NODE_NAME=node-a SELF_DNS=x >/dev/null 2>&1 || fail "a pod with no [[workers]] entry was let through"
+ok "the worker's own entry gets its node's zone (made a plain word), the others keep theirs; no zone: default; a pod with no entry is refused"
+
+step "every base manifest, and both renderings, against the schemas (strict)"
+for f in "$K"/base/*.yaml "$O/namespace.yaml"; do
+  [ "$(basename "$f")" = kustomization.yaml ] && continue
+  validate "$f" >"$TMP/log" 2>&1 || { cat "$TMP/log" >&2; fail "$f does not validate"; }
+done
+kubectl kustomize "$K/base" > "$TMP/base.yaml" || fail "kubectl kustomize base failed"
+kubectl kustomize "$O" > "$TMP/example.yaml" || fail "kubectl kustomize overlays/example failed"
+for f in base example; do
+  validate "$TMP/$f.yaml" >"$TMP/log" 2>&1 || { cat "$TMP/log" >&2; fail "the rendered $f does not validate"; }
+done
+ok "$(grep -c '^kind:' "$TMP/base.yaml") objects in the base, $(grep -c '^kind:' "$TMP/example.yaml") in the example overlay, valid for the newest schema shipped and for 1.30"
+
+step "what the schemas do not check"
+"$PY" - "$TMP/example.yaml" 6 <<'PY' || fail "the rendered overlay is inconsistent"
+import re, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+want_workers = int(sys.argv[2])
+by = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+kinds = lambda k: [d for d in docs if d["kind"] == k]
+cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+for d in docs:
+    if d["kind"] not in cluster_scoped:
+        assert d["metadata"].get("namespace") == "mr", (d["kind"], d["metadata"])
+crb = kinds("ClusterRoleBinding")[0]
+assert crb["subjects"][0]["namespace"] == "mr", crb["subjects"]
+role = by[("ClusterRole", crb["roleRef"]["name"])]
+assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}], role["rules"]
+cms = {d["metadata"]["name"]: d for d in kinds("ConfigMap")}
+secrets = {d["metadata"]["name"]: d for d in kinds("Secret")}
+sts = {d["metadata"]["name"]: d for d in kinds("StatefulSet")}
+master, worker = sts["mr-master"], sts["mr-worker"]
+assert master["spec"]["replicas"] == 1
+assert worker["spec"]["replicas"] == want_workers, worker["spec"]["replicas"]
+cluster = next(v for k, v in cms.items() if k.startswith("mr-cluster-"))["data"]["cluster.toml"]
+names = re.findall(r'^name = "(.*)"$', cluster, re.M)
+assert names == [f"mr-worker-{i}" for i in range(want_workers)], names
+assert "[tls]" in cluster
+tls = next(v for k, v in secrets.items() if k.startswith("mr-tls-"))
+want = {"ca.pem", "master.pem", "master.key", "client.pem", "client.key"} | {
+    f"mr-worker-{i}.{e}" for i in range(want_workers) for e in ("pem", "key")}
+assert set(tls["data"]) == want, set(tls["data"]) ^ want
+for s in sts.values():
+    pod = s["spec"]["template"]["spec"]
+    assert s["spec"]["selector"]["matchLabels"].items() <= s["spec"]["template"]["metadata"]["labels"].items()
+    assert any(c["name"] == "data" for c in s["spec"]["volumeClaimTemplates"])
+    for v in pod["volumes"]:
+        if "configMap" in v:
+            assert v["configMap"]["name"] in cms, v
+        if "secret" in v:
+            assert v["secret"]["secretName"] in secrets, v
+    mounts = {v["name"] for v in pod["volumes"]} | {"data"}
+    for c in pod["initContainers"] + pod["containers"]:
+        assert "/" in c["image"] and ":" in c["image"], c["image"]
+        for m in c.get("volumeMounts", []):
+            assert m["name"] in mounts, (s["metadata"]["name"], m)
+        ports = {p["name"] for p in c.get("ports", [])}
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            if probe in c:
+                assert c[probe]["httpGet"]["port"] in ports, (probe, c["name"])
+        assert "resources" in c and "limits" in c["resources"], c["name"]
+    svc = by[("Service", s["spec"]["serviceName"])]
+    assert svc["spec"]["clusterIP"] == "None" and svc["spec"]["publishNotReadyAddresses"]
+    assert svc["spec"]["selector"].items() <= s["spec"]["template"]["metadata"]["labels"].items()
+w = worker["spec"]["template"]["spec"]["containers"][0]
+assert w["readinessProbe"]["httpGet"]["path"] == "/readyz" and w["livenessProbe"]["httpGet"]["path"] == "/healthz"
+assert worker["spec"]["template"]["spec"]["serviceAccountName"] == crb["subjects"][0]["name"]
+m = master["spec"]["template"]["spec"]["containers"][0]
+assert m["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http", "scheme": "HTTPS"}, m["livenessProbe"]
+pdb = kinds("PodDisruptionBudget")[0]
+assert pdb["spec"]["maxUnavailable"] == 1
+assert pdb["spec"]["selector"]["matchLabels"].items() <= worker["spec"]["template"]["metadata"]["labels"].items()
+PY
+ok "namespace mr everywhere (the RBAC subject too); 6 replicas = 6 entries; every ConfigMap, Secret, volume, probe port and image resolves; PDB maxUnavailable 1 on the workers"
+
+step "a manifest with a wrong field is refused"
+broken() { # name sed-expression file-under-base expected-text
+  rm -rf "$TMP/broken" && cp -r "$K" "$TMP/broken"
+  sed -i "$2" "$TMP/broken/base/$3"
+  cmp -s "$K/base/$3" "$TMP/broken/base/$3" && fail "the $1 edit changed nothing"
+  kubectl kustomize "$TMP/broken/overlays/example" > "$TMP/broken.yaml" 2>"$TMP/log" || return 0
+  if validate "$TMP/broken.yaml" >"$TMP/log" 2>&1; then
+    fail "a rendering with $1 passed validation"
+  fi
+  grep -q "$4" "$TMP/log" || { cat "$TMP/log" >&2; fail "the refusal of $1 does not name $4"; }
+  validate "$TMP/broken/base/$3" >/dev/null 2>&1 && fail "base/$3 with $1 passed validation alone"
+  ok "$1: refused ($(grep -m1 -o "$4.*" "$TMP/log" | cut -c1-70))"
+}
+broken "an unknown field (podManagmentPolicy)" 's/podManagementPolicy:/podManagmentPolicy:/' worker.yaml podManagmentPolicy
+broken "a wrong type (replicas: \"one\")" 's/^  replicas: 1$/  replicas: "one"/' master.yaml "'one' is not of type 'integer'"
+broken "a missing required field (a container without a name)" 's/^        - name: master$/        - stdin: false/' master.yaml "'name' is a required property"
+echo "k8s-validate: all passed"

@@ -1,0 +1,111 @@
+//! A plain-HTTP health endpoint for an orchestrator's probes (Kubernetes
+//! `httpGet`, `--health-addr`).
+//!
+//! Why a second port: the worker's image is `FROM scratch` (no shell, no
+//! curl for an exec probe), its gRPC port asks every caller for the token
+//! (and, with `[tls]`, a client certificate), and a TCP probe only proves
+//! that the kernel accepts connections, not that the process answers.
+//!
+//! - `GET /healthz`: 200 while the worker's runtime answers (liveness).
+//! - `GET /readyz`: 200 once the worker has registered with the master,
+//!   503 before and while draining (readiness).
+//!
+//! Neither says anything a stranger could use, so neither asks for the
+//! token. Anything else is a 404.
+
+use crate::node::Node;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// A probe that connects and sends nothing is dropped after this long: a
+/// kubelet sends its request at once, and no probe may hold a task.
+const READ_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Answers probes on `listener` until the task is aborted.
+pub async fn serve(node: Arc<Node>, listener: TcpListener) {
+    loop {
+        let Ok((conn, _)) = listener.accept().await else {
+            continue;
+        };
+        let node = node.clone();
+        tokio::spawn(async move {
+            if let Err(e) = answer(&node, conn).await {
+                tracing::debug!("health probe: {e}");
+            }
+        });
+    }
+}
+
+async fn answer(node: &Node, mut conn: TcpStream) -> std::io::Result<()> {
+    let mut buf = [0u8; 1024];
+    let n = tokio::time::timeout(READ_TIMEOUT, conn.read(&mut buf))
+        .await
+        .map_err(|_| std::io::Error::other("no request in time"))??;
+    let head = String::from_utf8_lossy(&buf[..n]);
+    let path = head.split_whitespace().nth(1).unwrap_or("");
+    let registered = node.epoch.load(Ordering::SeqCst) != 0;
+    let draining = node.draining.load(Ordering::SeqCst);
+    let (status, body) = match (head.starts_with("GET "), path) {
+        (true, "/healthz") => ("200 OK", "ok\n"),
+        (true, "/readyz") if registered && !draining => ("200 OK", "ready\n"),
+        (true, "/readyz") if draining => ("503 Service Unavailable", "draining\n"),
+        (true, "/readyz") => ("503 Service Unavailable", "not registered\n"),
+        _ => ("404 Not Found", "not found\n"),
+    };
+    let reply = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    conn.write_all(reply.as_bytes()).await?;
+    conn.shutdown().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use common::config::ClusterConfig;
+
+    async fn get(addr: std::net::SocketAddr, path: &str) -> String {
+        let mut c = TcpStream::connect(addr).await.unwrap();
+        c.write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let mut out = String::new();
+        c.read_to_string(&mut out).await.unwrap();
+        out
+    }
+
+    #[tokio::test]
+    async fn live_at_once_ready_once_registered_and_not_while_draining() {
+        let dir = std::env::temp_dir().join(format!("mr-health-{}", std::process::id()));
+        let text = format!(
+            "token = \"t\"\n[master]\naddr = \"127.0.0.1:1\"\ndata_dir = \"{0}/m\"\n\
+             [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:2\"\ndata_dir = \"{0}/w1\"\n",
+            dir.display()
+        );
+        let node = Node::open(ClusterConfig::parse(&text).unwrap(), "w1").unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(serve(node.clone(), listener));
+
+        assert!(get(addr, "/healthz").await.starts_with("HTTP/1.1 200"));
+        let r = get(addr, "/readyz").await;
+        assert!(
+            r.starts_with("HTTP/1.1 503") && r.ends_with("not registered\n"),
+            "{r}"
+        );
+        node.epoch.store(3, Ordering::SeqCst);
+        assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
+        node.draining.store(true, Ordering::SeqCst);
+        assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 503"));
+        assert!(get(addr, "/metrics").await.starts_with("HTTP/1.1 404"));
+        // A probe that says nothing does not stop the others.
+        let _silent = TcpStream::connect(addr).await.unwrap();
+        assert!(get(addr, "/healthz").await.starts_with("HTTP/1.1 200"));
+        server.abort();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
