@@ -5,6 +5,7 @@
 #   scripts/swarm.sh up [--workers N] [--racks R] [--dir D] [--stack S]
 #                       [--block-size SIZE] [--replication N] [--heartbeat DUR]
 #                       [--cache SIZE] [--slots N] [--ui-port P]
+#   scripts/swarm.sh files [up's options]  only writes D/cluster.toml and D/stack.yml (to deploy by hand)
 #   scripts/swarm.sh scale N --dir D     workers w1..wN (more: added; fewer: wN+1.. removed)
 #   scripts/swarm.sh status --dir D      services, tasks, cluster status
 #   scripts/swarm.sh mr ARGS... --dir D  runs `mr ARGS` in a container on the stack's network
@@ -33,7 +34,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "swarm.sh: $*" >&2; exit 1; }
 
 cmd=${1:-}
@@ -47,7 +48,7 @@ case "$cmd" in
   mr)
     # Everything up to --dir goes to mr.
     while [ $# -gt 0 ] && [ "$1" != --dir ]; do MR_ARGS+=("$1"); shift; done ;;
-  up|down|status) ;;
+  up|down|status|files) ;;
   -h|--help|help) usage; exit 0 ;;
   *) echo "swarm.sh: unknown command $cmd" >&2; usage >&2; exit 2 ;;
 esac
@@ -73,8 +74,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-command -v docker >/dev/null || die "docker is not installed"
-docker info >/dev/null 2>&1 || die "no Docker engine answers (is dockerd running, and may this user use it?)"
+[ "$cmd" = files ] || command -v docker >/dev/null || die "docker is not installed"
+[ "$cmd" = files ] || docker info >/dev/null 2>&1 || die "no Docker engine answers (is dockerd running, and may this user use it?)"
 
 swarm_state() { docker info -f '{{.Swarm.LocalNodeState}}' 2>/dev/null; }
 
@@ -278,6 +279,12 @@ wait_alive() { # workers
 }
 
 case "$cmd" in
+  files)
+    validate
+    [ -f "$CONF" ] || write_conf "$WORKERS"
+    write_stack
+    echo "wrote $CONF and $STACKFILE (docker stack deploy --resolve-image never -c $STACKFILE $STACK, from $DIR)"
+    ;;
   up)
     validate
     docker image inspect "$IMAGE" >/dev/null 2>&1 || die "no image $IMAGE: run scripts/docker.sh build first"

@@ -5,8 +5,10 @@
 # browser), then the emulated-LAN test (scripts/lan-test.sh: about 30 s; it
 # skips itself without root and ip netns), the token-on-the-wire capture
 # (scripts/tls-test.sh, about 10 s, the same), the container test
-# (scripts/docker-test.sh, about 40 s) and the SSH deployment test
-# (scripts/deploy-test.sh, about 60 s).
+# (scripts/docker-test.sh, about 40 s), the SSH deployment test
+# (scripts/deploy-test.sh, about 60 s), the Kubernetes manifests validated
+# offline (scripts/k8s-validate.sh, about 20 s) and the Docker Swarm test
+# (scripts/swarm-test.sh, about 3 minutes).
 #
 # As root on Debian it first installs what these tests need
 # (scripts/install-deps.sh). Under CI=true a test that cannot run fails
@@ -40,3 +42,7 @@ scripts/tls-test.sh
 # containers (a Docker engine) and SSH deployment (root, ip netns, sshd).
 scripts/docker-test.sh
 scripts/deploy-test.sh
+# The orchestrators: Kubernetes manifests checked offline (kubectl and
+# kubernetes-validate), and a real one-node Docker Swarm (a Docker engine).
+scripts/k8s-validate.sh
+scripts/swarm-test.sh
