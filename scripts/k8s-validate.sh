@@ -119,7 +119,7 @@ ok "$(grep -c '^kind:' "$TMP/base.yaml") objects in the base, $(grep -c '^kind:'
 
 step "what the schemas do not check"
 "$PY" - "$TMP/example.yaml" 6 <<'PY' || fail "the rendered overlay is inconsistent"
-import re, sys, yaml
+import sys, tomllib, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
 want_workers = int(sys.argv[2])
 by = {(d["kind"], d["metadata"]["name"]): d for d in docs}
@@ -139,9 +139,10 @@ master, worker = sts["mr-master"], sts["mr-worker"]
 assert master["spec"]["replicas"] == 1
 assert worker["spec"]["replicas"] == want_workers, worker["spec"]["replicas"]
 cluster = next(v for k, v in cms.items() if k.startswith("mr-cluster-"))["data"]["cluster.toml"]
-names = re.findall(r'^name = "(.*)"$', cluster, re.M)
+parsed = tomllib.loads(cluster)
+names = [w["name"] for w in parsed["workers"]]
 assert names == [f"mr-worker-{i}" for i in range(want_workers)], names
-assert "[tls]" in cluster
+assert parsed["tls"] == {"ca": "tls/ca.pem", "dir": "tls"}, parsed.get("tls")
 tls = next(v for k, v in secrets.items() if k.startswith("mr-tls-"))
 want = {"ca.pem", "master.pem", "master.key", "client.pem", "client.key"} | {
     f"mr-worker-{i}.{e}" for i in range(want_workers) for e in ("pem", "key")}
@@ -149,7 +150,7 @@ assert set(tls["data"]) == want, set(tls["data"]) ^ want
 for s in sts.values():
     pod = s["spec"]["template"]["spec"]
     assert s["spec"]["selector"]["matchLabels"].items() <= s["spec"]["template"]["metadata"]["labels"].items()
-    assert any(c["name"] == "data" for c in s["spec"]["volumeClaimTemplates"])
+    assert any(c["metadata"]["name"] == "data" for c in s["spec"]["volumeClaimTemplates"])
     for v in pod["volumes"]:
         if "configMap" in v:
             assert v["configMap"]["name"] in cms, v
