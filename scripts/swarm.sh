@@ -28,7 +28,8 @@
 #
 # Names, not IPs: Swarm gives a restarted task a new address, so the
 # cluster file names services (master:7070, w3:7100; DNS round robin, no
-# virtual IP) and each process binds 0.0.0.0 (MR_LISTEN). The cluster file
+# virtual IP) and each process binds 0.0.0.0 (MR_LISTEN, MR_HTTP_LISTEN:
+# a task's own name resolves only once it runs). The cluster file
 # holds the token: it travels as a Swarm secret (mode 0400, in memory on
 # the nodes), named after its content, so a changed file rolls the services.
 set -euo pipefail
@@ -208,16 +209,14 @@ write_stack() {
     echo "  master:"
     echo "    <<: *common"
     echo "    command: [\"/bin/mr-master\", \"--config\", \"/run/secrets/cluster.toml\"]"
-    echo "    environment: [\"RUST_LOG=info\", \"MR_LISTEN=0.0.0.0:7070\"]"
+    echo "    environment: [\"RUST_LOG=info\", \"MR_LISTEN=0.0.0.0:7070\", \"MR_HTTP_LISTEN=0.0.0.0:7080\"]"
     echo "    volumes: [\"master-data:/data/master\"]"
     if [ "$UI_PORT" != 0 ]; then
       echo "    ports: [{target: 7080, published: $UI_PORT, protocol: tcp, mode: host}]"
     fi
-    echo "    healthcheck:"
-    echo "      test: [\"CMD\", \"/bin/mr\", \"--config\", \"/run/secrets/cluster.toml\", \"cluster\", \"health\"]"
-    echo "      interval: 2s"
-    echo "      timeout: 5s"
-    echo "      retries: 30"
+    # No health check: Swarm puts a task with one into its service's DNS
+    # only once healthy, and the image's one check (mr cluster health)
+    # dials the master by that name: it could never pass.
     echo "    stop_grace_period: 20s"
     echo "    deploy:"
     echo "      endpoint_mode: dnsrr"
@@ -231,11 +230,9 @@ write_stack() {
       echo "    command: [\"/bin/mr-worker\", \"--config\", \"/run/secrets/cluster.toml\", \"--name\", \"w$i\"]"
       echo "    environment: [\"RUST_LOG=info\", \"MR_DRAIN_TIMEOUT=30s\", \"MR_LISTEN=0.0.0.0:7100\"]"
       echo "    volumes: [\"w$i-data:/data/w$i\"]"
-      echo "    healthcheck:"
-      echo "      test: [\"CMD\", \"/bin/mr\", \"--config\", \"/run/secrets/cluster.toml\", \"cluster\", \"health\", \"--worker\", \"w$i\"]"
-      echo "      interval: 2s"
-      echo "      timeout: 5s"
-      echo "      retries: 30"
+      # No health check: the only one the image can run asks the master,
+      # so the swarm would replace every worker whenever the master is
+      # away. A worker that dies exits, and the swarm restarts it.
       echo "    stop_grace_period: 40s"
       echo "    deploy:"
       echo "      endpoint_mode: dnsrr"

@@ -31,6 +31,10 @@ struct Args {
     /// host only once it runs (a pod behind a headless Service, a task).
     #[arg(long, env = "MR_LISTEN")]
     listen: Option<String>,
+    /// Bind the web UI here instead of `[master] http_addr` (as `--listen`
+    /// for gRPC), e.g. `0.0.0.0:7080`.
+    #[arg(long, env = "MR_HTTP_LISTEN")]
+    http_listen: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -52,7 +56,7 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(bind)
         .await
         .with_context(|| format!("cannot listen on {bind}"))?;
-    let http = match &cfg.master.http_addr {
+    let http = match args.http_listen.as_ref().or(cfg.master.http_addr.as_ref()) {
         Some(a) => Some(
             tokio::net::TcpListener::bind(a)
                 .await
