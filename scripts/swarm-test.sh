@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Test of scripts/swarm.sh, the Docker Swarm path, run for real on a
 # one-node swarm made on this machine (needs a Docker engine that is in no
-# swarm yet; skips otherwise, and fails instead under CI=true). About 2-3
-# minutes:
+# swarm yet; skips otherwise, and fails instead under CI=true). About 70 s
+# here:
 #  1. builds the scratch image from the debug binaries; `swarm.sh up`
 #     makes the swarm and deploys master + 3 workers in 2 racks: every
 #     worker alive in its rack, every service's placement constraint and

@@ -8,7 +8,7 @@
 # (scripts/docker-test.sh, about 40 s), the SSH deployment test
 # (scripts/deploy-test.sh, about 60 s), the Kubernetes manifests validated
 # offline (scripts/k8s-validate.sh, about 20 s) and the Docker Swarm test
-# (scripts/swarm-test.sh, about 3 minutes).
+# (scripts/swarm-test.sh, about 70 s).
 #
 # As root on Debian it first installs what these tests need
 # (scripts/install-deps.sh). Under CI=true a test that cannot run fails
