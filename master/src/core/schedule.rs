@@ -170,7 +170,7 @@ fn offer_order(view: &ClusterView) -> Vec<String> {
         .iter()
         .filter(|n| n.free_map_slots > 0 || n.free_reduce_slots > 0)
         .map(|n| {
-            let on = |names: &Vec<String>| names.iter().any(|x| *x == n.name);
+            let on = |names: &Vec<String>| names.contains(&n.name);
             let maps = view.pending.iter().filter(|t| t.kind == TaskKind::Map);
             let cached = maps.clone().filter(|t| on(&t.cached_on)).count();
             let stored = maps.filter(|t| on(&t.replicas)).count();
