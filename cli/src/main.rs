@@ -380,6 +380,26 @@ enum BenchCmd {
         #[command(flatten)]
         common: BenchCommon,
     },
+    /// The time `mr job run` takes as its user sees it, for one-block
+    /// WordCount jobs on this cluster: p50 and p99 over --runs jobs, each
+    /// the real `mr job run` in a child process, beside the master's
+    /// exec_time_s. scripts/bench-latency.sh runs it at several heartbeat
+    /// intervals.
+    Latency {
+        /// Timed jobs (after one untimed warm-up job).
+        #[arg(long, default_value_t = 40)]
+        runs: u32,
+        /// Bytes of text in the one input block.
+        #[arg(long, default_value = "1300KB", value_parser = parse_size)]
+        size: u64,
+        #[arg(long, short = 'r', default_value_t = 4)]
+        reducers: u32,
+        /// Seeds the input's words.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+    },
     /// A line chart from a CSV of `series,x,y` rows (a header row is
     /// skipped): one line per series. scripts/scaling.sh draws the engine's
     /// time per GiB against the input size with it.
@@ -1157,6 +1177,22 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                         reuse,
                     };
                     cli::bench::paper::run(cfg, &name, &o, command).await
+                }
+                Some(BenchCmd::Latency {
+                    runs,
+                    size,
+                    reducers,
+                    seed,
+                    json,
+                }) => {
+                    let o = cli::bench::latency::LatencyOpts {
+                        runs,
+                        size,
+                        reducers,
+                        seed,
+                        json,
+                    };
+                    cli::bench::latency::run(&cli.config, &o).await
                 }
                 Some(BenchCmd::Sched { .. }) | Some(BenchCmd::Plot { .. }) => {
                     unreachable!("handled before loading the config")

@@ -125,6 +125,18 @@ where
     }
     let bg = tokio::spawn(background(state.clone(), interval));
     let svc = grpc::service(state.clone(), &token);
+    // Long polls answer first, or the graceful stop would wait them out.
+    let shutdown = {
+        let state = state.clone();
+        async move {
+            shutdown.await;
+            state
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .waits
+                .close();
+        }
+    };
     let served = server
         .add_service(svc)
         .serve_with_incoming_shutdown(incoming, shutdown)

@@ -1,16 +1,58 @@
-//! Registration and the heartbeat loop, in a task of its own so that a busy
-//! worker never misses heartbeats (Ballista #2159). The commands that come
-//! back in heartbeat answers are carried out by [`crate::commands`].
+//! Registration, the heartbeat loop, and the long poll that brings the
+//! master's commands between heartbeats, in a task of their own so that a
+//! busy worker never misses heartbeats (Ballista #2159). The commands that
+//! come back are carried out by [`crate::commands`].
+//!
+//! Heartbeats stay the liveness signal, at their interval. Launch on
+//! submit is the long poll's: the master answers it as soon as this
+//! worker's outbox holds commands, and the heartbeat loop then takes them
+//! (`TakeCommands`). The poll's answer carries none itself, so one lost on
+//! a broken connection loses nothing: the commands wait for the next
+//! heartbeat.
 
 use crate::monitor::ResourceMonitor;
 use crate::node::Node;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{watch, Notify};
 
-/// Registers, then heartbeats every interval until the process stops. Any
-/// failure or a `reregister` answer sends the worker back to registration,
-/// which carries full block and cache reports.
+/// How long one long poll may wait at the master (which caps it at a
+/// minute); then it is asked again.
+const POLL_WAIT: Duration = Duration::from_secs(30);
+/// Beyond [`POLL_WAIT`], how long a poll's answer may take before the
+/// poll is given up and asked again (HTTP/2 keep-alives usually fail a
+/// dead connection sooner).
+const POLL_SLACK: Duration = Duration::from_secs(10);
+/// The pause after a failed poll (a master restarting), before the next.
+const POLL_RETRY: Duration = Duration::from_millis(500);
+
+/// Between the long poll and the heartbeat loop.
+#[derive(Default)]
+struct Wakeups {
+    /// The master has commands: take them now.
+    ring: Notify,
+    /// The heartbeat loop has been to the master since the last ring: the
+    /// poll may wait again (before that, the outbox is still full and the
+    /// poll would answer at once).
+    taken: Notify,
+}
+
+/// Registers, then heartbeats every interval until the process stops, and
+/// takes the master's commands whenever the long poll says there are some.
+/// Any failure or a `reregister` answer sends the worker back to
+/// registration, which carries full block and cache reports.
 pub async fn run(node: Arc<Node>) {
+    let (epoch_tx, epoch_rx) = watch::channel(0u64);
+    let wake = Wakeups::default();
+    // One task: the drain's abort of it stops both.
+    tokio::join!(
+        beats(&node, epoch_tx, &wake),
+        listen(&node, epoch_rx, &wake)
+    );
+}
+
+async fn beats(node: &Arc<Node>, epoch_tx: watch::Sender<u64>, wake: &Wakeups) {
     let interval = node.cluster.heartbeat.interval;
     let mut monitor = ResourceMonitor::new();
     // CPU usage is a difference between two refreshes: give the first
@@ -20,16 +62,27 @@ pub async fn run(node: Arc<Node>) {
     let mut tick = tokio::time::interval(interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tick.tick().await;
+        let rung = tokio::select! {
+            _ = tick.tick() => false,
+            _ = wake.ring.notified(), if epoch.is_some() => true,
+        };
+        let was = epoch;
         match epoch {
-            None => match register(&node, &mut monitor).await {
+            None => match register(node, &mut monitor).await {
                 Ok(e) => {
                     node.epoch.store(e, Ordering::SeqCst);
                     epoch = Some(e);
                 }
                 Err(e) => tracing::warn!("registration failed, retrying: {e}"),
             },
-            Some(e) => match beat(&node, e, &mut monitor, false).await {
+            // Not a heartbeat: a failure here says nothing of liveness, and
+            // the commands stay queued for the next heartbeat.
+            Some(e) if rung => match take(node, e).await {
+                Ok(true) => {}
+                Ok(false) => epoch = None,
+                Err(err) => tracing::warn!("taking the master's commands failed: {err}"),
+            },
+            Some(e) => match beat(node, e, &mut monitor, false).await {
                 Ok(true) => {}
                 Ok(false) => epoch = None,
                 Err(err) => {
@@ -38,7 +91,73 @@ pub async fn run(node: Arc<Node>) {
                 }
             },
         }
+        if epoch != was {
+            epoch_tx.send_replace(epoch.unwrap_or(0));
+        }
+        wake.taken.notify_one();
     }
+}
+
+/// The long poll: asks the master to answer when it has commands for this
+/// incarnation, and rings the heartbeat loop when it does.
+async fn listen(node: &Arc<Node>, mut epoch: watch::Receiver<u64>, wake: &Wakeups) {
+    loop {
+        let e = *epoch.borrow_and_update();
+        if e == 0 {
+            if epoch.changed().await.is_err() {
+                return;
+            }
+            continue;
+        }
+        let req = proto::WorkerPoll {
+            name: node.me.name.clone(),
+            epoch: e,
+            wait_ms: POLL_WAIT.as_millis() as u64,
+        };
+        let answer = tokio::time::timeout(
+            POLL_WAIT + POLL_SLACK,
+            node.dfs.master().await_commands(req),
+        )
+        .await;
+        match answer {
+            Ok(Ok(r)) => {
+                let r = r.into_inner();
+                if r.ready {
+                    wake.ring.notify_one();
+                    wake.taken.notified().await;
+                } else if r.reregister {
+                    // The heartbeat loop finds out too, and registers anew.
+                    let _ = epoch.changed().await;
+                }
+            }
+            Ok(Err(s)) if s.code() == tonic::Code::Unimplemented => {
+                tracing::info!("the master has no long poll: commands come with heartbeats");
+                std::future::pending::<()>().await;
+            }
+            Ok(Err(s)) => {
+                tracing::debug!("long poll failed: {s}");
+                tokio::time::sleep(POLL_RETRY).await;
+            }
+            Err(_) => tracing::debug!("long poll unanswered; asking again"),
+        }
+    }
+}
+
+/// Takes the commands waiting at the master; `Ok(false)` when it no
+/// longer knows this epoch.
+async fn take(node: &Arc<Node>, epoch: u64) -> Result<bool, common::dfs::DfsError> {
+    let req = proto::WorkerPoll {
+        name: node.me.name.clone(),
+        epoch,
+        wait_ms: 0,
+    };
+    let resp = node.dfs.master().take_commands(req).await?.into_inner();
+    if resp.reregister {
+        tracing::info!("the master asked for a new registration");
+        return Ok(false);
+    }
+    crate::commands::handle(node, resp.commands);
+    Ok(true)
 }
 
 async fn register(

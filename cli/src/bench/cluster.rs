@@ -186,14 +186,15 @@ impl Cluster {
             .json)
     }
 
+    /// Follows a job to its end: the master pushes the end (`WaitJob`)
+    /// and answers every [`POLL`] with the progress so far.
     pub async fn wait(&self, id: u64, progress: &mut dyn FnMut(&Value)) -> anyhow::Result<Value> {
         loop {
-            let v = self.job(id).await?;
+            let v = job::wait_end(&self.dfs, id, POLL).await?;
             progress(&v);
             if matches!(v["state"].as_str(), Some("succeeded" | "failed" | "killed")) {
                 return Ok(v);
             }
-            tokio::time::sleep(POLL).await;
         }
     }
 

@@ -12,6 +12,7 @@
 //! give medians with the spread, the machine's cores and the shaping rates.
 
 pub mod cluster;
+pub mod latency;
 pub mod matrix;
 pub mod mixed;
 pub mod oracle;

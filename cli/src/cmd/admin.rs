@@ -117,6 +117,9 @@ pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Resu
             m!(set_scheduler, proto::SchedulerRequest::default());
             m!(get_scheduler, proto::Empty::default());
             m!(task_update, proto::TaskUpdateRequest::default());
+            m!(await_commands, proto::WorkerPoll::default());
+            m!(take_commands, proto::WorkerPoll::default());
+            m!(wait_job, proto::WaitJobRequest::default());
         }};
     }
     macro_rules! worker_all {

@@ -196,18 +196,61 @@ fn is_final(v: &Value) -> bool {
     matches!(v["state"].as_str(), Some("succeeded" | "failed" | "killed"))
 }
 
-/// Polls a job to its end, drawing progress on a terminal.
+/// How long one `WaitJob` may be held while progress is shown: the
+/// progress bar's (or log lines') refresh step. The job's end is pushed
+/// whatever the step.
+const PROGRESS_STEP: Duration = Duration::from_millis(200);
+/// How long one `WaitJob` may be held when nothing is shown (`-q`).
+const QUIET_STEP: Duration = Duration::from_secs(30);
+
+/// The job's summary as soon as it has ended, or after `step` its summary
+/// so far: the master answers the call when the job ends (a long poll),
+/// so the client learns of the end when it happens.
+pub async fn wait_end(dfs: &Dfs, id: u64, step: Duration) -> anyhow::Result<Value> {
+    let r = dfs
+        .master()
+        .wait_job(proto::WaitJobRequest {
+            job_id: id,
+            wait_ms: step.as_millis() as u64,
+        })
+        .await
+        .map_err(DfsError::from)?
+        .into_inner();
+    Ok(serde_json::from_str(&r.json)?)
+}
+
+fn unimplemented(e: &anyhow::Error) -> bool {
+    matches!(e.downcast_ref::<DfsError>(), Some(DfsError::Rpc(s)) if s.code() == tonic::Code::Unimplemented)
+}
+
+/// Follows a job to its end, drawing progress on a terminal. The end comes
+/// pushed (`WaitJob`); a master without that call is polled instead.
 pub async fn wait(cfg: &ClusterConfig, id: u64) -> anyhow::Result<Value> {
     let dfs = Dfs::connect(cfg)?;
     let mut progress = JobProgress::new();
     let mut away: Option<Instant> = None;
+    let mut pushed = true;
+    let step = if crate::output::quiet() {
+        QUIET_STEP
+    } else {
+        PROGRESS_STEP
+    };
     loop {
-        let v = match get(&dfs, id).await {
+        let got = if pushed {
+            wait_end(&dfs, id, step).await
+        } else {
+            get(&dfs, id).await
+        };
+        let v = match got {
             Ok(v) => {
                 if away.take().is_some() {
                     progress.note(&format!("job {id}: the master answers again"));
                 }
                 v
+            }
+            Err(e) if pushed && unimplemented(&e) => {
+                pushed = false;
+                continue;
             }
             Err(e) => match master_gone(&e) {
                 // A master that restarts (an upgrade, a crash) is waited
@@ -237,7 +280,9 @@ pub async fn wait(cfg: &ClusterConfig, id: u64) -> anyhow::Result<Value> {
             progress.finish();
             return Ok(v);
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        if !pushed {
+            tokio::time::sleep(PROGRESS_STEP).await;
+        }
     }
 }
 

@@ -390,13 +390,18 @@ pub enum Trigger {
     Heartbeat(String),
     JobAdded(u64),
     TaskFinished(String),
+    /// A node's free slots offered between its heartbeats, because new work
+    /// appeared (a job arrived, its reduces became runnable, a task went
+    /// back to the queue): as its heartbeat would, without a new resource
+    /// sample.
+    Offer(String),
 }
 
 impl Trigger {
     /// The node whose slots this trigger offers, if any.
     pub fn node(&self) -> Option<&str> {
         match self {
-            Trigger::Heartbeat(n) | Trigger::TaskFinished(n) => Some(n),
+            Trigger::Heartbeat(n) | Trigger::TaskFinished(n) | Trigger::Offer(n) => Some(n),
             Trigger::JobAdded(_) => None,
         }
     }

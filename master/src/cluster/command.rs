@@ -1,7 +1,9 @@
 //! What the master asks of a worker. Commands wait in the worker's outbox
-//! ([`super::Cluster::send`]) and leave with its next heartbeat response, or
-//! with the answer to its next task report; `grpc.rs` turns them into the
-//! protobuf `Command`.
+//! ([`super::Cluster::send`]) and leave with whichever comes first: the
+//! answer to its next heartbeat, to its next task report, or to the
+//! `TakeCommands` call its long poll makes as soon as the outbox fills
+//! ([`super::doorbell`]); `grpc/convert.rs` turns them into the protobuf
+//! `Command`.
 
 use crate::blocks::namespace::BlockMeta;
 use crate::jobs::launch::Launch;

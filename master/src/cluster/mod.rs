@@ -6,6 +6,7 @@
 
 pub mod addr;
 pub mod command;
+pub mod doorbell;
 pub mod history;
 pub mod status;
 
@@ -14,6 +15,7 @@ pub use addr::WorkerAddr;
 pub use command::{Command, Outbox};
 use common::placement::Candidate;
 pub use common::resources::ResourceVector;
+pub use doorbell::{Bell, Doorbells};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -41,7 +43,10 @@ pub struct WorkerEntry {
     /// Wall-clock time of the last heartbeat, for users.
     pub last_heartbeat_ms: u64,
     pub resources: ResourceVector,
-    /// Commands waiting for the next heartbeat response.
+    /// Commands waiting for the worker to take them: with its next
+    /// heartbeat or task report, or at once when its long poll is woken
+    /// ([`Doorbells`]). Changed only through [`Cluster`], which keeps the
+    /// bell in step.
     pub commands: Vec<Command>,
     /// Blocks this worker stores, per its reports.
     pub blocks: usize,
@@ -126,6 +131,8 @@ pub fn next_epoch(prev: u64) -> u64 {
 #[derive(Debug, Default)]
 pub struct Cluster {
     pub workers: BTreeMap<String, WorkerEntry>,
+    /// Whether each worker's outbox holds commands, for its long poll.
+    bells: Doorbells,
 }
 
 impl Cluster {
@@ -180,6 +187,7 @@ impl Cluster {
     pub fn send(&mut self, worker: &str, c: Command) {
         if let Some(w) = self.workers.get_mut(worker) {
             w.commands.push(c);
+            self.bells.set(worker, true);
         }
     }
 
@@ -191,10 +199,18 @@ impl Cluster {
     }
 
     pub fn take_commands(&mut self, worker: &str) -> Vec<Command> {
+        self.bells.set(worker, false);
         self.workers
             .get_mut(worker)
             .map(|w| std::mem::take(&mut w.commands))
             .unwrap_or_default()
+    }
+
+    /// What `worker`'s long poll waits on; `None` when `epoch` is not its
+    /// current incarnation.
+    pub fn bell(&mut self, worker: &str, epoch: u64) -> Option<Bell> {
+        self.current(worker, epoch)?;
+        Some(self.bells.listen(worker))
     }
 
     /// Admits a new incarnation of `r.name` holding `stored` known blocks;
@@ -224,6 +240,7 @@ impl Cluster {
                 blocks: stored,
             },
         );
+        self.bells.set(&r.name, false);
         epoch
     }
 
@@ -267,6 +284,7 @@ impl Cluster {
         if let Some(w) = self.workers.get_mut(name) {
             w.alive = false;
             w.commands.clear();
+            self.bells.set(name, false);
             w.free_map_slots = 0;
             w.free_reduce_slots = 0;
         }

@@ -21,6 +21,7 @@ impl MasterState {
     pub fn on_submit(&mut self, req: SubmitJob, now: Instant) -> Result<u64> {
         let id = self.jobs.submit(req, &self.blocks.ns, &self.cfg, now)?;
         self.schedule(Trigger::JobAdded(id), now);
+        self.offer_idle(now);
         Ok(id)
     }
 
@@ -35,6 +36,7 @@ impl MasterState {
             return Reply::reregister();
         };
         let job_id = r.task.map_or(0, |t| t.job_id);
+        let runnable_before = self.runnable_count();
         let outcome = match self.jobs.jobs.get_mut(&job_id) {
             Some(j) => j.update(&r, &addr, now),
             None => Outcome::Ignored,
@@ -50,12 +52,17 @@ impl MasterState {
             }
         }
         self.push_kills(job_id);
+        // Reduces that became runnable, a failed attempt queued again.
+        let new_work = self.runnable_count() > runnable_before;
         match outcome {
             Outcome::ReadyToCommit => self.commit_job(job_id),
             Outcome::Failed => self.end_job(job_id),
             _ => {}
         }
         self.schedule(Trigger::TaskFinished(r.worker.clone()), now);
+        if new_work {
+            self.offer_idle(now);
+        }
         Reply {
             reregister: false,
             commands: self.cluster.take_commands(&r.worker),
@@ -177,6 +184,7 @@ impl MasterState {
         if !job.state.is_final() {
             job.finish(JobState::Failed);
         }
+
         // Mark running tasks as no longer running, so slots free up.
         for t in job.maps.iter_mut().chain(job.reduces.iter_mut()) {
             if t.is_running() {
@@ -187,6 +195,8 @@ impl MasterState {
         let summary = job.summary();
         let records = std::mem::take(&mut job.records);
         self.jobs.write_history(id, &records, &summary);
+        // Clients waiting on the job (`WaitJob`) hear of its end now.
+        self.waits.job_ended();
     }
 
     /// On a graceful stop. Jobs live in the master's memory only, so each

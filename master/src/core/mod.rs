@@ -15,6 +15,7 @@
 mod lifecycle;
 mod schedule;
 mod view;
+pub mod wait;
 
 use crate::blocks::files::{
     AddBlock, CompleteFile, CreateFile, Created, FileStatus, ListEntry, NewBlock,
@@ -39,6 +40,9 @@ pub struct MasterState {
     pub stats: crate::stats::Stats,
     /// Recent resource vectors per worker, for the web UI's sparklines.
     pub history: ResourceHistory,
+    /// What long polls wait on besides a worker's doorbell: job ends, and
+    /// the master's shutdown (see `wait.rs`).
+    pub waits: wait::Waits,
 }
 
 impl MasterState {
@@ -52,6 +56,7 @@ impl MasterState {
             jobs,
             stats: Default::default(),
             history: Default::default(),
+            waits: Default::default(),
         };
         // No job survives a restart (see `jobs/recovery.rs`): what they
         // staged is garbage.
@@ -108,6 +113,8 @@ impl MasterState {
         }
         self.blocks.repin_on_register(&r.name, &self.cluster);
         self.deliver();
+        // Its slots, and whatever its previous incarnation ran, are new.
+        self.offer_idle(now);
         Ok(Registered {
             epoch,
             heartbeat_interval_ms: self.cfg.heartbeat.interval.as_millis() as u64,
@@ -180,6 +187,8 @@ impl MasterState {
         self.worker_lost(name, now);
         self.blocks.move_pins_of(name, &self.cluster);
         self.deliver();
+        // What it ran went back to the queue: the others may take it now.
+        self.offer_idle(now);
     }
 
     /// Re-queues what `name` ran or holds for running jobs, and kills the
@@ -301,8 +310,10 @@ impl MasterState {
         let mut told = Vec::new();
         for w in self.cluster.workers.values_mut().filter(|w| chosen(w)) {
             w.cache_capacity_bytes = bytes;
-            w.commands.push(Command::SetCacheCapacity(bytes));
             told.push(w.name.clone());
+        }
+        for w in &told {
+            self.cluster.send(w, Command::SetCacheCapacity(bytes));
         }
         told.sort();
         Ok(told)

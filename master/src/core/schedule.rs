@@ -1,6 +1,8 @@
 //! One decision: the policy asked once over a fresh view, its assignments
 //! checked and turned into launch commands, then speculative backups in
-//! the slots it left free.
+//! the slots it left free. When new work appears between heartbeats, every
+//! node with a free slot is offered at once ([`MasterState::offer_idle`]),
+//! so that a job's first tasks do not wait for a heartbeat.
 
 use super::MasterState;
 use crate::blocks::namespace::BlockMeta;
@@ -34,6 +36,37 @@ impl MasterState {
         if self.cfg.scheduler.speculative {
             self.speculate(now);
         }
+    }
+
+    /// Offers every live node with a free slot to the policy, one decision
+    /// each (`Trigger::Offer`), as their heartbeats would, because work
+    /// appeared that no heartbeat was offered yet: a job arrived, its
+    /// reduces became runnable, a task went back to the queue. Without it a
+    /// heartbeat policy, which places tasks only on the node that offers,
+    /// leaves new work waiting up to a heartbeat interval. Nodes are offered
+    /// in the order that favours locality: most pending maps cached there,
+    /// then stored there, then by name (the order real heartbeats arrive
+    /// in is arbitrary).
+    pub(super) fn offer_idle(&mut self, now: Instant) {
+        if self.jobs.active().next().is_none() {
+            return;
+        }
+        let view = self.cluster_view(now);
+        if view.pending.is_empty() {
+            return;
+        }
+        for node in offer_order(&view) {
+            if !self.jobs.active().any(|j| !j.runnable().is_empty()) {
+                break;
+            }
+            self.schedule(Trigger::Offer(node), now);
+        }
+    }
+
+    /// Pending runnable tasks over every job: what an event compares before
+    /// and after to tell whether it brought new work.
+    pub(super) fn runnable_count(&self) -> usize {
+        self.jobs.active().map(|j| j.runnable().len()).sum()
     }
 
     /// Speculative execution (see [`crate::jobs::Job::speculation_candidates`]
@@ -127,6 +160,25 @@ impl MasterState {
         let l = Launch::new(&self.jobs.jobs[&id.job], id, attempt, epoch, &locate);
         self.cluster.send(node, Command::Launch(Box::new(l)));
     }
+}
+
+/// The nodes with a free slot, most pending maps cached there first, then
+/// most stored there, then by name.
+fn offer_order(view: &ClusterView) -> Vec<String> {
+    let mut nodes: Vec<(usize, usize, &str)> = view
+        .nodes
+        .iter()
+        .filter(|n| n.free_map_slots > 0 || n.free_reduce_slots > 0)
+        .map(|n| {
+            let on = |names: &Vec<String>| names.contains(&n.name);
+            let maps = view.pending.iter().filter(|t| t.kind == TaskKind::Map);
+            let cached = maps.clone().filter(|t| on(&t.cached_on)).count();
+            let stored = maps.filter(|t| on(&t.replicas)).count();
+            (cached, stored, n.name.as_str())
+        })
+        .collect();
+    nodes.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(b.2)));
+    nodes.into_iter().map(|(_, _, n)| n.to_string()).collect()
 }
 
 /// The node for a backup of a `kind` task: alive (in the view), with a

@@ -221,6 +221,35 @@ impl Master for MasterService {
         ))
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]
+    async fn await_commands(&self, req: Request<WorkerPoll>) -> Rpc<CommandsReady> {
+        let r = req.into_inner();
+        let wait = std::time::Duration::from_millis(r.wait_ms);
+        let ready = crate::core::wait::await_commands(&self.state, &r.name, r.epoch, wait).await;
+        Ok(Response::new(CommandsReady {
+            ready: ready.unwrap_or(false),
+            reregister: ready.is_none(),
+        }))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]
+    async fn take_commands(&self, req: Request<WorkerPoll>) -> Rpc<HeartbeatResponse> {
+        let r = req.into_inner();
+        Ok(Response::new(
+            self.lock().take_commands(&r.name, r.epoch).into(),
+        ))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id))]
+    async fn wait_job(&self, req: Request<WaitJobRequest>) -> Rpc<JobJson> {
+        let r = req.into_inner();
+        let wait = std::time::Duration::from_millis(r.wait_ms);
+        let v = crate::core::wait::wait_job(&self.state, r.job_id, wait).await?;
+        Ok(Response::new(JobJson {
+            json: v.to_string(),
+        }))
+    }
+
     #[tracing::instrument(level = "debug", skip_all)]
     async fn cluster_status(&self, _req: Request<Empty>) -> Rpc<ClusterStatusResponse> {
         Ok(Response::new(self.lock().cluster_status().into()))
