@@ -50,7 +50,13 @@ pub struct MasterState {
 impl MasterState {
     pub fn open(cfg: ClusterConfig, now: Instant) -> Result<Self> {
         let blocks = Blocks::open(&cfg, now)?;
-        let jobs = Jobs::open(cfg.scheduler.spec(), cfg.master.data_dir.clone(), now)?;
+        let committed = |out: &str| blocks.ns.files.contains_key(&format!("{out}/_SUCCESS"));
+        let jobs = Jobs::open(
+            cfg.scheduler.spec(),
+            cfg.master.data_dir.clone(),
+            now,
+            &committed,
+        )?;
         let mut st = MasterState {
             cfg,
             blocks,
