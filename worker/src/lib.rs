@@ -8,6 +8,7 @@
 //! - [`monitor`]: the atop-like resource vector from `sysinfo`.
 //! - [`node`]: what one worker process owns, shared by everything below.
 //! - [`scanner`]: the periodic checksum scan of every stored block.
+//! - [`quarantine`]: blocks the master does not know, kept for a grace period.
 //! - [`heartbeat`]: registration and heartbeats.
 //! - [`commands`]: the master's commands from heartbeat and report answers.
 //! - [`executor`]: task lifecycle: launch, report (fenced), kill, clean up.
@@ -36,6 +37,7 @@ pub mod monitor;
 pub mod node;
 pub mod outcome;
 pub mod output;
+pub mod quarantine;
 pub mod reducetask;
 pub mod scanner;
 pub mod service;
@@ -74,6 +76,7 @@ pub async fn run(
         cache = node.cache.capacity(), "mr-worker listening");
     let hb = tokio::spawn(heartbeat::run(node.clone()));
     let scan = tokio::spawn(scanner::run(node.clone()));
+    let sweeper = tokio::spawn(quarantine::run(node.clone()));
     let stop = {
         let node = node.clone();
         let hb = hb.abort_handle();
@@ -105,6 +108,7 @@ pub async fn run(
         .await;
     hb.abort();
     scan.abort();
+    sweeper.abort();
     tracing::info!(worker = %name, "mr-worker stopped");
     served?;
     Ok(())

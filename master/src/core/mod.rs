@@ -19,7 +19,9 @@ mod view;
 use crate::blocks::files::{
     AddBlock, CompleteFile, CreateFile, Created, FileStatus, ListEntry, NewBlock,
 };
+use crate::blocks::fsck::FsckReport;
 use crate::blocks::pins::CacheChange;
+use crate::blocks::safemode::SafeModeStatus;
 use crate::blocks::Blocks;
 use crate::cluster::history::ResourceHistory;
 use crate::cluster::status::ClusterStatus;
@@ -29,6 +31,14 @@ use crate::jobs::Jobs;
 use common::config::ClusterConfig;
 use common::sched::Trigger;
 use std::time::Instant;
+
+/// What `mr admin safemode` asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SafeModeAction {
+    Get,
+    Enter,
+    Leave,
+}
 
 /// `/_staging` or a path under it: the runtime's job staging, removed at
 /// every start.
@@ -101,11 +111,17 @@ impl MasterState {
             )));
         }
         // Forget whatever the previous incarnation reported or ran.
-        let (stored, delete_blocks) = self.blocks.full_report(&r.name, &r.blocks, &r.cached);
+        let (stored, unknown) = self.blocks.full_report(&r.name, &r.blocks, &r.cached);
         self.worker_lost(&r.name, now);
         let epoch = self.cluster.admit(&r, stored, now);
         tracing::info!(worker = %r.name, addr = %r.addr, rack = %r.rack, epoch,
-            blocks = stored, orphans = delete_blocks.len(), "worker registered");
+            blocks = stored, unknown = unknown.len(), "worker registered");
+        // Blocks the namespace does not know go to the worker's quarantine
+        // with its first heartbeat, never straight to deletion.
+        for id in unknown {
+            self.cluster.send(&r.name, Command::QuarantineBlock(id));
+        }
+        let delete_blocks = Vec::new();
         // Cleanups this worker may have missed (it was cut off or dead when
         // the job ended): ended jobs leave no map outputs behind.
         let ended: Vec<u64> = self
@@ -211,6 +227,23 @@ impl MasterState {
 
     pub fn report_bad_block(&mut self, worker: &str, block: u64, reason: &str) {
         self.blocks.report_bad_block(worker, block, reason);
+    }
+
+    // ------------------------------------------------------------ admin
+
+    /// `mr admin safemode get|enter|leave`.
+    pub fn safe_mode(&mut self, action: SafeModeAction, now: Instant) -> SafeModeStatus {
+        match action {
+            SafeModeAction::Get => self.blocks.update_safe_mode(now),
+            SafeModeAction::Enter => self.blocks.safe.enter(),
+            SafeModeAction::Leave => self.blocks.safe.leave(),
+        }
+        self.blocks.safe_mode_status()
+    }
+
+    /// `mr admin fsck`.
+    pub fn fsck(&self) -> FsckReport {
+        self.blocks.fsck()
     }
 
     // ------------------------------------------------------------ files
@@ -351,3 +384,7 @@ impl MasterState {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "storage_tests.rs"]
+mod storage_tests;
