@@ -197,6 +197,9 @@ impl Blocks {
             if let Some(s) = self.locations.get_mut(id) {
                 s.remove(worker);
             }
+            // A corrupt copy the worker dropped itself is no longer there
+            // to keep or delete; the worker can take a good copy again.
+            self.unmark_corrupt(*id, worker);
         }
         for id in cache_added {
             if self.owners.contains_key(id) {
@@ -265,16 +268,21 @@ impl Blocks {
                 "corrupt replica reported; it is replaced from a good one, then deleted"
             );
         }
-        if let Some(s) = self.locations.get_mut(&block) {
-            s.remove(worker);
-        }
+        let held = self
+            .locations
+            .get_mut(&block)
+            .is_some_and(|s| s.remove(worker));
         if let Some(s) = self.cached.get_mut(&block) {
             s.remove(worker);
         }
-        self.corrupt
-            .entry(block)
-            .or_default()
-            .insert(worker.to_string());
+        // A worker that already reported the copy removed (it drops a
+        // replica failing its checksum) holds nothing to keep or delete.
+        if held {
+            self.corrupt
+                .entry(block)
+                .or_default()
+                .insert(worker.to_string());
+        }
         self.replicating.remove(&block);
     }
 
