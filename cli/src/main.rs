@@ -483,6 +483,21 @@ enum AdminCmd {
     /// The placement policy.
     #[command(subcommand)]
     Scheduler(SchedCmd),
+    /// Safe mode: after a start the master deletes and re-replicates
+    /// nothing until enough blocks are reported (`[master]
+    /// safemode_threshold`, default 0.999) or an operator leaves it.
+    Safemode {
+        #[arg(value_enum)]
+        action: SafemodeAction,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Missing, corrupt and under-replicated blocks, with the files they
+    /// belong to; exits non-zero when a block is missing or corrupt.
+    Fsck {
+        #[arg(long)]
+        json: bool,
+    },
     /// Debug: call every gRPC method of the master and of each listed worker
     /// with no token and with a wrong one; each must be refused
     /// (Unauthenticated). Exits non-zero otherwise.
@@ -491,6 +506,16 @@ enum AdminCmd {
         #[arg(long = "worker")]
         workers: Vec<String>,
     },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SafemodeAction {
+    /// Show whether the master is in safe mode and how many blocks are reported.
+    Get,
+    /// Enter safe mode by hand (only `leave` ends it).
+    Enter,
+    /// Leave safe mode now.
+    Leave,
 }
 
 #[derive(Subcommand)]
@@ -1209,6 +1234,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             SchedCmd::Show { json } => cmd::admin::scheduler_show(&cfg, json).await,
             SchedCmd::List { .. } => unreachable!("handled before loading the config"),
         },
+        Cmd::Admin(AdminCmd::Safemode { action, json }) => {
+            let action = match action {
+                SafemodeAction::Get => "get",
+                SafemodeAction::Enter => "enter",
+                SafemodeAction::Leave => "leave",
+            };
+            cmd::admin::safemode(&cfg, action, json).await
+        }
+        Cmd::Admin(AdminCmd::Fsck { json }) => cmd::admin::fsck(&cfg, json).await,
         Cmd::Admin(AdminCmd::AuthProbe { workers }) => cmd::admin::auth_probe(&cfg, &workers).await,
     }
 }

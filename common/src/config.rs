@@ -209,10 +209,31 @@ pub struct MasterConfig {
     /// `addr`: gRPC and the browser do not share a port.
     #[serde(default)]
     pub http_addr: Option<String>,
+    /// The fraction of the namespace's blocks that must have a reported
+    /// replica before the master leaves safe mode after a start (no
+    /// deletion, no re-replication before): HDFS's
+    /// `dfs.namenode.safemode.threshold-pct`. In `0.0..=1.0`; 0 leaves it
+    /// once the heartbeat expiry has passed.
+    #[serde(default = "default_safemode_threshold")]
+    pub safemode_threshold: f64,
+    /// How long a worker keeps a block the namespace does not know, in its
+    /// quarantine directory, before deleting it: time for an operator to
+    /// restore an older or lost fsimage and get the blocks back. Read by
+    /// the workers (they share this file).
+    #[serde(deserialize_with = "de_duration", default = "default_quarantine_grace")]
+    pub quarantine_grace: Duration,
 }
 
 fn default_snapshot_every() -> u64 {
     10_000
+}
+
+fn default_safemode_threshold() -> f64 {
+    0.999
+}
+
+fn default_quarantine_grace() -> Duration {
+    Duration::from_secs(24 * 3600)
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -352,6 +373,12 @@ impl ClusterConfig {
             return bad(format!(
                 "master.addr {:?} is not an IP:port or host:port address",
                 self.master.addr
+            ));
+        }
+        let t = self.master.safemode_threshold;
+        if !(0.0..=1.0).contains(&t) {
+            return bad(format!(
+                "master.safemode_threshold {t} is not a fraction in 0.0..=1.0 (default 0.999)"
             ));
         }
         if let Some(h) = &self.master.http_addr {

@@ -27,6 +27,7 @@ const PROTECTED: &[(&str, &str)] = &[
     ("GET", "/api/file?path=/x"),
     ("GET", "/api/blocks/1"),
     ("GET", "/api/cache"),
+    ("GET", "/api/fsck"),
     ("GET", "/api/scheduler"),
     ("PUT", "/api/scheduler"),
     ("POST", "/api/scheduler"),
@@ -113,6 +114,9 @@ async fn auth_kill_and_scheduler_switch() {
     assert_eq!(c.get("/api/files?path=/none").await.status, 404);
     assert_eq!(c.get("/api/files?path=../x").await.status, 400);
     assert_eq!(c.api("/api/files").await, json!([]));
+    let fsck = c.api("/api/fsck").await;
+    assert_eq!(fsck["total_blocks"], 0);
+    assert_eq!(fsck["missing"], json!([]));
     assert_eq!(c.send("POST", "/api/jobs/7/kill", None).await.status, 404);
     assert_eq!(c.get("/api/jobs/7/kill").await.status, 405);
 

@@ -184,6 +184,8 @@ pub fn handle(node: &Arc<Node>, commands: Vec<proto::Command>) {
             Some(Kind::KillTask(t)) => crate::task::kill(node, t),
             Some(Kind::CleanupJob(j)) => crate::task::cleanup(node, j),
             Some(Kind::DeleteBlock(id)) => node.delete(id),
+            // The simulated store has no disk to keep a quarantine on.
+            Some(Kind::QuarantineBlock(id)) => node.delete(id),
             Some(Kind::Replicate(r)) => {
                 tokio::spawn(replicate(node.clone(), r));
             }

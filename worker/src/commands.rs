@@ -1,6 +1,7 @@
 //! The master's commands, from a heartbeat's or a task report's answer:
 //! task launches, kills and job cleanups go to the [`executor`], block
-//! commands (delete, cache, pin, replicate, resize) are carried out here.
+//! commands (delete, quarantine, cache, pin, replicate, resize) are
+//! carried out here.
 //! The heartbeat loop and the executor's task reports both call
 //! [`handle`]; the executor gets it as a function argument, so neither
 //! module imports the other.
@@ -33,6 +34,7 @@ async fn execute(node: Arc<Node>, kind: Kind) {
             node.cache.remove(id);
             node.store.delete(id);
         }
+        Kind::QuarantineBlock(id) => crate::quarantine::quarantine(&node, id),
         Kind::CacheBlock(id) => {
             if let Err(e) = node.read_block(id, true).await {
                 tracing::warn!(block = id, "cannot cache: {e}");

@@ -8,6 +8,7 @@
 //! - [`monitor`]: the atop-like resource vector from `sysinfo`.
 //! - [`node`]: what one worker process owns, shared by everything below.
 //! - [`scanner`]: the periodic checksum scan of every stored block.
+//! - [`quarantine`]: blocks the master does not know, kept for a grace period.
 //! - [`heartbeat`]: registration and heartbeats.
 //! - [`commands`]: the master's commands from heartbeat and report answers.
 //! - [`executor`]: task lifecycle: launch, report (fenced), kill, clean up.
@@ -38,6 +39,7 @@ pub mod monitor;
 pub mod node;
 pub mod outcome;
 pub mod output;
+pub mod quarantine;
 pub mod reducetask;
 pub mod scanner;
 pub mod service;
@@ -90,6 +92,7 @@ pub async fn run_with_health(
     let hb = tokio::spawn(heartbeat::run(node.clone()));
     let scan = tokio::spawn(scanner::run(node.clone()));
     let probes = health.map(|l| tokio::spawn(health::serve(node.clone(), l)));
+    let sweeper = tokio::spawn(quarantine::run(node.clone()));
     let stop = {
         let node = node.clone();
         let hb = hb.abort_handle();
@@ -124,6 +127,7 @@ pub async fn run_with_health(
     if let Some(p) = probes {
         p.abort();
     }
+    sweeper.abort();
     tracing::info!(worker = %name, "mr-worker stopped");
     served?;
     Ok(())

@@ -228,6 +228,29 @@ impl BlockStore {
         had
     }
 
+    /// Moves a block's files to `dest` under `blk_<id>.q<tag>` instead of
+    /// deleting them (the quarantine, see `quarantine.rs`); reported to
+    /// the master as removed, like a delete. False if the block is not here.
+    pub fn move_out(&self, id: u64, dest: &Path, tag: u64) -> io::Result<bool> {
+        if !lock(&self.blocks).contains_key(&id) {
+            return Ok(false);
+        }
+        fs::create_dir_all(dest)?;
+        let to = dest.join(format!("blk_{id}.q{tag}"));
+        fs::rename(self.data_path(id), &to)?;
+        let _ = fs::rename(
+            self.meta_path(id),
+            to.with_extension(format!("q{tag}.meta")),
+        );
+        File::open(dest)?.sync_all()?;
+        lock(&self.blocks).remove(&id);
+        let mut d = lock(&self.delta);
+        if d.added.remove(&id).is_none() {
+            d.removed.push(id);
+        }
+        Ok(true)
+    }
+
     /// Takes the changes since the last call, for a heartbeat.
     pub fn take_delta(&self) -> (Vec<BlockInfo>, Vec<u64>) {
         let mut d = lock(&self.delta);

@@ -1,4 +1,6 @@
-//! `mr admin scheduler set|show`: the active placement policy.
+//! `mr admin scheduler set|show`: the active placement policy;
+//! `mr admin safemode get|enter|leave` and `mr admin fsck`: the storage's
+//! health; `mr admin auth-probe`.
 
 use common::config::ClusterConfig;
 use common::dfs::{Dfs, DfsError};
@@ -50,6 +52,120 @@ fn print_spec(r: &proto::SchedulerResponse, json: bool) {
     params.sort();
     let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     println!("scheduler: {} {}", r.name, p.join(" "));
+}
+
+/// `mr admin safemode get|enter|leave`.
+pub async fn safemode(cfg: &ClusterConfig, action: &str, json: bool) -> anyhow::Result<()> {
+    let r = Dfs::connect(cfg)?
+        .master()
+        .safe_mode(proto::SafeModeRequest {
+            action: action.to_string(),
+        })
+        .await
+        .map_err(DfsError::from)?
+        .into_inner();
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "safe_mode": r.on,
+                "manual": r.manual,
+                "threshold": r.threshold,
+                "reported_blocks": r.reported_blocks,
+                "total_blocks": r.total_blocks,
+            })
+        );
+        return Ok(());
+    }
+    let state = match (r.on, r.manual) {
+        (false, _) => "OFF",
+        (true, false) => "ON (until enough blocks are reported)",
+        (true, true) => "ON (entered by an operator: `mr admin safemode leave` ends it)",
+    };
+    println!(
+        "safe mode is {state}; {} of {} blocks reported (threshold {})",
+        r.reported_blocks, r.total_blocks, r.threshold
+    );
+    Ok(())
+}
+
+/// `mr admin fsck [--json]`: missing, corrupt and under-replicated blocks
+/// with their files. Exits non-zero when a block is missing or corrupt, so
+/// scripts can check the storage's health.
+pub async fn fsck(cfg: &ClusterConfig, json: bool) -> anyhow::Result<()> {
+    let r = Dfs::connect(cfg)?
+        .master()
+        .fsck(proto::Empty {})
+        .await
+        .map_err(DfsError::from)?
+        .into_inner();
+    let block = |b: &proto::FsckBlock| {
+        serde_json::json!({
+            "block_id": b.block_id,
+            "files": b.files,
+            "live": b.live,
+            "want": b.want,
+            "corrupt_on": b.corrupt_on,
+        })
+    };
+    if json {
+        let list = |v: &[proto::FsckBlock]| v.iter().map(block).collect::<Vec<_>>();
+        println!(
+            "{}",
+            serde_json::json!({
+                "total_blocks": r.total_blocks,
+                "safe_mode": r.safe_mode,
+                "missing": list(&r.missing),
+                "corrupt": list(&r.corrupt),
+                "under_replicated": list(&r.under_replicated),
+                "healthy": r.missing.is_empty() && r.corrupt.is_empty(),
+            })
+        );
+    } else {
+        if r.safe_mode {
+            println!("the master is in safe mode: blocks not yet reported show as missing");
+        }
+        for (what, v) in [
+            ("MISSING", &r.missing),
+            ("CORRUPT", &r.corrupt),
+            ("UNDER-REPLICATED", &r.under_replicated),
+        ] {
+            for b in v.iter() {
+                let corrupt = if b.corrupt_on.is_empty() {
+                    String::new()
+                } else {
+                    format!(", corrupt on {}", b.corrupt_on.join(","))
+                };
+                println!(
+                    "{what:<16} block {} ({}/{} live{corrupt}) in {}",
+                    b.block_id,
+                    b.live,
+                    b.want,
+                    b.files.join(", ")
+                );
+            }
+        }
+        println!(
+            "{} blocks: {} missing, {} corrupt, {} under-replicated: {}",
+            r.total_blocks,
+            r.missing.len(),
+            r.corrupt.len(),
+            r.under_replicated.len(),
+            if r.missing.is_empty() && r.corrupt.is_empty() {
+                "HEALTHY"
+            } else {
+                "CORRUPT"
+            }
+        );
+    }
+    if !r.missing.is_empty() || !r.corrupt.is_empty() {
+        anyhow::bail!(
+            "{} missing and {} corrupt blocks",
+            r.missing.len(),
+            r.corrupt.len()
+        );
+    }
+    Ok(())
 }
 
 /// `mr admin auth-probe`: every method of the master's and the workers'
@@ -120,6 +236,8 @@ pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Resu
             m!(await_commands, proto::WorkerPoll::default());
             m!(take_commands, proto::WorkerPoll::default());
             m!(wait_job, proto::WaitJobRequest::default());
+            m!(safe_mode, proto::SafeModeRequest::default());
+            m!(fsck, proto::Empty::default());
         }};
     }
     macro_rules! worker_all {

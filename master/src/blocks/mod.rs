@@ -8,9 +8,15 @@
 
 pub mod editlog;
 pub mod files;
+pub mod fsck;
 pub mod namespace;
 pub mod pins;
 pub mod replication;
+pub mod safemode;
+
+#[cfg(test)]
+#[path = "durability_tests.rs"]
+mod durability_tests;
 
 use crate::cluster::{Cluster, Command, Outbox, WorkerAddr};
 use crate::error::Result;
@@ -18,6 +24,7 @@ use common::config::ClusterConfig;
 use editlog::EditLog;
 use files::PendingFile;
 use namespace::{BlockMeta, Edit, Namespace};
+use safemode::{SafeMode, SafeModeStatus};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -44,9 +51,16 @@ pub struct Blocks {
     pins: BTreeMap<u64, String>,
     /// Replications in flight, not re-issued before they time out.
     replicating: HashMap<u64, Instant>,
-    /// No re-replication before this: workers need time to report after a
-    /// master restart (HDFS's safe mode).
-    safe_until: Instant,
+    /// No deletion and no re-replication until enough blocks are reported
+    /// after a start (see `safemode.rs`).
+    pub safe: SafeMode,
+    /// Block → workers whose replica was reported corrupt. They are not in
+    /// `locations` (never handed to readers), and are deleted only once
+    /// the block has its good replicas back: a corrupt last copy is kept.
+    pub corrupt: HashMap<u64, BTreeSet<String>>,
+    /// Blocks with no live replica at the last scan, so that each is
+    /// reported once when it goes missing rather than at every scan.
+    missing: BTreeSet<u64>,
     /// A replication that did not show up in a block report by then is retried.
     replication_timeout: Duration,
     default_replication: u32,
@@ -81,7 +95,9 @@ impl Blocks {
             cached: HashMap::new(),
             pins: BTreeMap::new(),
             replicating: HashMap::new(),
-            safe_until: now + cfg.heartbeat.expiry(),
+            safe: SafeMode::at_start(cfg.master.safemode_threshold, now + cfg.heartbeat.expiry()),
+            corrupt: HashMap::new(),
+            missing: BTreeSet::new(),
             replication_timeout: cfg.heartbeat.interval * 10 + Duration::from_secs(10),
             default_replication: cfg.dfs.replication,
             default_block_size: cfg.dfs.block_size,
@@ -90,11 +106,19 @@ impl Blocks {
         })
     }
 
-    /// Logs an edit durably, then applies it.
+    /// Logs an edit durably, then applies it. Once the append returned, the
+    /// edit is acknowledged whatever happens next: a failed checkpoint is
+    /// logged, not returned (the caller would report a durable change as
+    /// failed), and the edit log refuses later appends if it cannot go on.
     pub fn commit(&mut self, edit: Edit) -> Result<()> {
         self.log.append(&edit)?;
         self.ns.apply(&edit);
-        self.log.maybe_checkpoint(&self.ns)?;
+        if let Err(e) = self.log.maybe_checkpoint(&self.ns) {
+            tracing::error!(
+                "checkpoint failed after a durable edit: {e}; the edit stands, further \
+                 namespace changes are refused until the master restarts"
+            );
+        }
         Ok(())
     }
 
@@ -109,7 +133,9 @@ impl Blocks {
     }
 
     /// A worker's full reports at registration: returns how many of its
-    /// blocks are known and the ids it must delete.
+    /// blocks are known and the ids it must move to its quarantine (never
+    /// deleted outright: a namespace that does not know a block may be an
+    /// older one, restored or recovered, and the block the only copy).
     pub fn full_report(
         &mut self,
         worker: &str,
@@ -120,6 +146,9 @@ impl Blocks {
         let mut delete = Vec::new();
         let mut stored = 0;
         for b in blocks {
+            if self.is_corrupt_on(b.id, worker) {
+                continue;
+            }
             if self.is_known_block(b.id, b.len) {
                 self.locations
                     .entry(b.id)
@@ -154,18 +183,23 @@ impl Blocks {
         let mut commands = Vec::new();
         for b in added {
             if self.is_known_block(b.id, b.len) {
+                // A fresh copy written over a corrupt one is good.
+                self.unmark_corrupt(b.id, worker);
                 self.locations
                     .entry(b.id)
                     .or_default()
                     .insert(worker.to_string());
             } else {
-                commands.push(Command::DeleteBlock(b.id));
+                commands.push(Command::QuarantineBlock(b.id));
             }
         }
         for id in removed {
             if let Some(s) = self.locations.get_mut(id) {
                 s.remove(worker);
             }
+            // A corrupt copy the worker dropped itself is no longer there
+            // to keep or delete; the worker can take a good copy again.
+            self.unmark_corrupt(*id, worker);
         }
         for id in cache_added {
             if self.owners.contains_key(id) {
@@ -198,20 +232,90 @@ impl Blocks {
         }
     }
 
+    /// A replica failed its checksum. It stops being handed to readers at
+    /// once; it is deleted only after the block has its good replicas back
+    /// (`replication.rs`), and never when it is the last copy: a corrupt
+    /// block may still be partly readable, and deleting it loses the data
+    /// for good (HDFS keeps corrupt replicas until a good one exists).
     pub fn report_bad_block(&mut self, worker: &str, block: u64, reason: &str) {
-        tracing::warn!(
-            worker,
-            block,
-            reason,
-            "corrupt replica reported; it will be replaced"
-        );
-        if let Some(s) = self.locations.get_mut(&block) {
-            s.remove(worker);
+        if !self.owners.contains_key(&block) && !self.pending_blocks.contains(&block) {
+            tracing::info!(
+                worker,
+                block,
+                reason,
+                "bad block reported for a block the namespace does not know"
+            );
+            return;
         }
+        let good_elsewhere = self
+            .locations
+            .get(&block)
+            .map_or(0, |s| s.iter().filter(|w| *w != worker).count());
+        if good_elsewhere == 0 {
+            tracing::error!(
+                worker,
+                block,
+                reason,
+                "the last replica of the block is corrupt: kept, marked corrupt, not served to \
+                 readers (see `mr admin fsck`)"
+            );
+        } else {
+            tracing::warn!(
+                worker,
+                block,
+                reason,
+                good_elsewhere,
+                "corrupt replica reported; it is replaced from a good one, then deleted"
+            );
+        }
+        let held = self
+            .locations
+            .get_mut(&block)
+            .is_some_and(|s| s.remove(worker));
         if let Some(s) = self.cached.get_mut(&block) {
             s.remove(worker);
         }
+        // A worker that already reported the copy removed (it drops a
+        // replica failing its checksum) holds nothing to keep or delete.
+        if held {
+            self.corrupt
+                .entry(block)
+                .or_default()
+                .insert(worker.to_string());
+        }
         self.replicating.remove(&block);
+    }
+
+    fn is_corrupt_on(&self, block: u64, worker: &str) -> bool {
+        self.corrupt.get(&block).is_some_and(|s| s.contains(worker))
+    }
+
+    fn unmark_corrupt(&mut self, block: u64, worker: &str) {
+        if let Some(s) = self.corrupt.get_mut(&block) {
+            s.remove(worker);
+            if s.is_empty() {
+                self.corrupt.remove(&block);
+            }
+        }
+    }
+
+    /// Namespace blocks with at least one live replica reported.
+    pub fn reported_blocks(&self) -> u64 {
+        self.owners
+            .keys()
+            .filter(|id| self.locations.get(id).is_some_and(|s| !s.is_empty()))
+            .count() as u64
+    }
+
+    /// Leaves safe mode if the reports reached the threshold.
+    pub fn update_safe_mode(&mut self, now: Instant) {
+        let (reported, total) = (self.reported_blocks(), self.owners.len() as u64);
+        self.safe.update(reported, total, now);
+    }
+
+    pub fn safe_mode_status(&self) -> SafeModeStatus {
+        self.safe
+            .status(self.reported_blocks(), self.owners.len() as u64)
     }
 
     /// Removes a block from every table and tells its holders to delete it.
@@ -219,12 +323,15 @@ impl Blocks {
     pub fn forget_block(&mut self, id: u64) {
         self.owners.remove(&id);
         self.replicating.remove(&id);
+        self.missing.remove(&id);
+        let corrupt = self.corrupt.remove(&id).unwrap_or_default();
         let holders: BTreeSet<String> = self
             .locations
             .remove(&id)
             .unwrap_or_default()
             .into_iter()
             .chain(self.cached.remove(&id).unwrap_or_default())
+            .chain(corrupt)
             .collect();
         for h in holders {
             self.outbox.push((h, Command::DeleteBlock(id)));

@@ -9,8 +9,10 @@ use std::time::Instant;
 
 impl Blocks {
     /// One pass over every block; returns how many commands were queued.
+    /// Nothing in safe mode: a block not yet reported is not lost.
     pub fn replication_scan(&mut self, cluster: &Cluster, now: Instant) -> usize {
-        if now < self.safe_until {
+        self.update_safe_mode(now);
+        if self.safe.is_on() {
             return 0;
         }
         let timeout = self.replication_timeout;
@@ -30,17 +32,44 @@ impl Blocks {
             let want = owner.replication as usize;
             if live.len() >= want {
                 self.replicating.remove(&id);
+                // Good copies are back: the corrupt ones can go.
+                for w in self.corrupt.remove(&id).unwrap_or_default() {
+                    tracing::info!(block = id, worker = %w, "deleting a corrupt replica now replaced");
+                    self.outbox.push((w, Command::DeleteBlock(id)));
+                    issued += 1;
+                }
             }
-            if live.is_empty() || self.replicating.contains_key(&id) {
+            if live.is_empty() {
+                // Missing: nothing to copy from. Said once, and listed by fsck.
+                if self.missing.insert(id) {
+                    let corrupt = self.corrupt.get(&id).map_or(0, |s| s.len());
+                    tracing::error!(
+                        block = id,
+                        corrupt_replicas = corrupt,
+                        "block has no live good replica: missing (see `mr admin fsck`)"
+                    );
+                }
+                continue;
+            }
+            self.missing.remove(&id);
+            if self.replicating.contains_key(&id) {
                 continue;
             }
             if live.len() < want {
                 let existing: Vec<Candidate> =
                     live.iter().filter_map(|n| cluster.candidate(n)).collect();
+                // A corrupt holder is no target: its copy would be deleted.
+                let exclude: HashSet<String> = self
+                    .corrupt
+                    .get(&id)
+                    .cloned()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect();
                 let targets = choose_targets(
                     &nodes,
                     &existing,
-                    &HashSet::new(),
+                    &exclude,
                     None,
                     want - live.len(),
                     &mut self.rng,

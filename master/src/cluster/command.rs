@@ -17,6 +17,9 @@ pub enum Command {
         targets: Vec<String>,
     },
     DeleteBlock(u64),
+    /// Move a block the namespace does not know into the worker's
+    /// quarantine, deleted only after a grace period.
+    QuarantineBlock(u64),
     UncacheBlock(u64),
     Launch(Box<Launch>),
     KillTask(AttemptRef),

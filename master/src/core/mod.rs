@@ -20,7 +20,9 @@ pub mod wait;
 use crate::blocks::files::{
     AddBlock, CompleteFile, CreateFile, Created, FileStatus, ListEntry, NewBlock,
 };
+use crate::blocks::fsck::FsckReport;
 use crate::blocks::pins::CacheChange;
+use crate::blocks::safemode::SafeModeStatus;
 use crate::blocks::Blocks;
 use crate::cluster::history::ResourceHistory;
 use crate::cluster::status::ClusterStatus;
@@ -30,6 +32,20 @@ use crate::jobs::Jobs;
 use common::config::ClusterConfig;
 use common::sched::Trigger;
 use std::time::Instant;
+
+/// What `mr admin safemode` asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SafeModeAction {
+    Get,
+    Enter,
+    Leave,
+}
+
+/// `/_staging` or a path under it: the runtime's job staging, removed at
+/// every start.
+pub fn is_staging(path: &str) -> bool {
+    path == "/_staging" || path.starts_with("/_staging/")
+}
 
 pub struct MasterState {
     pub cfg: ClusterConfig,
@@ -48,7 +64,13 @@ pub struct MasterState {
 impl MasterState {
     pub fn open(cfg: ClusterConfig, now: Instant) -> Result<Self> {
         let blocks = Blocks::open(&cfg, now)?;
-        let jobs = Jobs::open(cfg.scheduler.spec(), cfg.master.data_dir.clone(), now)?;
+        let committed = |out: &str| blocks.ns.files.contains_key(&format!("{out}/_SUCCESS"));
+        let jobs = Jobs::open(
+            cfg.scheduler.spec(),
+            cfg.master.data_dir.clone(),
+            now,
+            &committed,
+        )?;
         let mut st = MasterState {
             cfg,
             blocks,
@@ -94,11 +116,17 @@ impl MasterState {
             )));
         }
         // Forget whatever the previous incarnation reported or ran.
-        let (stored, delete_blocks) = self.blocks.full_report(&r.name, &r.blocks, &r.cached);
+        let (stored, unknown) = self.blocks.full_report(&r.name, &r.blocks, &r.cached);
         self.worker_lost(&r.name, now);
         let epoch = self.cluster.admit(&r, stored, now);
         tracing::info!(worker = %r.name, addr = %r.addr, rack = %r.rack, epoch,
-            blocks = stored, orphans = delete_blocks.len(), "worker registered");
+            blocks = stored, unknown = unknown.len(), "worker registered");
+        // Blocks the namespace does not know go to the worker's quarantine
+        // with its first heartbeat, never straight to deletion.
+        for id in unknown {
+            self.cluster.send(&r.name, Command::QuarantineBlock(id));
+        }
+        let delete_blocks = Vec::new();
         // Cleanups this worker may have missed (it was cut off or dead when
         // the job ended): ended jobs leave no map outputs behind.
         let ended: Vec<u64> = self
@@ -210,6 +238,23 @@ impl MasterState {
         self.blocks.report_bad_block(worker, block, reason);
     }
 
+    // ------------------------------------------------------------ admin
+
+    /// `mr admin safemode get|enter|leave`.
+    pub fn safe_mode(&mut self, action: SafeModeAction, now: Instant) -> SafeModeStatus {
+        match action {
+            SafeModeAction::Get => self.blocks.update_safe_mode(now),
+            SafeModeAction::Enter => self.blocks.safe.enter(),
+            SafeModeAction::Leave => self.blocks.safe.leave(),
+        }
+        self.blocks.safe_mode_status()
+    }
+
+    /// `mr admin fsck`.
+    pub fn fsck(&self) -> FsckReport {
+        self.blocks.fsck()
+    }
+
     // ------------------------------------------------------------ files
 
     pub fn create_file(&mut self, req: CreateFile) -> Result<Created> {
@@ -217,18 +262,31 @@ impl MasterState {
         self.blocks.create_file(req)
     }
 
-    /// A part staged for a job that ended (a late attempt, or one from
-    /// before a master restart) is refused: nothing would ever commit or
-    /// remove it.
+    /// Only the runtime writes under `/_staging/`, and only into the
+    /// staging of a running job: the start removes all of `/_staging`, so a
+    /// user's file there would be deleted at the next restart. A part
+    /// staged for a job that ended (a late attempt, or one from before a
+    /// master restart) is refused too: nothing would ever commit or remove
+    /// it.
     fn check_staging_open(&self, raw: &str) -> Result<()> {
         let Ok(path) = common::path::DfsPath::parse_file(raw) else {
             return Ok(()); // create_file says what is wrong with it
         };
-        let Some(rest) = path.as_str().strip_prefix("/_staging/job-") else {
+        if !is_staging(path.as_str()) {
             return Ok(());
+        }
+        let job = path
+            .as_str()
+            .strip_prefix("/_staging/job-")
+            .and_then(|rest| rest.split_once('/'))
+            .and_then(|(n, _)| n.parse::<u64>().ok());
+        let Some(id) = job else {
+            return Err(MasterError::InvalidArgument(format!(
+                "cannot write {path}: /_staging/ is reserved for the runtime's job staging \
+                 (its contents are removed at every master start); choose another path"
+            )));
         };
-        let id = rest.split('/').next().and_then(|n| n.parse::<u64>().ok());
-        match id.and_then(|id| self.jobs.jobs.get(&id)) {
+        match self.jobs.jobs.get(&id) {
             Some(j) if !j.state.is_final() => Ok(()),
             _ => Err(MasterError::FailedPrecondition(format!(
                 "cannot write {path}: its job is not running"
@@ -337,3 +395,7 @@ impl MasterState {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "storage_tests.rs"]
+mod storage_tests;

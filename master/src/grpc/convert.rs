@@ -9,6 +9,7 @@ use crate::blocks::namespace::BlockMeta;
 use crate::blocks::pins::CacheChange;
 use crate::cluster::status::{ClusterStatus, WorkerStatus};
 use crate::cluster::{Command, Heartbeat, Registered, Registration, Reply, WorkerAddr};
+use crate::error::MasterError;
 use crate::jobs::launch::{BlockLocation, Launch, MapOutputLocation};
 use crate::jobs::report::{AttemptRef, AttemptReport, TaskMetrics};
 use crate::jobs::submit::SubmitJob;
@@ -227,6 +228,7 @@ impl From<Command> for proto::Command {
                 targets,
             }),
             Command::DeleteBlock(id) => Kind::DeleteBlock(id),
+            Command::QuarantineBlock(id) => Kind::QuarantineBlock(id),
             Command::UncacheBlock(id) => Kind::UncacheBlock(id),
             Command::Launch(l) => Kind::Launch((*l).into()),
             Command::KillTask(t) => Kind::KillTask(t.into()),
@@ -386,6 +388,57 @@ impl From<ClusterStatus> for proto::ClusterStatusResponse {
             files: s.files,
             blocks: s.blocks,
             under_replicated_blocks: s.under_replicated_blocks,
+        }
+    }
+}
+
+impl TryFrom<proto::SafeModeRequest> for crate::core::SafeModeAction {
+    type Error = MasterError;
+    fn try_from(r: proto::SafeModeRequest) -> Result<Self, MasterError> {
+        use crate::core::SafeModeAction::*;
+        match r.action.as_str() {
+            "get" | "" => Ok(Get),
+            "enter" => Ok(Enter),
+            "leave" => Ok(Leave),
+            other => Err(MasterError::InvalidArgument(format!(
+                "safe mode action {other:?}: expected get, enter or leave"
+            ))),
+        }
+    }
+}
+
+impl From<crate::blocks::safemode::SafeModeStatus> for proto::SafeModeResponse {
+    fn from(s: crate::blocks::safemode::SafeModeStatus) -> Self {
+        proto::SafeModeResponse {
+            on: s.on,
+            manual: s.manual,
+            threshold: s.threshold,
+            reported_blocks: s.reported_blocks,
+            total_blocks: s.total_blocks,
+        }
+    }
+}
+
+impl From<crate::blocks::fsck::FsckBlock> for proto::FsckBlock {
+    fn from(b: crate::blocks::fsck::FsckBlock) -> Self {
+        proto::FsckBlock {
+            block_id: b.block_id,
+            files: b.files,
+            live: b.live,
+            want: b.want,
+            corrupt_on: b.corrupt_on,
+        }
+    }
+}
+
+impl From<crate::blocks::fsck::FsckReport> for proto::FsckResponse {
+    fn from(r: crate::blocks::fsck::FsckReport) -> Self {
+        proto::FsckResponse {
+            total_blocks: r.total_blocks,
+            safe_mode: r.safe_mode,
+            missing: all(r.missing),
+            corrupt: all(r.corrupt),
+            under_replicated: all(r.under_replicated),
         }
     }
 }

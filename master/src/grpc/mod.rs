@@ -254,6 +254,19 @@ impl Master for MasterService {
     async fn cluster_status(&self, _req: Request<Empty>) -> Rpc<ClusterStatusResponse> {
         Ok(Response::new(self.lock().cluster_status().into()))
     }
+
+    #[tracing::instrument(skip_all, fields(action = %req.get_ref().action))]
+    async fn safe_mode(&self, req: Request<SafeModeRequest>) -> Rpc<SafeModeResponse> {
+        let action = req.into_inner().try_into()?;
+        Ok(Response::new(
+            self.lock().safe_mode(action, crate::now()).into(),
+        ))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn fsck(&self, _req: Request<Empty>) -> Rpc<FsckResponse> {
+        Ok(Response::new(self.lock().fsck().into()))
+    }
 }
 
 fn convert_all<A, B: From<A>>(v: Vec<A>) -> Vec<B> {

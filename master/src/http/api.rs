@@ -29,6 +29,13 @@ pub async fn workers(State(s): State<Shared>) -> ApiResult {
     json(lock(&s).workers_json())
 }
 
+/// `mr admin fsck --json`'s report (without its `healthy` summary field).
+#[tracing::instrument(level = "debug", skip_all)]
+pub async fn fsck(State(s): State<Shared>) -> ApiResult {
+    let r = lock(&s).fsck();
+    json(serde_json::to_value(&r).unwrap_or_default())
+}
+
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn jobs(State(s): State<Shared>) -> ApiResult {
     json(Value::Array(lock(&s).list_jobs()))

@@ -76,6 +76,7 @@ pub fn router(state: Shared, token: &str) -> Router {
         .route("/api/file", get(api::file))
         .route("/api/blocks/{id}", get(api::block))
         .route("/api/cache", get(api::cache))
+        .route("/api/fsck", get(api::fsck))
         .route(
             "/api/scheduler",
             get(api::scheduler)

@@ -1,0 +1,123 @@
+//! Safe mode, as HDFS's NameNode has it: after a start the namespace is
+//! loaded but where its blocks are is not known until workers report. Until
+//! enough of them have (a `threshold` fraction of the namespace's blocks
+//! with a live replica), or an operator leaves it, the master serves reads
+//! but deletes nothing and re-replicates nothing: a block that looks
+//! missing or over-replicated then may only not have been reported yet.
+//! An operator can also enter it by hand (before maintenance); then only
+//! an operator leaves it.
+
+use std::time::Instant;
+
+#[derive(Debug, Clone)]
+pub struct SafeMode {
+    /// True while no block is deleted and none re-replicated.
+    on: bool,
+    /// Entered by an operator: only an operator leaves it.
+    manual: bool,
+    /// The fraction of the namespace's blocks that must have a reported
+    /// replica before safe mode ends by itself (HDFS's
+    /// `dfs.namenode.safemode.threshold-pct`, 0.999).
+    threshold: f64,
+    /// And not before this: workers need a heartbeat expiry to register
+    /// (HDFS's `safemode.extension`).
+    not_before: Instant,
+}
+
+/// What `mr admin safemode get` shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SafeModeStatus {
+    pub on: bool,
+    pub manual: bool,
+    pub threshold: f64,
+    /// Namespace blocks with at least one live replica reported.
+    pub reported_blocks: u64,
+    pub total_blocks: u64,
+}
+
+impl SafeMode {
+    pub fn at_start(threshold: f64, not_before: Instant) -> Self {
+        SafeMode {
+            on: true,
+            manual: false,
+            threshold,
+            not_before,
+        }
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+
+    /// Leaves safe mode when the reports reach the threshold (never a
+    /// manual one). Returns true when it just left.
+    pub fn update(&mut self, reported: u64, total: u64, now: Instant) -> bool {
+        if !self.on || self.manual || now < self.not_before {
+            return false;
+        }
+        if reached(reported, total, self.threshold) {
+            self.on = false;
+            tracing::info!(
+                reported,
+                total,
+                threshold = self.threshold,
+                "leaving safe mode: enough blocks reported"
+            );
+            return true;
+        }
+        false
+    }
+
+    pub fn enter(&mut self) {
+        self.on = true;
+        self.manual = true;
+        tracing::warn!("safe mode entered by an operator");
+    }
+
+    pub fn leave(&mut self) {
+        if self.on {
+            tracing::warn!("safe mode left by an operator");
+        }
+        self.on = false;
+        self.manual = false;
+    }
+
+    pub fn status(&self, reported: u64, total: u64) -> SafeModeStatus {
+        SafeModeStatus {
+            on: self.on,
+            manual: self.manual,
+            threshold: self.threshold,
+            reported_blocks: reported,
+            total_blocks: total,
+        }
+    }
+}
+
+/// An empty namespace has nothing to wait for.
+fn reached(reported: u64, total: u64, threshold: f64) -> bool {
+    total == 0 || reported as f64 >= threshold * total as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn leaves_at_the_threshold_after_the_extension_never_when_manual() {
+        let t0 = Instant::now();
+        let mut s = SafeMode::at_start(0.999, t0 + Duration::from_secs(5));
+        assert!(!s.update(1000, 1000, t0), "before the extension");
+        assert!(!s.update(998, 1000, t0 + Duration::from_secs(6)));
+        assert!(s.is_on());
+        assert!(s.update(999, 1000, t0 + Duration::from_secs(6)));
+        assert!(!s.is_on());
+        s.enter();
+        assert!(!s.update(1000, 1000, t0 + Duration::from_secs(7)));
+        assert!(s.is_on());
+        s.leave();
+        assert!(!s.is_on());
+        let mut empty = SafeMode::at_start(0.999, t0);
+        assert!(empty.update(0, 0, t0));
+    }
+}

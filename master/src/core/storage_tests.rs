@@ -1,0 +1,230 @@
+//! The master's storage guarantees across a restart: safe mode, the
+//! quarantine of unknown blocks, corrupt replicas (the last one kept),
+//! missing blocks, fsck, and the reserved `/_staging/`.
+
+use super::*;
+use crate::blocks::files::CreateFile;
+use crate::blocks::namespace::{BlockMeta, Edit, FileMeta};
+use crate::cluster::Heartbeat;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn config(dir: &std::path::Path) -> ClusterConfig {
+    let mut toml = format!(
+        "token = \"t\"\n[master]\naddr = \"127.0.0.1:7070\"\ndata_dir = {:?}\n",
+        dir.join("m")
+    );
+    for (i, w) in ["w1", "w2", "w3"].iter().enumerate() {
+        toml += &format!(
+            "[[workers]]\nname = \"{w}\"\naddr = \"127.0.0.1:{}\"\ndata_dir = \"/x{w}\"\n",
+            7101 + i
+        );
+    }
+    ClusterConfig::parse(&toml).unwrap()
+}
+
+fn meta(id: u64) -> BlockMeta {
+    BlockMeta {
+        id,
+        len: 100,
+        crc32c: 1,
+    }
+}
+
+/// A master restarted over a namespace of `files` (path, block, replication).
+fn restarted(tag: &str, files: &[(&str, u64, u32)]) -> (MasterState, PathBuf) {
+    let dir = std::env::temp_dir().join(format!(
+        "mr-storage-{tag}-{}-{}",
+        std::process::id(),
+        fastrand::u64(..)
+    ));
+    let cfg = config(&dir);
+    {
+        let mut st = MasterState::open(cfg.clone(), Instant::now()).unwrap();
+        for (path, id, replication) in files {
+            st.blocks
+                .commit(Edit::AddFile {
+                    path: path.to_string(),
+                    file: FileMeta {
+                        replication: *replication,
+                        block_size: 100,
+                        blocks: vec![meta(*id)],
+                        mtime_ms: 1,
+                    },
+                })
+                .unwrap();
+        }
+    }
+    (MasterState::open(cfg, Instant::now()).unwrap(), dir)
+}
+
+fn register(st: &mut MasterState, name: &str, blocks: &[u64], now: Instant) -> Registered {
+    st.on_register(
+        Registration {
+            protocol_version: common::PROTOCOL_VERSION,
+            name: name.into(),
+            addr: format!("{name}:1"),
+            rack: if name == "w1" { "r1" } else { "r2" }.into(),
+            map_slots: 1,
+            reduce_slots: 1,
+            blocks: blocks.iter().map(|&id| meta(id)).collect(),
+            ..Default::default()
+        },
+        now,
+    )
+    .unwrap()
+}
+
+/// An empty heartbeat, so that the worker stays alive at `now`.
+fn beat(st: &mut MasterState, name: &str, epoch: u64, now: Instant) {
+    st.on_heartbeat(
+        Heartbeat {
+            name: name.into(),
+            epoch,
+            ..Default::default()
+        },
+        now,
+    );
+}
+
+fn replicates(cmds: &[Command]) -> Vec<u64> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::Replicate { block, .. } => Some(block.id),
+            _ => None,
+        })
+        .collect()
+}
+
+fn deletes(cmds: &[Command]) -> Vec<u64> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::DeleteBlock(id) => Some(*id),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn after_a_restart_unknown_blocks_are_quarantined_and_nothing_moves_in_safe_mode() {
+    let (mut st, dir) = restarted("safe", &[("/f", 5, 2), ("/g", 6, 2)]);
+    let t0 = Instant::now();
+    // w1 holds /f's block and one the namespace does not know (an older
+    // or lost fsimage's); /g's holder has not registered yet.
+    let r = register(&mut st, "w1", &[5, 99], t0);
+    assert!(r.delete_blocks.is_empty(), "{:?}", r.delete_blocks);
+    let e2 = register(&mut st, "w2", &[], t0).epoch;
+    let w1 = st.cluster.take_commands("w1");
+    assert!(w1.contains(&Command::QuarantineBlock(99)), "{w1:?}");
+    assert!(deletes(&w1).is_empty(), "{w1:?}");
+    // Long after the heartbeat expiry: half the blocks reported, below the
+    // 0.999 threshold, so /f's block is not re-replicated yet.
+    let later = t0 + Duration::from_secs(3600);
+    beat(&mut st, "w1", r.epoch, later);
+    beat(&mut st, "w2", e2, later);
+    st.on_tick(later);
+    let s = st.safe_mode(SafeModeAction::Get, later);
+    assert!(s.on && !s.manual, "{s:?}");
+    assert_eq!((s.reported_blocks, s.total_blocks), (1, 2));
+    for w in ["w1", "w2"] {
+        let c = st.cluster.take_commands(w);
+        assert!(replicates(&c).is_empty() && deletes(&c).is_empty(), "{c:?}");
+    }
+    let fsck = st.fsck();
+    assert!(fsck.safe_mode);
+    assert_eq!(fsck.missing.len(), 1);
+    assert_eq!(fsck.missing[0].block_id, 6);
+    assert_eq!(fsck.missing[0].files, vec!["/g".to_string()]);
+    assert_eq!(fsck.under_replicated[0].block_id, 5);
+    // The operator leaves it: /f's block gets its second replica.
+    assert!(!st.safe_mode(SafeModeAction::Leave, later).on);
+    st.on_tick(later);
+    assert_eq!(replicates(&st.cluster.take_commands("w1")), vec![5]);
+    // Entered by hand, it stays until left by hand.
+    let s = st.safe_mode(SafeModeAction::Enter, later);
+    assert!(s.on && s.manual);
+    st.on_tick(later + Duration::from_secs(3600));
+    assert!(st.safe_mode(SafeModeAction::Get, later).on);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn safe_mode_ends_by_itself_once_the_blocks_are_reported() {
+    let (mut st, dir) = restarted("auto", &[("/f", 5, 1)]);
+    let t0 = Instant::now();
+    let e = register(&mut st, "w1", &[5], t0).epoch;
+    let later = t0 + Duration::from_secs(3600);
+    beat(&mut st, "w1", e, later);
+    st.on_tick(later);
+    assert!(!st.safe_mode(SafeModeAction::Get, later).on);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_corrupt_replica_goes_only_after_a_good_copy_and_the_last_one_is_kept() {
+    let (mut st, dir) = restarted("corrupt", &[("/f", 5, 2)]);
+    let t0 = Instant::now();
+    register(&mut st, "w1", &[5], t0);
+    register(&mut st, "w2", &[5], t0);
+    let e3 = register(&mut st, "w3", &[], t0).epoch;
+    st.safe_mode(SafeModeAction::Leave, t0);
+    st.report_bad_block("w1", 5, "checksum mismatch");
+    st.on_tick(t0);
+    // Copied from the good replica, the corrupt one still there.
+    assert_eq!(replicates(&st.cluster.take_commands("w2")), vec![5]);
+    let w1 = st.cluster.take_commands("w1");
+    assert!(
+        replicates(&w1).is_empty() && deletes(&w1).is_empty(),
+        "{w1:?}"
+    );
+    let fsck = st.fsck();
+    assert_eq!(fsck.corrupt.len(), 1);
+    assert_eq!(fsck.corrupt[0].corrupt_on, vec!["w1".to_string()]);
+    let f = st.file_status("/f").unwrap();
+    assert!(f.blocks[0].replicas.iter().all(|r| r.name != "w1"));
+    // The new copy lands on w3: now the corrupt one goes.
+    st.on_heartbeat(
+        Heartbeat {
+            name: "w3".into(),
+            epoch: e3,
+            blocks_added: vec![meta(5)],
+            ..Default::default()
+        },
+        t0,
+    );
+    st.on_tick(t0);
+    assert_eq!(deletes(&st.cluster.take_commands("w1")), vec![5]);
+    assert!(st.fsck().is_healthy());
+    // Both good copies turn out corrupt: the last one is kept and listed,
+    // and never handed to a reader as good.
+    st.report_bad_block("w2", 5, "checksum mismatch");
+    st.report_bad_block("w3", 5, "checksum mismatch");
+    for _ in 0..3 {
+        st.on_tick(t0 + Duration::from_secs(60));
+    }
+    for w in ["w2", "w3"] {
+        let c = st.cluster.take_commands(w);
+        assert!(deletes(&c).is_empty(), "{w}: {c:?}");
+    }
+    let fsck = st.fsck();
+    assert_eq!(fsck.missing.len(), 1);
+    assert_eq!(fsck.missing[0].corrupt_on.len(), 2);
+    assert_eq!(fsck.missing[0].files, vec!["/f".to_string()]);
+    assert!(st.file_status("/f").unwrap().blocks[0].replicas.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn user_paths_under_staging_are_refused() {
+    let (mut st, dir) = restarted("staging", &[]);
+    for p in ["/_staging/mine", "/_staging/job-x/part", "/_staging"] {
+        let e = st
+            .create_file(CreateFile {
+                path: p.into(),
+                ..Default::default()
+            })
+            .expect_err(p);
+        assert!(e.to_string().contains("/_staging"), "{p}: {e}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
