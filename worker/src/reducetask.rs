@@ -105,8 +105,7 @@ impl Mapped<'_> {
 fn shuffle_settings(p: &examples::jobs::JobParams) -> Result<(u64, bool), Failure> {
     let memory = match p.extra.get("shuffle_memory") {
         None => SHUFFLE_MEMORY,
-        Some(v) => common::units::parse_size(v)
-            .map_err(|e| Failure::msg(format!("bad shuffle_memory {v:?}: {e}")))?,
+        Some(v) => common::config::parse_shuffle_memory(v).map_err(Failure::msg)?,
     };
     let in_place = match p.extra.get("shuffle_in_place").map(String::as_str) {
         None | Some("true") => true,

@@ -88,6 +88,7 @@ impl MasterState {
                 r.name
             )));
         }
+        r.check_slots().map_err(MasterError::InvalidArgument)?;
         // Forget whatever the previous incarnation reported or ran.
         let (stored, delete_blocks) = self.blocks.full_report(&r.name, &r.blocks, &r.cached);
         self.worker_lost(&r.name, now);
