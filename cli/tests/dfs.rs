@@ -182,6 +182,46 @@ fn corrupt_replica_is_detected_and_replaced() {
     );
 }
 
+/// The only replica of a block rots: a read fails with a clear error
+/// rather than returning wrong bytes, and the worker keeps the replica (it
+/// used to delete it at the first failed read, destroying the last copy).
+#[test]
+fn a_corrupt_last_replica_fails_reads_clearly_and_is_kept() {
+    let c = Cluster::start(
+        "lastcopy",
+        Opts {
+            workers: 2,
+            replication: 1,
+            ..Opts::default()
+        },
+    );
+    let data = random_bytes(200_000, 5);
+    let local = write_file(&c.dir, "in.bin", &data);
+    c.mr_ok(&["fs", "put", local.to_str().unwrap(), "/f"]);
+    let st = c.stat("/f");
+    let b0 = &st["blocks"][0];
+    let id = b0["id"].as_u64().unwrap();
+    let holder = replicas(b0).remove(0);
+    let p = c.block_file(&holder, id);
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes[1000] ^= 0x01;
+    std::fs::write(&p, &bytes).unwrap();
+    for args in [&["fs", "cat", "/f"][..], &["fs", "get", "/f", "-"][..]] {
+        let out = c.mr(args);
+        assert!(!out.status.success(), "{args:?} returned rotten bytes");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("block {id}")) && err.contains("CRC32C"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(&p).unwrap(),
+        bytes,
+        "the last replica was deleted"
+    );
+}
+
 #[test]
 fn wrong_token_and_bad_paths_are_refused() {
     let c = Cluster::start(

@@ -205,13 +205,22 @@ impl Blocks {
             reason,
             "corrupt replica reported; it will be replaced"
         );
+        let mut others = 0;
         if let Some(s) = self.locations.get_mut(&block) {
             s.remove(worker);
+            others = s.len();
         }
         if let Some(s) = self.cached.get_mut(&block) {
             s.remove(worker);
         }
         self.replicating.remove(&block);
+        // Workers never delete a corrupt replica themselves: the master
+        // does, and only while another replica exists, so that a corrupt
+        // last copy is kept (and its reads fail clearly).
+        if others > 0 {
+            self.outbox
+                .push((worker.to_string(), Command::DeleteBlock(block)));
+        }
     }
 
     /// Removes a block from every table and tells its holders to delete it.

@@ -200,6 +200,7 @@ impl MasterState {
 
     pub fn report_bad_block(&mut self, worker: &str, block: u64, reason: &str) {
         self.blocks.report_bad_block(worker, block, reason);
+        self.deliver();
     }
 
     // ------------------------------------------------------------ files
