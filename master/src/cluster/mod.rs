@@ -86,6 +86,29 @@ pub struct Registered {
     pub delete_blocks: Vec<u64>,
 }
 
+impl Registration {
+    /// Refuses slot counts no worker can honour: none at all (the worker
+    /// could never run a task, yet would count as capacity), or more than
+    /// [`common::config::MAX_SLOTS`] of a kind (a typo that would have the
+    /// scheduler pile tasks on one host until it runs out of memory).
+    pub fn check_slots(&self) -> Result<(), String> {
+        let max = common::config::MAX_SLOTS;
+        if self.map_slots == 0 && self.reduce_slots == 0 {
+            return Err(format!(
+                "worker {} registers with no map or reduce slots: give it at least one",
+                self.name
+            ));
+        }
+        if self.map_slots > max || self.reduce_slots > max {
+            return Err(format!(
+                "worker {} registers with {} map and {} reduce slots: at most {max} of a kind",
+                self.name, self.map_slots, self.reduce_slots
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A heartbeat: free slots, a resource sample, and the block and cache
 /// changes since the last one.
 #[derive(Debug, Clone, Default)]
@@ -257,8 +280,15 @@ impl Cluster {
         };
         w.last_heartbeat = now;
         w.last_heartbeat_ms = common::now_ms();
-        w.free_map_slots = h.free_map_slots;
-        w.free_reduce_slots = h.free_reduce_slots;
+        // A worker cannot have more free slots than it registered with:
+        // bound what it says rather than trust it.
+        if h.free_map_slots > w.map_slots || h.free_reduce_slots > w.reduce_slots {
+            tracing::warn!(worker = %h.name, free_map = h.free_map_slots, free_reduce = h.free_reduce_slots,
+                map_slots = w.map_slots, reduce_slots = w.reduce_slots,
+                "heartbeat claims more free slots than registered: bounded");
+        }
+        w.free_map_slots = h.free_map_slots.min(w.map_slots);
+        w.free_reduce_slots = h.free_reduce_slots.min(w.reduce_slots);
         w.cache_used_bytes = h.cache_used_bytes;
         w.blocks = blocks;
         if let Some(r) = &h.resources {
@@ -288,5 +318,71 @@ impl Cluster {
             w.free_map_slots = 0;
             w.free_reduce_slots = 0;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::MasterState;
+    use crate::error::MasterError;
+    use common::config::ClusterConfig;
+
+    fn state() -> (MasterState, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!(
+            "mr-slots-{}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        let toml = format!(
+            "token = \"t\"\n[master]\naddr = \"127.0.0.1:7070\"\ndata_dir = {:?}\n\
+             [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:7101\"\ndata_dir = \"/x1\"\n",
+            dir.join("m")
+        );
+        let cfg = ClusterConfig::parse(&toml).unwrap();
+        (MasterState::open(cfg, Instant::now()).unwrap(), dir)
+    }
+
+    fn reg(map_slots: u32, reduce_slots: u32) -> Registration {
+        Registration {
+            protocol_version: common::PROTOCOL_VERSION,
+            name: "w1".into(),
+            addr: "127.0.0.1:7101".into(),
+            rack: "r1".into(),
+            map_slots,
+            reduce_slots,
+            ..Default::default()
+        }
+    }
+
+    /// A worker announcing 0 or 10 000 slots is refused with an error that
+    /// says why, and is not admitted (issue 28); a heartbeat claiming more
+    /// free slots than registered is bounded.
+    #[test]
+    fn slot_counts_from_a_worker_are_bounded() {
+        let (mut st, dir) = state();
+        let now = Instant::now();
+        for (m, r, want) in [(0, 0, "no map or reduce slots"), (10_000, 2, "at most 256")] {
+            let e = st.on_register(reg(m, r), now).unwrap_err();
+            assert!(
+                matches!(e, MasterError::InvalidArgument(_)) && e.to_string().contains(want),
+                "{e}"
+            );
+            assert!(st.cluster.get("w1").is_none(), "admitted anyway");
+        }
+        let epoch = st.on_register(reg(2, 1), now).unwrap().epoch;
+        st.on_heartbeat(
+            Heartbeat {
+                name: "w1".into(),
+                epoch,
+                free_map_slots: 10_000,
+                free_reduce_slots: 7,
+                ..Default::default()
+            },
+            now,
+        );
+        let w = st.cluster.get("w1").unwrap();
+        assert_eq!((w.free_map_slots, w.free_reduce_slots), (2, 1));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

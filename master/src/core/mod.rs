@@ -115,6 +115,7 @@ impl MasterState {
                 r.name
             )));
         }
+        r.check_slots().map_err(MasterError::InvalidArgument)?;
         // Forget whatever the previous incarnation reported or ran.
         let (stored, unknown) = self.blocks.full_report(&r.name, &r.blocks, &r.cached);
         self.worker_lost(&r.name, now);
@@ -236,6 +237,7 @@ impl MasterState {
 
     pub fn report_bad_block(&mut self, worker: &str, block: u64, reason: &str) {
         self.blocks.report_bad_block(worker, block, reason);
+        self.deliver();
     }
 
     // ------------------------------------------------------------ admin

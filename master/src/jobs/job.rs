@@ -423,8 +423,8 @@ impl Job {
                 epoch: o.epoch,
                 started: o.started,
             };
-            if r.fetch_failure && !tref.is_map && (r.failed_map as usize) < self.maps.len() {
-                self.requeue(TaskKind::Map, r.failed_map, now);
+            if r.fetch_failure && !tref.is_map {
+                return self.fetch_failed(tref.index, r.failed_map, now);
             }
             return Outcome::Progress;
         }
@@ -434,18 +434,19 @@ impl Job {
             return Outcome::Progress;
         }
         if r.fetch_failure && !tref.is_map {
-            // The map output is lost, not the reduce's fault: re-run the map,
-            // and the reduce again once every map is done.
+            // Not the reduce's own fault, so not one of its MAX_ATTEMPTS; but
+            // the attempt moves: the next one avoids this worker, whose own
+            // network or disk may be what failed. The map is re-run only
+            // once enough reduces report it (`fetch_failed`).
             self.requeue(kind, tref.index, now);
-            if (r.failed_map as usize) < self.maps.len() {
-                tracing::warn!(
-                    job = self.id,
-                    map = r.failed_map,
-                    "fetch failure: re-running the map"
-                );
-                self.requeue(TaskKind::Map, r.failed_map, now);
+            let t = self.task_mut(kind, tref.index).expect("exists");
+            if !t.avoid.contains(&r.worker) {
+                t.avoid.push(r.worker.clone());
             }
-            return Outcome::Progress;
+            if let Some(out) = self.launches_exhausted(kind, tref.index, &r.error) {
+                return out;
+            }
+            return self.fetch_failed(tref.index, r.failed_map, now);
         }
         let t = self.task_mut(kind, tref.index).expect("exists");
         t.failures += 1;
@@ -454,6 +455,10 @@ impl Job {
         }
         t.status = TaskStatus::Pending;
         t.runnable_since = now;
+        if let Some(out) = self.launches_exhausted(kind, tref.index, &r.error) {
+            return out;
+        }
+        let t = self.task(kind, tref.index).expect("exists");
         if t.failures >= MAX_ATTEMPTS {
             self.fail(format!(
                 "{} task {} failed {MAX_ATTEMPTS} times; last error: {}",
@@ -466,8 +471,91 @@ impl Job {
         Outcome::Progress
     }
 
+    /// Reduce `reduce` could not fetch map `map`'s output. The report
+    /// counts against that output; the map is declared faulty and re-run
+    /// when [`FETCH_FAILURE_REPORTS`] reports from at least
+    /// [`FETCH_FAILURE_FRACTION`] of the unfinished reduces have come in
+    /// (Hadoop's rule), and a map declared faulty [`MAX_ATTEMPTS`] times
+    /// fails the job.
+    fn fetch_failed(&mut self, reduce: u32, map: u32, now: Instant) -> Outcome {
+        let unfinished = self.reduces.iter().filter(|t| !t.is_done()).count().max(1);
+        let id = self.id;
+        let Some(t) = self.maps.get_mut(map as usize) else {
+            return Outcome::Progress;
+        };
+        let TaskStatus::Done { worker, .. } = &t.status else {
+            // Already running again: this report is about an output gone.
+            return Outcome::Progress;
+        };
+        let worker = worker.clone();
+        t.fetch_reports.push(reduce);
+        let reports = t.fetch_reports.len();
+        let mut reporters = t.fetch_reports.clone();
+        reporters.sort_unstable();
+        reporters.dedup();
+        let share = reporters.len() as f64 / unfinished as f64;
+        if reports < FETCH_FAILURE_REPORTS || share < FETCH_FAILURE_FRACTION {
+            tracing::warn!(
+                job = id,
+                map,
+                reduce,
+                reports,
+                reducers = reporters.len(),
+                "fetch failure reported; the map's output is kept for now"
+            );
+            return Outcome::Progress;
+        }
+        t.failures += 1;
+        if !t.avoid.contains(&worker) {
+            t.avoid.push(worker.clone());
+        }
+        let failures = t.failures;
+        if failures >= MAX_ATTEMPTS {
+            self.fail(format!(
+                "map task {map}'s output could not be fetched by the reduces {MAX_ATTEMPTS} times \
+                 (last on {worker}, {reports} reports from {} reduces)",
+                reporters.len()
+            ));
+            return Outcome::Failed;
+        }
+        tracing::warn!(
+            job = id,
+            map,
+            worker = %worker,
+            reports,
+            reducers = reporters.len(),
+            "too many fetch failures: re-running the map"
+        );
+        self.requeue(TaskKind::Map, map, now);
+        if let Some(out) =
+            self.launches_exhausted(TaskKind::Map, map, "its output could not be fetched")
+        {
+            return out;
+        }
+        Outcome::Progress
+    }
+
+    /// Fails the job when task `index` has had [`MAX_LAUNCHES`] attempts and
+    /// is to run again: the bound on every re-run loop.
+    fn launches_exhausted(&mut self, kind: TaskKind, index: u32, last: &str) -> Option<Outcome> {
+        let launched = self.task(kind, index)?.attempts;
+        if launched < MAX_LAUNCHES {
+            return None;
+        }
+        let what = match kind {
+            TaskKind::Map => "map",
+            TaskKind::Reduce => "reduce",
+        };
+        self.fail(format!(
+            "{what} task {index} was launched {launched} times without finishing; giving up \
+             (last error: {last})"
+        ));
+        Some(Outcome::Failed)
+    }
+
     fn requeue(&mut self, kind: TaskKind, index: u32, now: Instant) {
         if let Some(t) = self.task_mut(kind, index) {
+            t.fetch_reports.clear();
             t.status = TaskStatus::Pending;
             t.runnable_since = now;
             t.output = None;

@@ -291,3 +291,118 @@ fn worker_loss_with_a_backup_running() {
     assert!(j.task(TaskKind::Reduce, 3).unwrap().is_pending());
     assert_eq!(j.task(TaskKind::Reduce, 3).unwrap().failures, 0);
 }
+
+/// A reduce's report that it could not fetch `map`'s output.
+fn fetch_failure(reduce: u32, attempt: u32, worker: &str, map: u32) -> AttemptReport {
+    AttemptReport {
+        fetch_failure: true,
+        failed_map: map,
+        error: format!("cannot fetch map {map}"),
+        ..report(false, reduce, attempt, worker, false)
+    }
+}
+
+/// `n` maps, each done on `w{i+1}`, and `reducers` reduces.
+fn maps_done(n: u32, reducers: u32, t0: Instant) -> Job {
+    let mut j = job(n, reducers, t0);
+    for i in 0..n {
+        let w = format!("w{}", i + 1);
+        j.launch(TaskKind::Map, i, &w, 1, t0);
+        assert_eq!(
+            j.update(&report(true, i, 0, &w, true), "a", secs(t0, 1.0)),
+            Outcome::Progress
+        );
+    }
+    j
+}
+
+/// One reducer on a broken host reports every map it tries: no map is
+/// re-run (issue 28: one report re-ran the map at once), and the reduce is
+/// the one that moves, avoiding that host.
+#[test]
+fn one_reducer_on_a_broken_host_moves_and_reruns_no_map() {
+    let t0 = Instant::now();
+    let mut j = maps_done(4, 4, t0);
+    for (attempt, map) in [(0, 1), (1, 2), (2, 1)] {
+        j.launch(TaskKind::Reduce, 0, "bad", 1, t0);
+        let out = j.update(&fetch_failure(0, attempt, "bad", map), "a", secs(t0, 2.0));
+        assert_eq!(out, Outcome::Progress);
+        assert!(j.maps_done(), "a map re-ran on one reducer's reports");
+        assert!(j.reduces[0].is_pending());
+        assert_eq!(j.reduces[0].avoid, vec!["bad".to_string()]);
+        assert_eq!(j.reduces[0].failures, 0, "fetch failures are not its own");
+    }
+}
+
+/// Hadoop's rule: three reports from at least half of the unfinished
+/// reduces declare the map faulty; it re-runs, away from its worker.
+#[test]
+fn a_map_reported_by_enough_reducers_reruns_elsewhere() {
+    let t0 = Instant::now();
+    let mut j = maps_done(2, 4, t0);
+    for (r, w) in [(0, "w7"), (1, "w8")] {
+        j.launch(TaskKind::Reduce, r, w, 1, t0);
+        j.update(&fetch_failure(r, 0, w, 1), "a", secs(t0, 2.0));
+    }
+    assert!(j.maps[1].is_done(), "two reports are not enough");
+    j.launch(TaskKind::Reduce, 0, "w9", 1, t0);
+    j.update(&fetch_failure(0, 1, "w9", 1), "a", secs(t0, 3.0));
+    assert!(
+        j.maps[1].is_pending(),
+        "3 reports from 2 of 4 reduces re-run it"
+    );
+    assert_eq!(j.maps[1].failures, 1);
+    assert_eq!(j.maps[1].avoid, vec!["w2".to_string()]);
+    assert!(j.maps[0].is_done(), "only the reported map re-runs");
+    // Its new output starts with a clean record.
+    j.launch(TaskKind::Map, 1, "w3", 1, t0);
+    j.update(&report(true, 1, 1, "w3", true), "a", secs(t0, 4.0));
+    assert!(j.maps[1].fetch_reports.is_empty());
+}
+
+/// A map whose output can never be fetched ends its job with a clear error
+/// after a bounded number of re-runs (issue 28: the map and the reduce
+/// re-ran for ever).
+#[test]
+fn output_that_can_never_be_fetched_fails_the_job_clearly() {
+    let t0 = Instant::now();
+    let mut j = maps_done(1, 1, t0);
+    let mut runs = 0;
+    let mut reduce_attempt = 0;
+    let mut map_attempt = 1;
+    while !j.state.is_final() {
+        runs += 1;
+        assert!(runs < 100, "the job re-runs for ever");
+        if j.maps[0].is_pending() {
+            j.launch(TaskKind::Map, 0, "w1", 1, t0);
+            j.update(&report(true, 0, map_attempt, "w1", true), "a", t0);
+            map_attempt += 1;
+        }
+        let w = format!("r{runs}");
+        j.launch(TaskKind::Reduce, 0, &w, 1, t0);
+        j.update(&fetch_failure(0, reduce_attempt, &w, 0), "a", t0);
+        reduce_attempt += 1;
+    }
+    assert_eq!(j.state, JobState::Failed);
+    let e = j.error.clone().unwrap();
+    assert!(
+        e.contains("map task 0") && e.contains("could not be fetched"),
+        "{e}"
+    );
+}
+
+/// A reduce that keeps failing its fetches without ever condemning a map
+/// (each report against another map, too few for the rule) is bounded too.
+#[test]
+fn a_reduce_relaunched_without_end_fails_the_job_clearly() {
+    let t0 = Instant::now();
+    let mut j = maps_done(MAX_LAUNCHES, 4, t0);
+    for a in 0..MAX_LAUNCHES {
+        assert!(!j.state.is_final(), "failed after {a} attempts");
+        j.launch(TaskKind::Reduce, 0, &format!("r{a}"), 1, t0);
+        j.update(&fetch_failure(0, a, &format!("r{a}"), a), "a", t0);
+    }
+    assert_eq!(j.state, JobState::Failed);
+    let e = j.error.clone().unwrap();
+    assert!(e.contains("reduce task 0 was launched 16 times"), "{e}");
+}

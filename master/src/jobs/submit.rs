@@ -104,8 +104,16 @@ impl Jobs {
         } else {
             req.sort_buffer_bytes
         };
-        if !(1 << 20..=4 << 30).contains(&sort_buffer) {
-            return Err(bad("sort buffer must be between 1MiB and 4GiB".into()));
+        common::config::validate_sort_buffer(sort_buffer).map_err(bad)?;
+        // The reduce's shuffle settings, checked here so that a typo fails
+        // the submission rather than every reduce attempt (and the job).
+        if let Some(v) = params.extra.get("shuffle_memory") {
+            common::config::parse_shuffle_memory(v).map_err(bad)?;
+        }
+        if let Some(v) = params.extra.get("shuffle_in_place") {
+            if v != "true" && v != "false" {
+                return Err(bad(format!("bad shuffle_in_place {v:?}: true or false")));
+            }
         }
         let input_format = job.input_format(&params);
         let (map_inputs, maps) = if input_format == examples::jobs::InputFormat::Generated {
@@ -263,4 +271,88 @@ fn map_inputs(inputs: &[(String, FileMeta)]) -> Vec<MapInput> {
         }
     }
     mi
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::namespace::{BlockMeta, Edit, FileMeta};
+
+    fn setup(tag: &str) -> (Jobs, Namespace, ClusterConfig, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("mr-submit-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let toml = format!(
+            "token = \"t\"\n[master]\naddr = \"127.0.0.1:7070\"\ndata_dir = {:?}\n\
+             [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:7101\"\ndata_dir = \"/x1\"\n",
+            dir.join("m")
+        );
+        let cfg = ClusterConfig::parse(&toml).unwrap();
+        let jobs = Jobs::open(cfg.scheduler.spec(), dir.join("m"), Instant::now()).unwrap();
+        let mut ns = Namespace::default();
+        ns.apply(&Edit::AddFile {
+            path: "/in".into(),
+            file: FileMeta {
+                replication: 1,
+                block_size: 1 << 20,
+                blocks: vec![BlockMeta {
+                    id: 1,
+                    len: 12,
+                    crc32c: 0,
+                }],
+                mtime_ms: 0,
+            },
+        });
+        (jobs, ns, cfg, dir)
+    }
+
+    fn wordcount(extra: &[(&str, &str)], sort_buffer: u64) -> SubmitJob {
+        let mut p = examples::jobs::JobParams::default();
+        for (k, v) in extra {
+            p.extra.insert(k.to_string(), v.to_string());
+        }
+        SubmitJob {
+            job: "wordcount".into(),
+            inputs: vec!["/in".into()],
+            output: "/out".into(),
+            reducers: 1,
+            params_json: examples::spec::params_to_json(&p),
+            sort_buffer_bytes: sort_buffer,
+            ..Default::default()
+        }
+    }
+
+    /// An oversized `shuffle_memory` (a reduce would try to hold it all in
+    /// memory) or sort buffer is refused at submission with a message
+    /// naming the setting and its bounds, and uses no job id (issue 28).
+    #[test]
+    fn oversized_shuffle_memory_and_sort_buffer_are_refused_clearly() {
+        let (mut jobs, ns, cfg, dir) = setup("bounds");
+        let now = Instant::now();
+        for (req, want) in [
+            (
+                wordcount(&[("shuffle_memory", "1TiB")], 0),
+                "shuffle_memory",
+            ),
+            (
+                wordcount(&[("shuffle_memory", "lots")], 0),
+                "shuffle_memory",
+            ),
+            (
+                wordcount(&[("shuffle_in_place", "maybe")], 0),
+                "shuffle_in_place",
+            ),
+            (wordcount(&[], 4 << 30), "sort buffer"),
+            (wordcount(&[], 64 << 30), "sort buffer"),
+        ] {
+            let e = jobs.submit(req, &ns, &cfg, now).unwrap_err();
+            assert!(
+                matches!(e, MasterError::InvalidArgument(_)) && e.to_string().contains(want),
+                "{e}"
+            );
+        }
+        assert!(jobs.jobs.is_empty());
+        let ok = wordcount(&[("shuffle_memory", "300KiB")], 64 << 20);
+        jobs.submit(ok, &ns, &cfg, now).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

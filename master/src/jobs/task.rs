@@ -10,6 +10,22 @@ use std::time::Instant;
 /// `mapreduce.{map,reduce}.maxattempts`.
 pub const MAX_ATTEMPTS: u32 = 4;
 
+/// Attempts of one task launched, whatever ended them (its own failures,
+/// fetch failures, lost workers, speculation), before its job fails: the
+/// bound that keeps a reducer on a broken host, or maps whose output keeps
+/// vanishing, from re-running a job for ever.
+pub const MAX_LAUNCHES: u32 = 4 * MAX_ATTEMPTS;
+
+/// Fetch-failure reports against one map's output before the map is
+/// declared faulty and re-run, as Hadoop's
+/// `mapreduce.reduce.shuffle.max-fetch-failures-notifications`...
+pub const FETCH_FAILURE_REPORTS: usize = 3;
+/// ...once the reduces reporting it are also at least this share of the
+/// reduces still to finish (`max-fetch-failures-fraction`): one reducer on
+/// a broken host cannot condemn a map, and with a single reduce three of
+/// its attempts, each moved to another worker, must fail.
+pub const FETCH_FAILURE_FRACTION: f64 = 0.5;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobState {
     Queued,
@@ -73,6 +89,10 @@ pub struct Task {
     pub failures: u32,
     /// Nodes where an attempt failed.
     pub avoid: Vec<String>,
+    /// Maps: the reduces that failed to fetch the current output, one entry
+    /// per report (a reduce may report several times); cleared when the
+    /// map runs again.
+    pub fetch_reports: Vec<u32>,
     pub runnable_since: Instant,
     /// The committed attempt's staging path (reduces and map-only maps).
     pub output: Option<String>,
@@ -100,6 +120,7 @@ impl Task {
             attempts: 0,
             failures: 0,
             avoid: vec![],
+            fetch_reports: vec![],
             runnable_since: now,
             output: None,
             backup: None,
