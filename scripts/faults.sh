@@ -803,6 +803,9 @@ sc_bad-token() {
   say "HTTP: every API route and /metrics refused (401) without or with a wrong token; no side effects"
 }
 
+# shellcheck source=scripts/crash-loop.sh
+. "$ROOT/scripts/crash-loop.sh"
+
 # ---- self-test: each strict check fails where it must ------------------------------
 
 # Runs the checks above against a fake `mr` (and a fake lan.sh and master
@@ -907,7 +910,8 @@ for SC in "${WANT[@]}"; do
   t=$(date +%s)
   ( set +e; "sc_$SC" ) &
   pid=$!
-  ( sleep "$LIMIT"; echo "   FAIL: $SC timed out after ${LIMIT}s" >&2; kill -TERM "$pid" 2>/dev/null ) &
+  lim=$LIMIT; [ "$SC" != crash-loop ] || lim=$(crash_loop_limit)
+  ( sleep "$lim"; echo "   FAIL: $SC timed out after ${lim}s" >&2; kill -TERM "$pid" 2>/dev/null ) &
   wd=$!
   rc=0; wait "$pid" || rc=$?
   kill "$wd" 2>/dev/null; wait "$wd" 2>/dev/null
