@@ -11,13 +11,19 @@
 # stale attempts fenced, bounded time (every wait has a timeout, every
 # scenario a watchdog), no leaked tasks, temp files or cache bytes.
 #
-#   scripts/faults.sh [--list] [--keep] [SCENARIO ...]   (default: all)
+#   scripts/faults.sh [--list] [--keep] [--iterations N] [--seed S] [SCENARIO ...]   (default: all)
+#   scripts/faults.sh --self-test
 #
 # Ends with the line `N passed, M failed`; exits non-zero if any failed.
 # --keep leaves the temp dir (logs of every scenario). Needs root and ip
 # netns (lan.sh); skips otherwise (fails under CI=true). Binaries from
 # MR_BIN_DIR (.ci/run: target/release), else a debug build. Not part of
 # scripts/test.sh (minutes); .ci/run runs it on release binaries.
+# --iterations N (or CRASH_LOOP_ITERATIONS; default 8) and --seed S (or
+# CRASH_LOOP_SEED; default random, printed) are crash-loop's
+# (scripts/crash-loop.sh). --self-test runs only the self-test of the
+# checks (no root, a second): each strict check must fail on what it
+# guards against; every run does it first.
 
 # shellcheck disable=SC2015 # `test && test || fail` is meant
 set -uo pipefail
