@@ -4,8 +4,9 @@
 On a running cluster (scripts/lan.sh's layout: D/pids/NAME.pid,
 D/logs/NAME.log, hosts in network namespaces mrlan-NAME), each iteration
 runs a client doing puts, a WordCount job and deletes while the master and a
-random worker are killed with SIGKILL at random moments; then both start
-again, and everything the client was told succeeded is checked:
+random worker are killed with SIGKILL at random moments, each started again
+after a random downtime while the client goes on; then, with every process
+up, everything the client was told succeeded is checked:
 
 - every acknowledged file (`mr fs put` returned 0) reads back byte for byte;
 - every job `mr job run` reported succeeded has its output: `_SUCCESS` and
@@ -18,7 +19,7 @@ kill) may have happened or not: a file it leaves must then be whole, and a
 job output that has `_SUCCESS` must be right; anything else is reported as a
 note, not a failure.
 
-The kill schedule (which worker, when each kill lands) comes from its own
+The kill schedule (which worker, when each kill lands, each downtime) comes from its own
 random stream seeded by --seed: a seed reproduces the schedule of kills. The
 operations come from a second stream of the same seed; which of them the
 client sees succeed depends on where the kills land, so the later choices
@@ -190,7 +191,10 @@ class Loop:
             job_input = r.choice(texts)
             ops.append(("job", job_input, "/cl/out-j%d" % it, r.randint(1, 3)))
         victims = sorted(p for p in list(self.m.files) + list(self.m.jobs) if p != job_input)
-        for p in r.sample(victims, min(len(victims), r.randint(0, 2) + (len(victims) > 24))):
+        # more deletes as the live set grows: it stays near 20-30 entries, so
+        # that the check after each iteration reads everything back quickly
+        n_rm = r.randint(0, 2) + (len(victims) > 20) + 2 * (len(victims) > 30)
+        for p in r.sample(victims, min(len(victims), n_rm)):
             ops.append(("rm", p))
         r.shuffle(ops)
         return ops
@@ -371,6 +375,8 @@ class Loop:
         kr = self.kill_rng
         victim = kr.choice(self.a.workers)
         t_worker, t_master = kr.uniform(0, self.a.window), kr.uniform(0, self.a.window)
+        # each comes back after a downtime of its own, while the client goes on
+        d_worker, d_master = kr.uniform(0.1, 1.0), kr.uniform(0.1, 1.0)
         ops = self.plan(it)
         self.pending_rm = set()
         results = []
@@ -383,25 +389,32 @@ class Loop:
         th = threading.Thread(target=client, daemon=True)
         th.start()
         killed = []
-        for t, name in sorted([(t_worker, victim), (t_master, "master")]):
+        events = sorted([(t_worker, 0, "kill", victim), (t_worker + d_worker, 1, "start", victim),
+                         (t_master, 0, "kill", "master"), (t_master + d_master, 1, "start", "master")])
+        for t, _, what, name in events:
             time.sleep(max(0.0, t0 + t - time.time()))
-            if self.c.kill9(name):
-                killed.append("%s at %.2fs" % (name, time.time() - t0))
+            if what == "kill":
+                if self.c.kill9(name):
+                    killed.append("%s at %.2fs" % (name, time.time() - t0))
+            else:
+                self.c.start(name)
         th.join(timeout=max(1, self.t_end - time.time()))
         if th.is_alive():
             raise RuntimeError("the client of iteration %d did not finish before the deadline" % it)
         for op, rc, _, _, _ in results:
             self.apply(it, op, rc)
-        for name in ("master", victim):
+        # one that died on its own (its port still held at its restart, say)
+        for name in ["master"] + self.a.workers:
             pid = self.c.pid(name)
             if pid is None or not self.c.alive(pid):
+                self.notes.append((it, "%s was not running after the iteration: started" % name))
                 self.c.start(name)
         ok, err = self.c.healthy(min(90, max(5, self.t_end - time.time())))
         desc = " ".join(
             "%s:%s%s" % (op[0], {0: "ok"}.get(rc, "rc%d" % rc), "@%.1f-%.1fs" % (a, b))
             for op, rc, a, b, _ in results)
-        log(" it %2d: kill %s at %.2fs, master at %.2fs (landed: %s); ops %s"
-            % (it, victim, t_worker, t_master, ", ".join(killed) or "none", desc))
+        log(" it %2d: kill %s at %.2fs (back %.2fs later), master at %.2fs (back %.2fs later); landed: %s; ops %s"
+            % (it, victim, t_worker, d_worker, t_master, d_master, ", ".join(killed) or "none", desc))
         for op, rc, _, _, err in results:
             if rc not in (0, 1):
                 self.notes.append((it, "%s %s exited %d: %s" % (op[0], op[2] if op[0] != "rm" else op[1], rc, err)))

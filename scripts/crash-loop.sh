@@ -34,7 +34,7 @@ sc_crash-loop() {
   # its own deadline ends it, reporting, before the watchdog would
   python3 "$ROOT/scripts/crash-loop.py" --conf "$CONF" --bin "$BIN" --dir "$D" --work "$TMP/$SC.work" \
     --workers w1,w2,w3,w4 --iterations "$CRASH_LOOP_ITERATIONS" --seed "$seed" \
-    --deadline $(( $(crash_loop_limit) - 20 )) 2>&1 | sed 's/^/   /'
+    --deadline $(( $(crash_loop_limit) - 20 )) 2>&1 | sed -u 's/^/   /'
   local rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || fail "crash-loop (seed $seed): $([ "$rc" = 1 ] && echo "invariants broken" || echo "the loop failed (rc $rc)"); details in $TMP/$SC.work/crash-loop.json (--keep keeps it)"
 }
