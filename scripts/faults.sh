@@ -917,7 +917,10 @@ for SC in "${WANT[@]}"; do
   ( set +e; "sc_$SC" ) &
   pid=$!
   lim=$LIMIT; [ "$SC" != crash-loop ] || lim=$(crash_loop_limit)
-  ( sleep "$lim"; echo "   FAIL: $SC timed out after ${lim}s" >&2; kill -TERM "$pid" 2>/dev/null ) &
+  # the watchdog's sleep dies with it: an orphaned sleep would hold the
+  # caller's flock on the LAN for the whole limit
+  ( trap 'kill "$s" 2>/dev/null; exit 0' TERM; sleep "$lim" & s=$!; wait "$s"
+    echo "   FAIL: $SC timed out after ${lim}s" >&2; kill -TERM "$pid" 2>/dev/null ) &
   wd=$!
   rc=0; wait "$pid" || rc=$?
   kill "$wd" 2>/dev/null; wait "$wd" 2>/dev/null
