@@ -12,6 +12,8 @@
 //! block_size = "64MiB"
 //! replication = 3
 //! scan_interval = "6h"           # every stored block re-verified this often
+//! scan_first_delay = "1m"        # the first pass, this long after a start
+//! scan_rate = "16MiB"            # bytes the scanner reads per second, at most
 //!
 //! [heartbeat]
 //! interval = "1s"
@@ -55,6 +57,18 @@ pub const MIN_BLOCK_SIZE: u64 = 64 << 10;
 pub const MAX_BLOCK_SIZE: u64 = 2 << 30;
 /// Largest replication factor accepted from outside.
 pub const MAX_REPLICATION: u32 = 32;
+/// Most slots of one kind a worker may have: the master refuses a
+/// registration above it, since every slot is a task's worth of memory.
+pub const MAX_SLOTS: u32 = 256;
+/// Bounds of a map's sort buffer, bytes: the buffer's record offsets are
+/// 32-bit, so it must stay below 4 GiB.
+pub const MIN_SORT_BUFFER: u64 = 1 << 20;
+pub const MAX_SORT_BUFFER: u64 = (4 << 30) - 1;
+/// Bounds of a reduce's in-memory shuffle (`shuffle_memory=`), bytes: the
+/// reduce holds this much of fetched segments in memory, beyond it they
+/// spool to disk; more than 4 GiB per reduce slot is a typo, not a plan.
+pub const MIN_SHUFFLE_MEMORY: u64 = 64 << 10;
+pub const MAX_SHUFFLE_MEMORY: u64 = 4 << 30;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -227,10 +241,32 @@ pub struct DfsConfig {
     /// scanner re-verifies every 3 weeks; disks here are smaller).
     #[serde(deserialize_with = "de_duration", default = "default_scan_interval")]
     pub scan_interval: Duration,
+    /// How long after a worker's start its first scan begins: minutes, not
+    /// a whole `scan_interval`, so that rot on a worker that restarts often
+    /// is still found. A `scan_interval` shorter than this wins.
+    #[serde(deserialize_with = "de_duration", default = "default_scan_first_delay")]
+    pub scan_first_delay: Duration,
+    /// Bytes per second the scanner may read, so that a scan never competes
+    /// with tasks for the disk (HDFS's `dfs.block.scanner.volume.bytes.per.second`,
+    /// 1 MiB/s there, where a scan has three weeks). Between
+    /// [`MIN_SCAN_RATE`] and [`MAX_SCAN_RATE`].
+    #[serde(deserialize_with = "de_size", default = "default_scan_rate")]
+    pub scan_rate: u64,
 }
+
+/// Slowest scan accepted: 64 KiB/s still scans 5 GiB in a day.
+pub const MIN_SCAN_RATE: u64 = 64 << 10;
+/// Fastest scan accepted: beyond what one disk reads.
+pub const MAX_SCAN_RATE: u64 = 10 << 30;
 
 fn default_scan_interval() -> Duration {
     Duration::from_secs(6 * 3600)
+}
+fn default_scan_first_delay() -> Duration {
+    Duration::from_secs(60)
+}
+fn default_scan_rate() -> u64 {
+    16 << 20
 }
 
 fn default_block_size() -> u64 {
@@ -246,6 +282,8 @@ impl Default for DfsConfig {
             block_size: default_block_size(),
             replication: default_replication(),
             scan_interval: default_scan_interval(),
+            scan_first_delay: default_scan_first_delay(),
+            scan_rate: default_scan_rate(),
         }
     }
 }
@@ -366,6 +404,15 @@ impl ClusterConfig {
         }
         validate_block_size(self.dfs.block_size).map_err(ConfigError::Invalid)?;
         validate_replication(self.dfs.replication).map_err(ConfigError::Invalid)?;
+        if self.dfs.scan_interval < Duration::from_millis(100) {
+            return bad("dfs.scan_interval must be at least 100ms".into());
+        }
+        if !(MIN_SCAN_RATE..=MAX_SCAN_RATE).contains(&self.dfs.scan_rate) {
+            return bad(format!(
+                "dfs.scan_rate {} bytes/s is outside {MIN_SCAN_RATE}..={MAX_SCAN_RATE} (64KiB to 10GiB a second)",
+                self.dfs.scan_rate
+            ));
+        }
         if self.heartbeat.interval < Duration::from_millis(10) {
             return bad("heartbeat.interval must be at least 10ms".into());
         }
@@ -404,8 +451,17 @@ impl ClusterConfig {
             if w.rack.is_empty() {
                 return bad(format!("worker {} has an empty rack", w.name));
             }
-            if w.map_slots > 256 || w.reduce_slots > 256 {
-                return bad(format!("worker {} has more than 256 slots", w.name));
+            if w.map_slots > MAX_SLOTS || w.reduce_slots > MAX_SLOTS {
+                return bad(format!(
+                    "worker {} has more than {MAX_SLOTS} slots of a kind",
+                    w.name
+                ));
+            }
+            if w.map_slots == 0 && w.reduce_slots == 0 {
+                return bad(format!(
+                    "worker {} has no slots: give it map_slots or reduce_slots",
+                    w.name
+                ));
             }
         }
         Ok(())
@@ -445,6 +501,28 @@ pub fn validate_block_size(n: u64) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// A map's sort buffer, refused with a message naming its bounds.
+pub fn validate_sort_buffer(n: u64) -> Result<(), String> {
+    if !(MIN_SORT_BUFFER..=MAX_SORT_BUFFER).contains(&n) {
+        return Err(format!(
+            "sort buffer {n} bytes is out of range: it must be at least 1MiB and below 4GiB"
+        ));
+    }
+    Ok(())
+}
+
+/// A reduce's `shuffle_memory`, as the job's parameter spells it: a size
+/// within its bounds, or a message saying why not.
+pub fn parse_shuffle_memory(v: &str) -> Result<u64, String> {
+    let n = crate::units::parse_size(v).map_err(|e| format!("bad shuffle_memory {v:?}: {e}"))?;
+    if !(MIN_SHUFFLE_MEMORY..=MAX_SHUFFLE_MEMORY).contains(&n) {
+        return Err(format!(
+            "shuffle_memory {v} is out of range: it must be between 64KiB and 4GiB"
+        ));
+    }
+    Ok(n)
 }
 
 pub fn validate_replication(n: u32) -> Result<(), String> {
@@ -527,5 +605,60 @@ cache = "1MiB"
             .unwrap_err()
             .to_string()
             .contains("twice"));
+    }
+
+    /// The scanner's first pass and throttle are settings, and a rate that
+    /// would never finish (or never pause) is refused by name.
+    #[test]
+    fn scanner_keys_are_parsed_and_bounded() {
+        let c = ClusterConfig::parse(BASE).unwrap();
+        assert_eq!(c.dfs.scan_first_delay, Duration::from_secs(60));
+        assert_eq!(c.dfs.scan_rate, 16 << 20);
+        let set = |k: &str| format!("{BASE}[dfs]\n{k}\n");
+        let c =
+            ClusterConfig::parse(&set("scan_first_delay = \"5s\"\nscan_rate = \"1MiB\"")).unwrap();
+        assert_eq!(c.dfs.scan_first_delay, Duration::from_secs(5));
+        assert_eq!(c.dfs.scan_rate, 1 << 20);
+        for bad in [
+            "scan_rate = \"0\"",
+            "scan_rate = \"1KiB\"",
+            "scan_rate = \"1TiB\"",
+        ] {
+            let e = ClusterConfig::parse(&set(bad)).unwrap_err();
+            assert!(e.to_string().contains("dfs.scan_rate"), "{bad}: {e}");
+        }
+        let e = ClusterConfig::parse(&set("scan_interval = \"0s\"")).unwrap_err();
+        assert!(e.to_string().contains("scan_interval"), "{e}");
+    }
+
+    /// Slot counts a worker could not honour are refused at load.
+    #[test]
+    fn slot_counts_are_bounded() {
+        let with = |m: u32, r: u32| {
+            BASE.replace(
+                "cache = \"1MiB\"",
+                &format!("cache = \"1MiB\"\nmap_slots = {m}\nreduce_slots = {r}"),
+            )
+        };
+        assert!(ClusterConfig::parse(&with(0, 1)).is_ok());
+        let e = ClusterConfig::parse(&with(0, 0)).unwrap_err();
+        assert!(e.to_string().contains("no slots"), "{e}");
+        let e = ClusterConfig::parse(&with(10_000, 2)).unwrap_err();
+        assert!(e.to_string().contains("256"), "{e}");
+    }
+
+    /// An oversized `shuffle_memory` or sort buffer gets a clear error.
+    #[test]
+    fn shuffle_memory_and_sort_buffer_are_bounded() {
+        assert_eq!(parse_shuffle_memory("300KiB").unwrap(), 300 << 10);
+        let e = parse_shuffle_memory("1TiB").unwrap_err();
+        assert!(e.contains("shuffle_memory") && e.contains("4GiB"), "{e}");
+        assert!(parse_shuffle_memory("1KiB").is_err());
+        assert!(parse_shuffle_memory("lots")
+            .unwrap_err()
+            .contains("bad shuffle_memory"));
+        assert!(validate_sort_buffer(64 << 20).is_ok());
+        assert!(validate_sort_buffer(4 << 30).unwrap_err().contains("4GiB"));
+        assert!(validate_sort_buffer(1 << 10).is_err());
     }
 }

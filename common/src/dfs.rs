@@ -41,7 +41,9 @@ pub enum DfsError {
     Io(#[from] std::io::Error),
     #[error("block {id} could not be read from any replica: {last}")]
     NoReplica { id: u64, last: String },
-    #[error("block {id} failed its checksum when read from {from}")]
+    #[error(
+        "block {id} failed its checksum when read from {from}: its bytes are not the ones written"
+    )]
     Corrupt { id: u64, from: String },
     #[error("{0}")]
     Invalid(String),
@@ -186,6 +188,7 @@ pub async fn read_block(
             offset: 0,
             len: 0,
             fill_cache,
+            expect: Some(*info),
         })
         .await?
         .into_inner();
@@ -543,11 +546,37 @@ impl Dfs {
                 Ok((data, _)) => return Ok((data, w.name.clone())),
                 Err(e) => {
                     tracing::warn!(worker = %w.name, block = info.id, "replica read failed, trying the next: {e}");
+                    if let DfsError::Corrupt { .. } = e {
+                        self.report_bad_replica(&w.name, info.id, &e).await;
+                    }
                     last = format!("{}: {e}", w.name);
                 }
             }
         }
         Err(DfsError::NoReplica { id: info.id, last })
+    }
+
+    /// Tells the master that `worker`'s replica of block `id` failed its
+    /// checksum at this reader, as an HDFS client's `reportBadBlocks`: the
+    /// master stops handing it out and re-replicates from a good copy.
+    /// Best effort: a reader that cannot reach the master still goes on to
+    /// the next replica, and the block scanner finds the rot later.
+    pub async fn report_bad_replica(&self, worker: &str, id: u64, why: &DfsError) {
+        let r = self
+            .master()
+            .report_bad_block(proto::ReportBadBlockRequest {
+                worker: worker.to_string(),
+                block_id: id,
+                reason: format!("read by a client: {why}"),
+            })
+            .await;
+        if let Err(e) = r {
+            tracing::warn!(
+                worker,
+                block = id,
+                "could not report a corrupt replica: {e}"
+            );
+        }
     }
 
     fn rack_first<'a>(&self, replicas: &'a [proto::WorkerAddr]) -> Vec<&'a proto::WorkerAddr> {

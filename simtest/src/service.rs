@@ -18,6 +18,7 @@ fn one_chunk(data: bytes::Bytes) -> Chunks {
     Box::pin(futures::stream::iter([Ok(DataChunk {
         data,
         from_cache: false,
+        crc32c: None,
     })]))
 }
 

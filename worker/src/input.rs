@@ -63,16 +63,18 @@ async fn read_from(
         .block
         .ok_or_else(|| InputError::Bad("no block info".into()))?;
     let me = &node.me;
-    if let Some(b) = node.cache.get(info.id) {
-        tiers.add(Locality::CacheLocal, b.len() as u64);
-        return Ok((b, Locality::CacheLocal));
-    }
     let mut last = String::from("no replica");
-    if node.store.contains(info.id) {
-        match node.read_block(info.id, true).await {
-            Ok((b, _)) => {
-                tiers.add(Locality::NodeLocal, b.len() as u64);
-                return Ok((b, Locality::NodeLocal));
+    // Cache and disk, each checked against the CRC the namespace holds.
+    if node.cache.contains(info.id) || node.store.contains(info.id) {
+        match node.read_block_expecting(info.id, true, Some(info)).await {
+            Ok((b, cached)) => {
+                let level = if cached {
+                    Locality::CacheLocal
+                } else {
+                    Locality::NodeLocal
+                };
+                tiers.add(level, b.len() as u64);
+                return Ok((b, level));
             }
             Err(e) => last = e.to_string(),
         }
@@ -114,9 +116,71 @@ async fn read_from(
             }
             Err(e) => {
                 tracing::warn!(block = info.id, from = %w.name, "remote read failed, trying the next replica: {e}");
+                if let common::dfs::DfsError::Corrupt { .. } = e {
+                    node.dfs.report_bad_replica(&w.name, info.id, &e).await;
+                }
                 last = format!("{}: {e}", w.name);
             }
         }
     }
     Err(InputError::Unreadable { id: info.id, last })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::BlockInfo;
+
+    fn node(tag: &str) -> (Arc<Node>, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("mr-input-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let text = format!(
+            "token = \"t\"\n[master]\naddr = \"127.0.0.1:1\"\ndata_dir = \"{0}/m\"\n\
+             [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:2\"\ndata_dir = \"{0}/w1\"\n",
+            dir.display()
+        );
+        let cfg = common::config::ClusterConfig::parse(&text).unwrap();
+        (Node::open(cfg, "w1").unwrap(), dir)
+    }
+
+    fn info(id: u64, data: &[u8]) -> BlockInfo {
+        BlockInfo {
+            id,
+            len: data.len() as u64,
+            crc32c: crc32c::crc32c(data),
+        }
+    }
+
+    fn at(b: BlockInfo) -> BlockLocation {
+        BlockLocation {
+            block: Some(b),
+            replicas: vec![],
+            cached_on: vec![],
+        }
+    }
+
+    /// A cached copy and a local replica are checked against the CRC the
+    /// namespace holds, not only this worker's own metadata: a stale copy
+    /// under the same id is never returned as the block (issue 28), and
+    /// the replica is kept for the master to decide.
+    #[tokio::test]
+    async fn cache_hits_and_local_reads_are_checked_against_the_namespace() {
+        let (n, dir) = node("stale");
+        n.store.put(info(8, b"old bytes"), b"old bytes").unwrap();
+        let mut tiers = Tiers::default();
+        // Cached by a read that matched.
+        let (b, l) = read(&n, &at(info(8, b"old bytes")), &mut tiers)
+            .await
+            .unwrap();
+        assert_eq!((&b[..], l), (&b"old bytes"[..], Locality::NodeLocal));
+        assert!(n.cache.contains(8));
+        // The namespace now says block 8 holds other bytes.
+        let e = read(&n, &at(info(8, b"new bytes")), &mut tiers)
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("namespace"), "{e}");
+        assert!(!n.cache.contains(8), "the stale cached copy stays");
+        assert!(n.store.contains(8), "the replica was deleted by its worker");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

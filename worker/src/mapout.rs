@@ -4,6 +4,11 @@
 //! `finish` merges the spills into one file with a per-partition index that
 //! the shuffle serves. Memory stays bounded whatever the input size; a
 //! record larger than the bound is spilled alone rather than refused.
+//!
+//! Each partition's CRC32C is computed as it is written and kept in the
+//! index, so that the reducer checks the bytes it fetched against what the
+//! map wrote (a disk or a network that flips a bit must fail the fetch, not
+//! change a job's output), as Hadoop's `IFile` checksums each segment.
 
 use crate::merge::{key_prefix, merge_grouped, merge_records};
 use std::fs::{self, File};
@@ -20,7 +25,13 @@ pub struct PartInfo {
     pub offset: u64,
     pub len: u64,
     pub records: u64,
+    /// CRC32C of the partition's `len` bytes.
+    pub crc32c: u32,
 }
+
+/// Bytes per partition in an index file: offset, length, records, CRC32C
+/// (as a u64).
+const INDEX_ENTRY: usize = 32;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MapOutputIndex {
@@ -29,11 +40,12 @@ pub struct MapOutputIndex {
 
 impl MapOutputIndex {
     pub fn write(&self, path: &Path) -> io::Result<()> {
-        let mut b = Vec::with_capacity(self.parts.len() * 24);
+        let mut b = Vec::with_capacity(self.parts.len() * INDEX_ENTRY);
         for p in &self.parts {
             b.extend_from_slice(&p.offset.to_le_bytes());
             b.extend_from_slice(&p.len.to_le_bytes());
             b.extend_from_slice(&p.records.to_le_bytes());
+            b.extend_from_slice(&u64::from(p.crc32c).to_le_bytes());
         }
         fs::write(path, b)
     }
@@ -42,10 +54,10 @@ impl MapOutputIndex {
         Self::parse(&fs::read(path)?)
     }
 
-    /// Decodes an index file's bytes: 24 bytes (offset, length, records)
-    /// per partition.
+    /// Decodes an index file's bytes: 32 bytes (offset, length, records,
+    /// CRC32C) per partition.
     pub fn parse(b: &[u8]) -> io::Result<Self> {
-        if !b.len().is_multiple_of(24) {
+        if !b.len().is_multiple_of(INDEX_ENTRY) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "map output index has a bad length",
@@ -54,11 +66,12 @@ impl MapOutputIndex {
         let u = |s: &[u8]| u64::from_le_bytes(s.try_into().expect("8 bytes"));
         Ok(MapOutputIndex {
             parts: b
-                .chunks(24)
+                .chunks(INDEX_ENTRY)
                 .map(|c| PartInfo {
                     offset: u(&c[..8]),
                     len: u(&c[8..16]),
-                    records: u(&c[16..]),
+                    records: u(&c[16..24]),
+                    crc32c: u(&c[24..]) as u32,
                 })
                 .collect(),
         })
@@ -101,16 +114,34 @@ fn put_record(w: &mut impl Write, k: &[u8], v: &[u8]) -> io::Result<u64> {
     Ok(8 + k.len() as u64 + v.len() as u64)
 }
 
-/// Counts bytes and records written through it.
+/// Counts the bytes written through it, and their CRC32C since the last
+/// [`Counting::take_crc`].
 struct Counting<W: Write> {
     inner: W,
     bytes: u64,
+    crc: u32,
+}
+
+impl<W: Write> Counting<W> {
+    fn new(inner: W) -> Self {
+        Counting {
+            inner,
+            bytes: 0,
+            crc: 0,
+        }
+    }
+
+    /// The CRC32C of what was written since the last call.
+    fn take_crc(&mut self) -> u32 {
+        std::mem::take(&mut self.crc)
+    }
 }
 
 impl<W: Write> Write for Counting<W> {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
         let n = self.inner.write(b)?;
         self.bytes += n as u64;
+        self.crc = crc32c::crc32c_append(self.crc, &b[..n]);
         Ok(n)
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -194,13 +225,14 @@ impl MapOutputBuffer {
     }
 
     /// Writes the sorted buffer, partition by partition (combined), to `w`.
-    fn write_sorted(&self, w: &mut impl Write) -> io::Result<Vec<PartInfo>> {
+    fn write_sorted<W: Write>(&self, w: &mut Counting<W>) -> io::Result<Vec<PartInfo>> {
         let mut parts = vec![PartInfo::default(); self.partitions as usize];
         let mut pos = 0u64;
         let mut i = 0;
         while i < self.index.len() {
             let p = self.index[i].partition as usize;
             parts[p].offset = pos;
+            w.take_crc();
             let mut j = i;
             while j < self.index.len() && self.index[j].partition as usize == p {
                 j += 1;
@@ -246,6 +278,7 @@ impl MapOutputBuffer {
             };
             parts[p].len = len;
             parts[p].records = recs;
+            parts[p].crc32c = w.take_crc();
             pos += len;
             i = j;
         }
@@ -267,7 +300,7 @@ impl MapOutputBuffer {
         fs::create_dir_all(&self.dir)?;
         self.sort();
         let path = self.dir.join(format!("spill-{}", self.spills.len()));
-        let mut w = BufWriter::with_capacity(1 << 20, File::create(&path)?);
+        let mut w = Counting::new(BufWriter::with_capacity(1 << 20, File::create(&path)?));
         let parts = self.write_sorted(&mut w)?;
         w.flush()?;
         self.spills.push(Spill { path, parts });
@@ -283,10 +316,7 @@ impl MapOutputBuffer {
             p.push(".index");
             PathBuf::from(p)
         };
-        let mut w = Counting {
-            inner: BufWriter::with_capacity(1 << 20, File::create(out)?),
-            bytes: 0,
-        };
+        let mut w = Counting::new(BufWriter::with_capacity(1 << 20, File::create(out)?));
         let idx = if self.spills.is_empty() {
             self.sort();
             MapOutputIndex {
@@ -297,6 +327,7 @@ impl MapOutputBuffer {
             let mut parts = Vec::with_capacity(self.partitions as usize);
             for p in 0..self.partitions as usize {
                 let start = w.bytes;
+                w.take_crc();
                 let runs = self
                     .spills
                     .iter()
@@ -331,6 +362,7 @@ impl MapOutputBuffer {
                     offset: start,
                     len: w.bytes - start,
                     records,
+                    crc32c: w.take_crc(),
                 });
             }
             for s in &self.spills {
@@ -357,7 +389,11 @@ mod tests {
         d
     }
 
+    /// The records of partition `p`, whose bytes must match its CRC32C.
     fn read_part(out: &Path, p: PartInfo) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let all = fs::read(out).unwrap();
+        let bytes = &all[p.offset as usize..(p.offset + p.len) as usize];
+        assert_eq!(crc32c::crc32c(bytes), p.crc32c, "partition CRC32C");
         let mut f = File::open(out).unwrap();
         f.seek(SeekFrom::Start(p.offset)).unwrap();
         let mut v = Vec::new();

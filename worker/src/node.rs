@@ -55,15 +55,36 @@ impl Node {
         id: u64,
         fill_cache: bool,
     ) -> Result<(Bytes, bool), StoreError> {
+        self.read_block_expecting(id, fill_cache, None).await
+    }
+
+    /// [`Node::read_block`], checked against `want`, the length and CRC32C
+    /// the master's namespace holds, when the caller knows them: a cached
+    /// copy is verified too (it was checked only against this worker's own
+    /// metadata when it was cached), and one that differs is dropped and
+    /// the disk tried.
+    pub async fn read_block_expecting(
+        self: &Arc<Self>,
+        id: u64,
+        fill_cache: bool,
+        want: Option<proto::BlockInfo>,
+    ) -> Result<(Bytes, bool), StoreError> {
         if let Some(b) = self.cache.get(id) {
-            return Ok((b, true));
+            match want.and_then(|w| crate::store::mismatch(&w, b.len() as u64, crc32c::crc32c(&b)))
+            {
+                None => return Ok((b, true)),
+                Some(why) => {
+                    tracing::error!(block = id, %why, "cached copy differs from the namespace: dropped");
+                    self.cache.remove(id);
+                }
+            }
         }
         let node = self.clone();
         let res = tokio::task::spawn_blocking(move || {
             if !fill_cache {
-                return node.store.read(id);
+                return node.store.read_expecting(id, want.as_ref(), false);
             }
-            let data = node.store.read_locked(id)?;
+            let data = node.store.read_expecting(id, want.as_ref(), true)?;
             node.cache.insert(id, &data);
             Ok(data)
         })

@@ -9,6 +9,10 @@
 //! Otherwise the segment is streamed over gRPC (a few at a time) into
 //! memory while the reduce's memory budget lasts, and spooled to local
 //! disk past it, so memory stays bounded whatever the partition's size.
+//!
+//! Every segment is checked against the CRC32C the map wrote in its index
+//! ([`check_segment`]); one that differs is retried and then reported as a
+//! fetch failure naming its map, never merged.
 
 use crate::merge::merge_grouped_slices;
 use crate::node::Node;
@@ -345,21 +349,51 @@ async fn locate(
     m: &proto::MapOutputLocation,
     req: &proto::FetchPartitionRequest,
 ) -> Result<Option<Segment>, common::dfs::DfsError> {
-    let (path, offset, len) = if m.worker == node.me.name {
+    let (path, offset, len, crc) = if m.worker == node.me.name {
         let (p, info) = crate::shuffle::locate(node, req)?;
-        (p, info.offset, info.len)
+        (p, info.offset, info.len, Some(info.crc32c))
     } else {
         match node.dfs.worker(&m.addr)?.locate_partition(*req).await {
             Ok(r) => {
                 let r = r.into_inner();
-                (PathBuf::from(r.path), r.offset, r.len)
+                (PathBuf::from(r.path), r.offset, r.len, r.crc32c)
             }
             Err(s) if s.code() == tonic::Code::Unimplemented => return Ok(None),
             Err(s) => return Err(s.into()),
         }
     };
     let fits = std::fs::metadata(&path).is_ok_and(|md| md.is_file() && md.len() >= offset + len);
-    Ok(fits.then_some(Segment::File { path, offset, len }))
+    if !fits {
+        return Ok(None);
+    }
+    let seg = Segment::File { path, offset, len };
+    // The file is read here once (from the page cache the map just filled)
+    // so that a bad segment fails the fetch, where it can be retried and
+    // reported, rather than the merge.
+    let seg = tokio::task::spawn_blocking(move || {
+        let got = seg.map().map(|m| crc32c::crc32c(m.bytes()))?;
+        check_segment(got, len, crc)?;
+        Ok::<_, common::dfs::DfsError>(seg)
+    })
+    .await
+    .map_err(|e| common::dfs::DfsError::Invalid(e.to_string()))??;
+    Ok(Some(seg))
+}
+
+/// Whether a fetched segment of `len` bytes whose CRC32C is `got` is the
+/// one the map wrote, whose index says `want`. A map's worker always sends
+/// the CRC; a segment without one is refused unless it is empty.
+fn check_segment(got: u32, len: u64, want: Option<u32>) -> Result<(), common::dfs::DfsError> {
+    match want {
+        Some(w) if w == got => Ok(()),
+        None if len == 0 => Ok(()),
+        Some(w) => Err(common::dfs::DfsError::Invalid(format!(
+            "segment of {len} bytes has CRC32C {got:#010x}, the map wrote {w:#010x}"
+        ))),
+        None => Err(common::dfs::DfsError::Invalid(format!(
+            "segment of {len} bytes came without the map's checksum"
+        ))),
+    }
 }
 
 /// Streams the partition over gRPC: into memory while `budget` lasts,
@@ -377,9 +411,13 @@ async fn stream_segment(
     let mut held = 0u64;
     let mut file: Option<std::io::BufWriter<std::fs::File>> = None;
     let mut n = 0u64;
+    let mut crc = 0u32;
+    let mut want = None;
     let res = async {
         while let Some(c) = stream.message().await? {
             n += c.data.len() as u64;
+            crc = crc32c::crc32c_append(crc, &c.data);
+            want = want.or(c.crc32c);
             match &mut file {
                 Some(f) => f.write_all(&c.data)?,
                 None if budget.take(c.data.len() as u64) => {
@@ -396,7 +434,7 @@ async fn stream_segment(
                 }
             }
         }
-        Ok::<(), common::dfs::DfsError>(())
+        check_segment(crc, n, want)
     }
     .await;
     if file.is_some() || res.is_err() {
@@ -415,4 +453,76 @@ async fn stream_segment(
         }
         None => Segment::Mem(mem),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mapout::MapOutputBuffer;
+
+    fn node(tag: &str) -> (Arc<Node>, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("mr-reduce-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let text = format!(
+            "token = \"t\"\n[master]\naddr = \"127.0.0.1:1\"\ndata_dir = \"{0}/m\"\n\
+             [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:2\"\ndata_dir = \"{0}/w1\"\n",
+            dir.display()
+        );
+        let cfg = common::config::ClusterConfig::parse(&text).unwrap();
+        (Node::open(cfg, "w1").unwrap(), dir)
+    }
+
+    /// A map output whose bytes rotted on disk after the map wrote them is
+    /// not merged: the fetch fails, naming the map, so the master can count
+    /// it against that map (issue 28: map output carried no checksum).
+    #[tokio::test]
+    async fn a_rotten_map_output_fails_the_fetch_naming_its_map() {
+        let (n, dir) = node("rot");
+        let jd = crate::executor::job_dir(&n, 3);
+        std::fs::create_dir_all(&jd).unwrap();
+        let mut b = MapOutputBuffer::new(jd.join("spills"), 2, 1 << 16, None);
+        for i in 0..100u32 {
+            b.add(i % 2, format!("k{i:03}").as_bytes(), b"v").unwrap();
+        }
+        let out = crate::maptask::output_path(&jd, 5, 0);
+        b.finish(&out).unwrap();
+        let m = proto::MapOutputLocation {
+            map_index: 5,
+            attempt: 0,
+            worker: "w1".into(),
+            addr: "127.0.0.1:2".into(),
+        };
+        let budget = Budget(AtomicU64::new(1 << 20));
+        let spool = dir.join("spool");
+        let good = fetch_segment(&n, 3, 1, &m, &spool, &budget, true).await;
+        assert!(good.is_ok(), "{:?}", good.err());
+        let mut bytes = std::fs::read(&out).unwrap();
+        let last = bytes.len() - 2;
+        bytes[last] ^= 0x20;
+        std::fs::write(&out, bytes).unwrap();
+        let f = match fetch_segment(&n, 3, 1, &m, &spool, &budget, true).await {
+            Ok(_) => panic!("a rotten segment was accepted"),
+            Err(f) => f,
+        };
+        assert_eq!(f.fetch_failed_map, Some(5));
+        assert!(f.msg.contains("CRC32C"), "{}", f.msg);
+        // The other partition is intact and still fetched.
+        assert!(fetch_segment(&n, 3, 0, &m, &spool, &budget, true)
+            .await
+            .is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A segment whose bytes differ from the map's CRC32C is refused, as is
+    /// a non-empty one with no CRC at all; a matching one passes.
+    #[test]
+    fn a_segment_is_checked_against_the_maps_crc() {
+        let data = b"key\x00value";
+        let crc = crc32c::crc32c(data);
+        assert!(check_segment(crc, data.len() as u64, Some(crc)).is_ok());
+        let e = check_segment(crc ^ 1, data.len() as u64, Some(crc)).unwrap_err();
+        assert!(e.to_string().contains("CRC32C"), "{e}");
+        assert!(check_segment(crc, data.len() as u64, None).is_err());
+        assert!(check_segment(0, 0, None).is_ok());
+    }
 }

@@ -136,7 +136,7 @@ impl Worker for WorkerService {
         let r = req.into_inner();
         let (data, from_cache) = self
             .node
-            .read_block(r.block_id, r.fill_cache)
+            .read_block_expecting(r.block_id, r.fill_cache, r.expect)
             .await
             .map_err(to_status)?;
         let data = data.slice(read_range(data.len(), r.offset, r.len));
@@ -146,6 +146,7 @@ impl Worker for WorkerService {
                 Ok(DataChunk {
                     data: data.slice(s..(s + CHUNK).min(data.len())),
                     from_cache: i == 0 && from_cache,
+                    crc32c: None,
                 })
             })
             .collect();

@@ -1,6 +1,8 @@
 //! The shuffle's serving side: one partition of one map attempt's output,
 //! read from the indexed map-output file and streamed in chunks, or, for a
 //! reducer on the same host, located so that it reads the file itself.
+//! Either way the reducer is given the partition's CRC32C from the map's
+//! index, and checks the bytes it got against it.
 
 use crate::executor::job_dir;
 use crate::mapout::{MapOutputIndex, PartInfo};
@@ -42,6 +44,7 @@ pub fn locate_file(node: &Node, r: &FetchPartitionRequest) -> Result<PartitionFi
         path: path.to_string_lossy().into_owned(),
         offset: part.offset,
         len: part.len,
+        crc32c: Some(part.crc32c),
     })
 }
 
@@ -56,7 +59,10 @@ pub fn serve(
             let mut f = std::fs::File::open(&out)?;
             f.seek(SeekFrom::Start(part.offset))?;
             let mut left = part.len;
-            while left > 0 {
+            let mut first = true;
+            // One message at least: the first carries the CRC32C, even of
+            // an empty partition.
+            while first || left > 0 {
                 let n = left.min(common::CHUNK as u64) as usize;
                 let mut buf = vec![0u8; n];
                 f.read_exact(&mut buf)?;
@@ -65,11 +71,13 @@ pub fn serve(
                     .blocking_send(Ok(DataChunk {
                         data: buf.into(),
                         from_cache: false,
+                        crc32c: first.then_some(part.crc32c),
                     }))
                     .is_err()
                 {
                     return Ok(()); // the reducer went away
                 }
+                first = false;
             }
             Ok(())
         })();

@@ -45,6 +45,9 @@ pub struct BlockStore {
     dir: PathBuf,
     blocks: Mutex<HashMap<u64, BlockInfo>>,
     delta: Mutex<Delta>,
+    /// Blocks whose last read failed its checksum. They stay on disk until
+    /// the master says otherwise; a good copy sent here replaces one.
+    corrupt: Mutex<std::collections::HashSet<u64>>,
 }
 
 const META_LEN: usize = 12;
@@ -105,6 +108,7 @@ impl BlockStore {
             dir,
             blocks: Mutex::new(blocks),
             delta: Mutex::new(Delta::default()),
+            corrupt: Mutex::default(),
         })
     }
 
@@ -164,11 +168,13 @@ impl BlockStore {
         })
     }
 
-    /// Maps a block and verifies its checksum. A corrupt block is deleted
-    /// here, before the error returns, so it is never served again.
+    /// Maps a block and verifies its checksum against this worker's meta
+    /// file. A corrupt block is kept: the error goes back to the caller,
+    /// which reports it, and the master decides which replica to delete (a
+    /// worker deleting on its own could destroy the last copy of a block).
     /// Blocking (it reads the whole block): call from `spawn_blocking`.
     pub fn read(&self, id: u64) -> Result<Bytes, StoreError> {
-        self.read_mapped(id, false)
+        self.read_mapped(id, None, false)
     }
 
     /// [`BlockStore::read`], with the mapping locked in memory (mlock) for
@@ -176,15 +182,38 @@ impl BlockStore {
     /// privilege to lock (a container without `CAP_IPC_LOCK`), the mapping
     /// is returned unlocked, with one warning per process.
     pub fn read_locked(&self, id: u64) -> Result<Bytes, StoreError> {
-        self.read_mapped(id, true)
+        self.read_mapped(id, None, true)
     }
 
-    fn read_mapped(&self, id: u64, lock: bool) -> Result<Bytes, StoreError> {
+    /// [`BlockStore::read`] or [`BlockStore::read_locked`] (`lock`), and
+    /// also checked against `want`, the length and CRC32C the master's
+    /// namespace holds: a replica whose own meta file agrees with its bytes
+    /// but not with the namespace (a stale copy under a reused id) is as
+    /// corrupt as a rotten one.
+    pub fn read_expecting(
+        &self,
+        id: u64,
+        want: Option<&BlockInfo>,
+        lock: bool,
+    ) -> Result<Bytes, StoreError> {
+        self.read_mapped(id, want, lock)
+    }
+
+    fn read_mapped(
+        &self,
+        id: u64,
+        want: Option<&BlockInfo>,
+        lock: bool,
+    ) -> Result<Bytes, StoreError> {
         let info = self.info(id).ok_or(StoreError::Missing(id))?;
+        if let Some(why) = want.and_then(|w| mismatch(w, info.len, info.crc32c)) {
+            tracing::error!(block = id, %why, "replica differs from the namespace");
+            return Err(StoreError::Corrupt { id, why });
+        }
         let checked = || -> Result<Bytes, String> {
             let f = File::open(self.data_path(id)).map_err(|e| e.to_string())?;
             // SAFETY: block files are immutable once renamed into place; the
-            // store never rewrites one (a corrupt one is deleted, not fixed).
+            // store never rewrites one (a corrupt one is kept or deleted, never fixed).
             let map = unsafe { Mmap::map(&f) }.map_err(|e| e.to_string())?;
             if map.len() as u64 != info.len {
                 return Err(format!("length {} instead of {}", map.len(), info.len));
@@ -208,14 +237,28 @@ impl BlockStore {
             }
             Ok(Bytes::from_owner(map))
         };
-        checked().map_err(|why| {
-            tracing::error!(block = id, %why, "corrupt replica: deleting it");
-            self.delete(id);
-            StoreError::Corrupt { id, why }
-        })
+        let res = checked();
+        let mut corrupt = common::sync::lock(&self.corrupt);
+        match res {
+            Ok(b) => {
+                corrupt.remove(&id);
+                Ok(b)
+            }
+            Err(why) => {
+                tracing::error!(block = id, %why, "corrupt replica: kept for the master to decide");
+                corrupt.insert(id);
+                Err(StoreError::Corrupt { id, why })
+            }
+        }
+    }
+
+    /// Whether the last read of `id` failed its checksum.
+    pub fn is_corrupt(&self, id: u64) -> bool {
+        lock(&self.corrupt).contains(&id)
     }
 
     pub fn delete(&self, id: u64) -> bool {
+        lock(&self.corrupt).remove(&id);
         let had = lock(&self.blocks).remove(&id).is_some();
         let _ = fs::remove_file(self.meta_path(id));
         let _ = fs::remove_file(self.data_path(id));
@@ -283,7 +326,7 @@ impl BlockWrite {
             return Err(self.bad());
         }
         let f = self.file.take().expect("open until commit");
-        if store.info(info.id) == Some(info) {
+        if store.info(info.id) == Some(info) && !store.is_corrupt(info.id) {
             return Ok(()); // already held: Drop removes the temp file
         }
         let write = || -> io::Result<()> {
@@ -299,6 +342,7 @@ impl BlockWrite {
             File::open(&store.dir)?.sync_all()
         };
         write()?;
+        lock(&store.corrupt).remove(&info.id);
         lock(&store.blocks).insert(info.id, info);
         let mut d = lock(&store.delta);
         d.removed.retain(|r| *r != info.id);
@@ -313,6 +357,17 @@ impl Drop for BlockWrite {
         let _ = fs::remove_file(&self.tmp_data);
         let _ = fs::remove_file(&self.tmp_meta);
     }
+}
+
+/// Why bytes of `len` with `crc` are not the block `want` describes, if
+/// they are not.
+pub fn mismatch(want: &BlockInfo, len: u64, crc: u32) -> Option<String> {
+    (want.len != len || want.crc32c != crc).then(|| {
+        format!(
+            "{len} bytes with CRC32C {crc:#010x}, the namespace has {} bytes with {:#010x}",
+            want.len, want.crc32c
+        )
+    })
 }
 
 fn read_meta(path: &Path) -> io::Result<(u64, u32)> {
@@ -385,8 +440,10 @@ mod tests {
         fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A rotten replica fails its read with a clear error, and is kept:
+    /// it may be the last copy, and only the master knows (issue 28).
     #[test]
-    fn corrupt_block_is_dropped() {
+    fn corrupt_block_fails_its_read_and_is_kept() {
         let dir = tmp("corrupt");
         let s = BlockStore::open(&dir).unwrap();
         s.put(info(3, b"0123456789"), b"0123456789").unwrap();
@@ -395,10 +452,38 @@ mod tests {
         let mut bytes = fs::read(&p).unwrap();
         bytes[4] ^= 0x40;
         fs::write(&p, bytes).unwrap();
+        let e = s.read(3).unwrap_err();
+        assert!(matches!(e, StoreError::Corrupt { .. }), "{e}");
+        assert!(e.to_string().contains("CRC32C"), "{e}");
+        assert!(s.contains(3));
+        assert!(p.exists());
+        assert!(s.take_delta().1.is_empty());
+        // Still refused the next time: never wrong bytes.
         assert!(matches!(s.read(3), Err(StoreError::Corrupt { .. })));
-        assert!(!s.contains(3));
-        assert!(!p.exists());
-        assert_eq!(s.take_delta().1, vec![3]);
+        // A good copy sent by re-replication replaces it.
+        s.put(info(3, b"0123456789"), b"0123456789").unwrap();
+        assert_eq!(&s.read(3).unwrap()[..], b"0123456789");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A replica whose own meta agrees with its bytes but not with the
+    /// namespace (a stale copy under a reused id) is refused when the
+    /// reader says what the namespace holds.
+    #[test]
+    fn a_replica_that_differs_from_the_namespace_is_refused() {
+        let dir = tmp("stale");
+        let s = BlockStore::open(&dir).unwrap();
+        s.put(info(8, b"old bytes"), b"old bytes").unwrap();
+        assert_eq!(&s.read(8).unwrap()[..], b"old bytes");
+        let want = info(8, b"new bytes");
+        let e = s.read_expecting(8, Some(&want), false).unwrap_err();
+        assert!(e.to_string().contains("namespace"), "{e}");
+        let same = info(8, b"old bytes");
+        assert_eq!(
+            &s.read_expecting(8, Some(&same), true).unwrap()[..],
+            b"old bytes"
+        );
+        assert!(s.contains(8));
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -120,6 +120,7 @@ async fn sample_splits(
                 offset: 0,
                 len: SAMPLE_BYTES,
                 fill_cache: false,
+                expect: b.block,
             })
             .await
             .map_err(DfsError::from)?

@@ -132,6 +132,17 @@ pub enum EditLogError {
     )]
     CorruptSnapshot { path: PathBuf, reason: String },
     #[error(
+        "the snapshot {} is missing but the edit log {} holds edits made after one: the log \
+         only holds the edits made after the last snapshot, so without it the namespace cannot be rebuilt. \
+         The master refuses to start rather than start with an empty namespace (which would \
+         then treat every stored block as garbage). Restore {} from a backup; the edit log \
+         is left untouched",
+        snapshot.display(),
+        log.display(),
+        snapshot.display()
+    )]
+    MissingSnapshot { snapshot: PathBuf, log: PathBuf },
+    #[error(
         "{} is not in this version's format: {reason}. The master refuses to start rather \
          than start empty; `--recover truncate` does not apply (it would drop every edit). \
          Move the file aside only if losing what it holds is acceptable",
@@ -171,6 +182,7 @@ impl EditLog {
         let (snap_txid, mut ns) = load_snapshot(dir)?;
         let log_path = dir.join(LOG);
         let bytes = read_log(&log_path)?;
+        check_snapshot_present(dir, &bytes)?;
         let scan = scan(&bytes, snap_txid);
         match &scan.end {
             End::Clean => {}
@@ -203,6 +215,7 @@ impl EditLog {
             txid = rec.txid;
             replayed += 1;
         }
+        ns.after_restart();
         tracing::info!(
             txid,
             replayed,
@@ -266,9 +279,21 @@ impl EditLog {
     }
 
     /// Writes the snapshot atomically, then puts an empty log in place.
+    ///
+    /// When putting the new log in place fails, the rename may have
+    /// happened: the handle would then point at the unlinked old log and
+    /// every later append would vanish at the next start. So the log is
+    /// marked failed and refuses appends until a restart (whose replay sees
+    /// the snapshot just written, so nothing acknowledged is lost).
     pub fn checkpoint(&mut self, ns: &Namespace) -> io::Result<()> {
         write_snapshot(&self.dir, self.txid, ns)?;
-        self.file = fresh_log(&self.dir)?;
+        self.file = match fresh_log(&self.dir) {
+            Ok(f) => f,
+            Err(e) => {
+                self.failed = true;
+                return Err(e);
+            }
+        };
         self.len = LOG_MAGIC.len() as u64;
         self.since_snapshot = 0;
         Ok(())
@@ -306,6 +331,7 @@ pub fn recover_truncate(dir: &Path) -> Result<Recovered, EditLogError> {
     let (snap_txid, _) = load_snapshot(dir)?;
     let log_path = dir.join(LOG);
     let bytes = read_log(&log_path)?;
+    check_snapshot_present(dir, &bytes)?;
     let scan = scan(&bytes, snap_txid);
     let End::Corrupt { offset, reason } = scan.end else {
         tracing::info!(file = %log_path.display(), "recovery: no mid-log corruption, nothing to truncate");
@@ -437,6 +463,32 @@ fn load_snapshot(dir: &Path) -> Result<(u64, Namespace), EditLogError> {
     Ok((s.txid, s.namespace))
 }
 
+/// Without a snapshot, the log must hold the whole history, from txid 1.
+/// Every start writes a snapshot before it creates a log, and a checkpoint
+/// empties the log, so a log whose first record comes later and no
+/// snapshot means the snapshot was lost: not corruption of the log, and
+/// never a reason to start empty.
+fn check_snapshot_present(dir: &Path, log_bytes: &[u8]) -> Result<(), EditLogError> {
+    let snapshot = dir.join(SNAPSHOT);
+    if log_bytes.len() <= LOG_MAGIC.len() || snapshot.exists() {
+        return Ok(());
+    }
+    match frame_at(log_bytes, LOG_MAGIC.len()) {
+        Frame::Ok { rec, .. } if rec.txid > 1 => Err(EditLogError::MissingSnapshot {
+            snapshot,
+            log: dir.join(LOG),
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Makes the next `replace_atomically` fail after its rename, as a
+    /// failed directory fsync would (tests only).
+    pub(crate) static FAIL_AFTER_RENAME: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Writes `bytes` to `dir/name` so that `name` is either the old or the
 /// whole new file after a crash; returns the new file, open for appending.
 fn replace_atomically(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<File> {
@@ -446,6 +498,10 @@ fn replace_atomically(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<File> 
     f.sync_all()?;
     drop(f);
     fs::rename(&tmp, dir.join(name))?;
+    #[cfg(test)]
+    if FAIL_AFTER_RENAME.with(|f| f.replace(false)) {
+        return Err(io::Error::other("injected failure after the rename"));
+    }
     File::open(dir)?.sync_all()?;
     OpenOptions::new().append(true).open(dir.join(name))
 }

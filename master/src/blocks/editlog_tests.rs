@@ -392,3 +392,32 @@ fn failed_append_poisons_the_log() {
     assert_eq!(names(&ns), vec!["/a"]);
     fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn missing_snapshot_with_edits_is_its_own_error_never_an_empty_namespace() {
+    let dir = tmpdir("nosnap");
+    {
+        // Snapshots at start and after every 2 edits: the log's first
+        // record then follows a snapshot, as on any real master.
+        let (mut log, mut ns) = EditLog::open(&dir, 2).unwrap();
+        for (i, p) in ["/a", "/b", "/c"].iter().enumerate() {
+            let e = add(p, i as u64);
+            log.append(&e).unwrap();
+            ns.apply(&e);
+            log.maybe_checkpoint(&ns).unwrap();
+        }
+    }
+    fs::remove_file(dir.join(SNAPSHOT)).unwrap();
+    let log_before = fs::read(dir.join(LOG)).unwrap();
+    for err in [
+        EditLog::open(&dir, 2).err().expect("refused"),
+        recover_truncate(&dir).expect_err("refused"),
+    ] {
+        assert!(matches!(err, EditLogError::MissingSnapshot { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains("missing"), "{msg}");
+        assert!(!msg.contains("--recover truncate"), "{msg}");
+    }
+    assert_eq!(fs::read(dir.join(LOG)).unwrap(), log_before);
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -219,7 +219,7 @@ impl Blocks {
         })
     }
 
-    fn allocate_block_id(&mut self) -> Result<u64> {
+    pub(crate) fn allocate_block_id(&mut self) -> Result<u64> {
         if self.ns.next_block_id == 0 {
             self.ns.next_block_id = 1;
         }

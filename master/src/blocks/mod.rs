@@ -12,6 +12,10 @@ pub mod namespace;
 pub mod pins;
 pub mod replication;
 
+#[cfg(test)]
+#[path = "durability_tests.rs"]
+mod durability_tests;
+
 use crate::cluster::{Cluster, Command, Outbox, WorkerAddr};
 use crate::error::Result;
 use common::config::ClusterConfig;
@@ -90,11 +94,19 @@ impl Blocks {
         })
     }
 
-    /// Logs an edit durably, then applies it.
+    /// Logs an edit durably, then applies it. Once the append returned, the
+    /// edit is acknowledged whatever happens next: a failed checkpoint is
+    /// logged, not returned (the caller would report a durable change as
+    /// failed), and the edit log refuses later appends if it cannot go on.
     pub fn commit(&mut self, edit: Edit) -> Result<()> {
         self.log.append(&edit)?;
         self.ns.apply(&edit);
-        self.log.maybe_checkpoint(&self.ns)?;
+        if let Err(e) = self.log.maybe_checkpoint(&self.ns) {
+            tracing::error!(
+                "checkpoint failed after a durable edit: {e}; the edit stands, further \
+                 namespace changes are refused until the master restarts"
+            );
+        }
         Ok(())
     }
 

@@ -66,6 +66,7 @@ impl Namespace {
     pub fn apply(&mut self, edit: &Edit) {
         match edit {
             Edit::AddFile { path, file } => {
+                self.saw_blocks(&file.blocks);
                 self.files.insert(path.clone(), file.clone());
             }
             Edit::Delete { paths } => {
@@ -84,6 +85,7 @@ impl Namespace {
                     }
                 }
                 for (p, f) in add {
+                    self.saw_blocks(&f.blocks);
                     self.files.insert(p.clone(), f.clone());
                 }
                 for p in delete {
@@ -96,6 +98,23 @@ impl Namespace {
                 self.next_block_id = self.next_block_id.max(self.reserved_block_ids);
             }
         }
+    }
+
+    /// No block id in the namespace is ever handed out again, whatever the
+    /// reservations say (a second guard beside [`Self::after_restart`]).
+    fn saw_blocks(&mut self, blocks: &[BlockMeta]) {
+        if let Some(max) = blocks.iter().map(|b| b.id).max() {
+            self.next_block_id = self.next_block_id.max(max + 1);
+        }
+    }
+
+    /// After loading a snapshot and replaying the log: every id reserved
+    /// counts as used. A snapshot saves the in-memory `next_block_id`, and
+    /// the ids handed out after it are logged by no edit that would raise
+    /// it (their reservation came before the snapshot), so resuming from
+    /// the saved value would hand them out again.
+    pub fn after_restart(&mut self) {
+        self.next_block_id = self.next_block_id.max(self.reserved_block_ids);
     }
 
     /// Files at or under `path` (a file itself, or every file of a directory).

@@ -30,6 +30,12 @@ use common::config::ClusterConfig;
 use common::sched::Trigger;
 use std::time::Instant;
 
+/// `/_staging` or a path under it: the runtime's job staging, removed at
+/// every start.
+pub fn is_staging(path: &str) -> bool {
+    path == "/_staging" || path.starts_with("/_staging/")
+}
+
 pub struct MasterState {
     pub cfg: ClusterConfig,
     pub blocks: Blocks,
@@ -44,7 +50,13 @@ pub struct MasterState {
 impl MasterState {
     pub fn open(cfg: ClusterConfig, now: Instant) -> Result<Self> {
         let blocks = Blocks::open(&cfg, now)?;
-        let jobs = Jobs::open(cfg.scheduler.spec(), cfg.master.data_dir.clone(), now)?;
+        let committed = |out: &str| blocks.ns.files.contains_key(&format!("{out}/_SUCCESS"));
+        let jobs = Jobs::open(
+            cfg.scheduler.spec(),
+            cfg.master.data_dir.clone(),
+            now,
+            &committed,
+        )?;
         let mut st = MasterState {
             cfg,
             blocks,
@@ -208,18 +220,31 @@ impl MasterState {
         self.blocks.create_file(req)
     }
 
-    /// A part staged for a job that ended (a late attempt, or one from
-    /// before a master restart) is refused: nothing would ever commit or
-    /// remove it.
+    /// Only the runtime writes under `/_staging/`, and only into the
+    /// staging of a running job: the start removes all of `/_staging`, so a
+    /// user's file there would be deleted at the next restart. A part
+    /// staged for a job that ended (a late attempt, or one from before a
+    /// master restart) is refused too: nothing would ever commit or remove
+    /// it.
     fn check_staging_open(&self, raw: &str) -> Result<()> {
         let Ok(path) = common::path::DfsPath::parse_file(raw) else {
             return Ok(()); // create_file says what is wrong with it
         };
-        let Some(rest) = path.as_str().strip_prefix("/_staging/job-") else {
+        if !is_staging(path.as_str()) {
             return Ok(());
+        }
+        let job = path
+            .as_str()
+            .strip_prefix("/_staging/job-")
+            .and_then(|rest| rest.split_once('/'))
+            .and_then(|(n, _)| n.parse::<u64>().ok());
+        let Some(id) = job else {
+            return Err(MasterError::InvalidArgument(format!(
+                "cannot write {path}: /_staging/ is reserved for the runtime's job staging \
+                 (its contents are removed at every master start); choose another path"
+            )));
         };
-        let id = rest.split('/').next().and_then(|n| n.parse::<u64>().ok());
-        match id.and_then(|id| self.jobs.jobs.get(&id)) {
+        match self.jobs.jobs.get(&id) {
             Some(j) if !j.state.is_final() => Ok(()),
             _ => Err(MasterError::FailedPrecondition(format!(
                 "cannot write {path}: its job is not running"

@@ -37,12 +37,18 @@ pub struct Jobs {
 
 impl Jobs {
     /// The policy `spec` names, with what it learnt in an earlier run, and
-    /// job ids going on from the last run's.
-    pub fn open(spec: SchedulerSpec, data_dir: PathBuf, now: Instant) -> Result<Self> {
+    /// job ids going on from the last run's. `committed` says whether a job
+    /// output was committed (see `recovery.rs`).
+    pub fn open(
+        spec: SchedulerSpec,
+        data_dir: PathBuf,
+        now: Instant,
+        committed: &dyn Fn(&str) -> bool,
+    ) -> Result<Self> {
         let mut scheduler = build(&spec)?;
         schedstate::load(&data_dir, scheduler.as_mut());
         let (next_id, _interrupted) =
-            recovery::recover(&data_dir.join("history"), common::now_ms());
+            recovery::recover(&data_dir.join("history"), common::now_ms(), committed);
         Ok(Jobs {
             jobs: BTreeMap::new(),
             next_id,

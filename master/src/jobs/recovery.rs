@@ -9,6 +9,12 @@
 //! record ends `failed` with the reason "the master restarted", which its
 //! clients then read (faults.sh master-restart: never stuck, never
 //! succeeded with partial output; it can be submitted again).
+//!
+//! A job whose commit edit is durable but whose history was not written
+//! (a crash between the two) did succeed: its output holds every part and
+//! `_SUCCESS`. Reporting it failed would make a client run it again into
+//! an output that exists; so the caller says which outputs are committed,
+//! and those jobs end `succeeded`.
 
 use serde_json::{json, Value};
 use std::io::Write;
@@ -17,6 +23,11 @@ use std::path::Path;
 /// Why a job that was running when the master stopped ended.
 pub const RESTARTED: &str =
     "the master restarted while the job ran: its output was discarded; submit it again";
+
+/// The note on a job found committed at start.
+pub const COMMITTED_BEFORE_RESTART: &str =
+    "the master restarted after the job's output was committed and before its history was \
+     written: the output is complete; this record was written at the restart";
 
 fn file(dir: &Path, id: u64) -> std::path::PathBuf {
     dir.join(format!("job-{id}.jsonl"))
@@ -36,8 +47,9 @@ pub fn record_submitted(dir: &Path, id: u64, summary: &Value) -> std::io::Result
 }
 
 /// Reads the history directory at start: returns the next job id and the
-/// jobs that were still running, each now ended with [`RESTARTED`].
-pub fn recover(dir: &Path, now_ms: u64) -> (u64, Vec<u64>) {
+/// jobs that were still running, each now ended with [`RESTARTED`], or
+/// `succeeded` when `committed` says its output was committed.
+pub fn recover(dir: &Path, now_ms: u64, committed: &dyn Fn(&str) -> bool) -> (u64, Vec<u64>) {
     let mut max = 0;
     let mut interrupted = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -69,9 +81,15 @@ pub fn recover(dir: &Path, now_ms: u64) -> (u64, Vec<u64>) {
             json!({ "job_id": id })
         };
         fin["type"] = json!("job");
-        fin["state"] = json!("failed");
-        fin["error"] = json!(RESTARTED);
         fin["end_ms"] = json!(now_ms);
+        let done = fin["output"].as_str().is_some_and(committed);
+        if done {
+            fin["state"] = json!("succeeded");
+            fin["note"] = json!(COMMITTED_BEFORE_RESTART);
+        } else {
+            fin["state"] = json!("failed");
+            fin["error"] = json!(RESTARTED);
+        }
         let res = std::fs::OpenOptions::new()
             .append(true)
             .open(e.path())
@@ -80,6 +98,12 @@ pub fn recover(dir: &Path, now_ms: u64) -> (u64, Vec<u64>) {
                 f.sync_all()
             });
         match res {
+            Ok(()) if done => {
+                tracing::warn!(
+                    job = id,
+                    "job was committed when the master stopped: succeeded"
+                );
+            }
             Ok(()) => {
                 tracing::warn!(job = id, "job was running when the master stopped: failed");
                 interrupted.push(id);
@@ -99,7 +123,8 @@ mod tests {
     fn interrupted_jobs_fail_and_ids_continue() {
         let d = std::env::temp_dir().join(format!("mr-recovery-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
-        assert_eq!(recover(&d, 0), (1, vec![]));
+        let none = |_: &str| false;
+        assert_eq!(recover(&d, 0, &none), (1, vec![]));
         record_submitted(&d, 1, &json!({"job_id": 1, "state": "queued"})).unwrap();
         record_submitted(&d, 2, &json!({"job_id": 2, "state": "queued"})).unwrap();
         // Job 2 ended before the restart.
@@ -108,13 +133,34 @@ mod tests {
             "{\"type\":\"submitted\"}\n{\"type\":\"job\",\"state\":\"succeeded\"}\n",
         )
         .unwrap();
-        assert_eq!(recover(&d, 5), (3, vec![1]));
+        assert_eq!(recover(&d, 5, &none), (3, vec![1]));
         let last = std::fs::read_to_string(file(&d, 1)).unwrap();
         let v: Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
         assert_eq!(v["state"], "failed");
         assert_eq!(v["error"], RESTARTED);
         // A second start finds nothing more to end.
-        assert_eq!(recover(&d, 6), (3, vec![]));
+        assert_eq!(recover(&d, 6, &none), (3, vec![]));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A crash between the commit edit and the history write: the job's
+    /// output is committed, so it is reported succeeded, not failed.
+    #[test]
+    fn a_job_committed_before_a_crash_is_not_reported_failed() {
+        let d = std::env::temp_dir().join(format!("mr-recovery-c-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let sub = |id: u64, out: &str| json!({"job_id": id, "state": "running", "output": out});
+        record_submitted(&d, 1, &sub(1, "/out/done")).unwrap();
+        record_submitted(&d, 2, &sub(2, "/out/running")).unwrap();
+        let committed = |out: &str| out == "/out/done";
+        assert_eq!(recover(&d, 5, &committed), (3, vec![2]));
+        let last = |id: u64| -> Value {
+            let t = std::fs::read_to_string(file(&d, id)).unwrap();
+            serde_json::from_str(t.lines().last().unwrap()).unwrap()
+        };
+        assert_eq!(last(1)["state"], "succeeded");
+        assert_eq!(last(1)["type"], "job");
+        assert_eq!(last(2)["state"], "failed");
         let _ = std::fs::remove_dir_all(&d);
     }
 }

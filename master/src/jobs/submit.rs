@@ -58,6 +58,11 @@ impl Jobs {
         })?;
         let params = examples::spec::params_from_json(&req.params_json).map_err(bad)?;
         let output = DfsPath::parse_file(&req.output).map_err(|e| bad(format!("output: {e}")))?;
+        if crate::core::is_staging(output.as_str()) {
+            return Err(bad(format!(
+                "output {output}: /_staging/ is reserved for the runtime's job staging"
+            )));
+        }
         if ns.files.contains_key(output.as_str()) || ns.is_dir(output.as_str()) {
             return Err(MasterError::AlreadyExists(format!(
                 "output {output} already exists: choose another path or remove it (mr fs rm {output})"
