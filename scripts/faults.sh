@@ -11,13 +11,19 @@
 # stale attempts fenced, bounded time (every wait has a timeout, every
 # scenario a watchdog), no leaked tasks, temp files or cache bytes.
 #
-#   scripts/faults.sh [--list] [--keep] [SCENARIO ...]   (default: all)
+#   scripts/faults.sh [--list] [--keep] [--iterations N] [--seed S] [SCENARIO ...]   (default: all)
+#   scripts/faults.sh --self-test
 #
 # Ends with the line `N passed, M failed`; exits non-zero if any failed.
 # --keep leaves the temp dir (logs of every scenario). Needs root and ip
 # netns (lan.sh); skips otherwise (fails under CI=true). Binaries from
 # MR_BIN_DIR (.ci/run: target/release), else a debug build. Not part of
 # scripts/test.sh (minutes); .ci/run runs it on release binaries.
+# --iterations N (or CRASH_LOOP_ITERATIONS; default 8) and --seed S (or
+# CRASH_LOOP_SEED; default random, printed) are crash-loop's
+# (scripts/crash-loop.sh). --self-test runs only the self-test of the
+# checks (no root, a second): each strict check must fail on what it
+# guards against; every run does it first.
 
 # shellcheck disable=SC2015 # `test && test || fail` is meant
 set -uo pipefail
@@ -28,41 +34,54 @@ LAN="$ROOT/scripts/lan.sh"
 . "$ROOT/scripts/skip.sh"
 
 SCENARIOS=(worker-crash-map worker-crash-shuffle zombie-worker master-restart rack-partition
-  corrupt-block disk-full straggler malformed oversized-record client-killed bad-token)
+  corrupt-block disk-full straggler malformed oversized-record client-killed bad-token crash-loop)
 
-KEEP=0 LIST=0 WANT=()
-for a in "$@"; do
-  case "$a" in
+KEEP=0 LIST=0 SELF_TEST=0 WANT=()
+CRASH_LOOP_ITERATIONS=${CRASH_LOOP_ITERATIONS:-8} CRASH_LOOP_SEED=${CRASH_LOOP_SEED:-}
+while [ $# -gt 0 ]; do
+  case "$1" in
     --list) LIST=1 ;;
     --keep) KEEP=1 ;;
+    --self-test) SELF_TEST=1 ;;
+    --iterations|--seed)
+      [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "faults.sh: $1 needs a non-negative integer (got '${2:-}')" >&2; exit 2; }
+      if [ "$1" = --seed ]; then CRASH_LOOP_SEED=$2; else CRASH_LOOP_ITERATIONS=$2; fi
+      shift ;;
     -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "faults.sh: unknown option $a" >&2; exit 2 ;;
-    *) WANT+=("$a") ;;
+    -*) echo "faults.sh: unknown option $1" >&2; exit 2 ;;
+    *) WANT+=("$1") ;;
   esac
+  shift
 done
+[[ "$CRASH_LOOP_ITERATIONS" =~ ^[1-9][0-9]*$ ]] \
+  || { echo "faults.sh: CRASH_LOOP_ITERATIONS must be a positive integer (got '$CRASH_LOOP_ITERATIONS')" >&2; exit 2; }
+[ -z "$CRASH_LOOP_SEED" ] || [[ "$CRASH_LOOP_SEED" =~ ^[0-9]+$ ]] \
+  || { echo "faults.sh: CRASH_LOOP_SEED must be a non-negative integer (got '$CRASH_LOOP_SEED')" >&2; exit 2; }
 if [ "$LIST" = 1 ]; then printf '%s\n' "${SCENARIOS[@]}"; exit 0; fi
 [ "${#WANT[@]}" -gt 0 ] || WANT=("${SCENARIOS[@]}")
 for s in "${WANT[@]}"; do
   [[ " ${SCENARIOS[*]} " == *" $s "* ]] || { echo "faults.sh: unknown scenario $s (see --list)" >&2; exit 2; }
 done
 
-if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1 || ! unshare --net true 2>/dev/null \
-   || ! command -v tc >/dev/null || ! command -v nft >/dev/null; then
-  skip faults "needs root and ip netns (and tc, nft)"
+if [ "$SELF_TEST" = 0 ]; then
+  if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1 || ! unshare --net true 2>/dev/null \
+     || ! command -v tc >/dev/null || ! command -v nft >/dev/null; then
+    skip faults "needs root and ip netns (and tc, nft)"
+  fi
+  # shellcheck source=scripts/lan-free.sh
+  . "$ROOT/scripts/lan-free.sh"
+  lan_free faults
+  BIN=${MR_BIN_DIR:-$ROOT/target/debug}
+  if [ -z "${MR_BIN_DIR:-}" ]; then cargo build --workspace --bins -q || exit 1; fi
 fi
-# shellcheck source=scripts/lan-free.sh
-. "$ROOT/scripts/lan-free.sh"
-lan_free faults
-
-BIN=${MR_BIN_DIR:-$ROOT/target/debug}
-if [ -z "${MR_BIN_DIR:-}" ]; then cargo build --workspace --bins -q || exit 1; fi
+BIN=${BIN:-}
 MRBIN="$BIN/mr"
 TMP=$(mktemp -d /tmp/mr-faults.XXXXXX)
 mkdir -p "$TMP/oracles"
 MOUNTS=()
 
 cleanup() {
-  "$LAN" down >/dev/null 2>&1 || true
+  [ "$SELF_TEST" = 1 ] || "$LAN" down >/dev/null 2>&1 || true
   for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
   [ "$KEEP" = 1 ] && echo "faults: kept $TMP" || rm -rf "$TMP"
 }
@@ -128,7 +147,75 @@ oracle_for() { # dir-or-file in the cluster -> ORACLE = sorted `mr local wordcou
     cat "$TMP/oracles/$sum.d"/part-* | sort > "$ORACLE"
   fi
 }
+# job_state ID: the job's state; "?" only while polling (a failed call). A
+# check that judges the state uses job_state_strict.
 job_state() { mr job status "$1" --json 2>/dev/null | jq_ 'd["state"]' 2>/dev/null || echo "?"; }
+# job_state_strict ID: the job's state, or "forgotten" when the master says
+# it has no such job (and answers other calls); any other error returns 1
+# with the error on stderr: a failing `mr` proves nothing about the job.
+job_state_strict() {
+  local out rc=0
+  out=$(mr job status "$1" --json 2>&1) || rc=$?
+  if [ "$rc" = 0 ]; then
+    echo "$out" | jq_ 'd["state"]' 2>/dev/null && return 0
+    echo "mr job status $1: not a job summary: ${out:0:200}" >&2; return 1
+  fi
+  if [ "$rc" = 1 ] && [[ "$out" == *"no history for job $1" ]] && mr job list >/dev/null 2>&1; then
+    echo forgotten; return 0
+  fi
+  echo "mr job status $1: rc=$rc: ${out:0:200}" >&2; return 1
+}
+# listed DIR ERE: whether an entry of `mr fs ls DIR` (its paths) matches
+# ERE. When `mr` itself fails the scenario fails: an error lists nothing,
+# and "not listed" would pass for the wrong reason.
+listed() {
+  local out
+  out=$(mr fs ls "$1" 2>&1) || fail "mr fs ls $1 failed, so nothing can be shown absent: ${out:0:200}"
+  echo "$out" | awk 'NR>1 {print $NF}' | grep -qE -- "$2"
+}
+# refused_clearly WHAT ERE RC OUTPUT: an `mr` call that had to be refused
+# was, with the error it should give: exit 1 (or 2, a usage error), no
+# panic, and OUTPUT matching ERE. A panic, a timeout or some other error
+# also exits non-zero with output: none of them is a refusal.
+refused_clearly() {
+  [ "$3" != 0 ] || fail "$1: accepted: ${4:0:200}"
+  [ "$3" = 1 ] || [ "$3" = 2 ] || fail "$1: exit status $3, not a refusal (1, or 2 for usage): ${4:0:200}"
+  ! grep -qE 'panicked|RUST_BACKTRACE' <<<"$4" || fail "$1: a panic, not a refusal: ${4:0:200}"
+  grep -qE -- "$2" <<<"$4" || fail "$1: not the expected error /$2/: ${4:0:200}"
+}
+# probe_covers_proto OUTPUT NWORKERS: `mr admin auth-probe` OUTPUT shows
+# every rpc of proto/mr.proto's services refused with no token and with a
+# wrong one: the master's once each, the workers' on each of NWORKERS. A
+# method the probe forgets would otherwise pass untested.
+probe_covers_proto() {
+  python3 - "$1" "$2" "$ROOT/proto/mr.proto" <<'PY'
+import re, sys
+out, n, proto = open(sys.argv[1]).read(), int(sys.argv[2]), open(sys.argv[3]).read()
+snake = lambda s: re.sub(r"(?<!^)([A-Z])", r"_\1", s).lower()
+missing, total = [], 0
+for svc, body in re.findall(r"^service (\w+) \{(.*?)^\}", proto, re.S | re.M):
+    for rpc in re.findall(r"^\s*rpc (\w+)\(", body, re.M):
+        for tag in ("(no token)", "(wrong token)"):
+            total += 1
+            if svc == "Master":
+                pat, want = rf"^refused  master {snake(rpc)} {re.escape(tag)}:", 1
+            else:
+                pat, want = rf"^refused  worker \S+ {snake(rpc)} {re.escape(tag)}:", n
+            got = len(re.findall(pat, out, re.M))
+            if got != want:
+                missing.append(f"{svc}.{rpc} {tag}: refused {got} times, want {want}")
+if missing or total == 0:
+    print("   the probe misses:\n     " + "\n     ".join(missing or ["every rpc (none found in the proto)"]), file=sys.stderr)
+    sys.exit(1)
+print(f"   the probe covers all {total // 2} rpcs of proto/mr.proto, no token and a wrong one")
+PY
+}
+# lan_do ARGS: a lan.sh fault command that must succeed (a cut that did not
+# happen tests nothing).
+lan_do() {
+  local out
+  out=$("$LAN" "$@" 2>&1) || fail "lan.sh $* failed (rc $?): ${out:0:300}"
+}
 wait_job() { # id [secs] -> prints the final state
   local end=$(( $(date +%s) + ${2:-90} )) s
   while :; do
@@ -178,7 +265,7 @@ check_job() {
   [ -s "$TMP/$SC.out.$id" ] || fail "job $id output is empty"
   cmp -s "$TMP/$SC.out.$id" "$oracle" \
     || { diff "$oracle" "$TMP/$SC.out.$id" | head -5 >&2; fail "job $id output differs from the oracle"; }
-  mr fs ls / | grep -q '/_staging' && fail "/_staging left after job $id"
+  listed / '^/_staging' && fail "/_staging left after job $id"
   # no leaked tasks or temp files on the live workers (cleanup comes with a heartbeat)
   local end=$(( $(date +%s) + 15 )) left
   while :; do
@@ -275,27 +362,72 @@ PY
   rerun_check "$id" "$victim"
 }
 
+# stale_reports VICTIM: master log lines that fenced off a task report of
+# VICTIM (its attempt reported after its death); stale heartbeats, which any
+# paused worker sends, are not counted.
+stale_reports() {
+  mlog | grep -E 'stale task report fenced off|task report from a stale worker incarnation fenced off' \
+    | grep -cE "worker=\"?$1\"?( |$)" || true
+}
+# finished_attempts LOG JOB: `index attempt` of every map attempt of JOB the
+# worker log LOG says finished (succeeded or failed).
+finished_attempts() {
+  sed 's/\x1b\[[0-9;]*m//g' "$1" \
+    | sed -nE "s/.*task\{job=$2 kind=\"map\" index=([0-9]+) attempt=([0-9]+)\}: task (succeeded|failed).*/\1 \2/p"
+}
+
 sc_zombie-worker() {
-  lan_up
-  gen_input 24MiB /in
-  local id victim f0
-  f0=$(count_log fenced)
+  # A zombie: a worker paused (SIGSTOP) past its expiry while it holds a
+  # running map; woken, its attempt reports after its death, and that
+  # report must be fenced. By events, not timing: the master is paused too
+  # from the zombie's wake-up until the zombie's log shows its attempt
+  # finished. The heartbeat that makes the zombie re-register (which aborts
+  # its attempts) and the attempt's report then both wait in the master's
+  # socket: the report reaches the master before any re-registration, on
+  # fast and slow binaries alike. Expiry 3 s; the master's pause (one map of
+  # a 1 MiB block) stays well below it.
+  lan_up --block-size 1MiB --dead-after 12
+  gen_input 12MiB /in 1MiB
+  local id victim f0 f1 wlog
   id=$(mr job submit wordcount --input /in --output /out --reducers 4 $(hold maps)) || fail "submit failed"
   wait_until 30 "maps running" maps_running "$id"
   found_busy() { victim=$(busy_worker); [ -n "$victim" ]; }
   wait_until 10 "a worker running a map" found_busy
+  wlog="$D/logs/$victim.log"
+  [ -z "$(finished_attempts "$wlog" "$id")" ] || fail "$victim finished a held map before the release"
+  f0=$(stale_reports "$victim")
   kill -STOP "$(pid_of "$victim")"
-  say "SIGSTOP $victim (expiry 2 s) while it holds a running map"
+  say "SIGSTOP $victim (expiry 3 s) while it holds a running map"
   wait_until 10 "$victim marked dead while stopped" is_dead "$victim"
-  # the held maps go on; the zombie's own attempt reports after its death
+  kill -STOP "$(pid_of master)"
   release
   kill -CONT "$(pid_of "$victim")"
+  zombie_done() { [ -n "$(finished_attempts "$wlog" "$id")" ]; }
+  wait_until 30 "the zombie's attempt finished (its log), master paused" zombie_done
+  kill -CONT "$(pid_of master)"
+  finished_attempts "$wlog" "$id" > "$TMP/$SC.stale"
+  say "zombie $victim finished map attempt(s) [$(tr '\n' ' ' < "$TMP/$SC.stale")] (index attempt) after its death; master resumed"
+  stale_seen() { [ "$(stale_reports "$victim")" -gt "$f0" ]; }
+  wait_until 15 "the zombie's task report fenced in the master log" stale_seen
+  f1=$(stale_reports "$victim")
+  mlog | grep -E 'task report fenced off|stale worker incarnation fenced off' | grep -E "worker=\"?$victim" \
+    | tail -2 | cut -c1-220 | sed 's/^/     /'
   check_job "$id" /out 4
+  local h; h=$(history_json "$id") || fail "mr job history $id failed"
+  python3 -c '
+import json,sys
+v, stale = sys.argv[1], {tuple(map(int, l.split())) for l in open(sys.argv[2]) if l.strip()}
+recs = [json.loads(l) for l in sys.stdin if l.strip()]
+maps = [r for r in recs if r.get("type") == "task" and r["kind"] == "map"]
+bad = [r for r in maps if r["node"] == v and (r["index"], r["attempt"]) in stale]
+assert not bad, f"a fenced attempt of the zombie is in the history: {bad}"
+for i, _ in stale:
+    ok = [r for r in maps if r["index"] == i and r["state"] == "succeeded"]
+    assert len(ok) == 1 and ok[0]["node"] != v, f"map {i}: committed by {ok}, want one attempt elsewhere"
+print(f"   the zombie'"'"'s attempts {sorted(stale)}: not in the history; each map committed once elsewhere")' \
+    "$victim" "$TMP/$SC.stale" <<<"$h" || fail "attempt history"
   wait_until 10 "$victim back (re-registered)" all_alive
-  local f1; f1=$(count_log fenced)
-  mlog | grep -E 'fenced' | tail -3 | sed 's/^/     /'
-  [ "$f1" -gt "$f0" ] || fail "no stale report or heartbeat of $victim fenced in the master log"
-  say "$victim re-registered; $((f1 - f0)) stale messages fenced"
+  say "$victim re-registered; $((f1 - f0)) stale task reports of it fenced"
 }
 
 sc_master-restart() {
@@ -318,17 +450,22 @@ sc_master-restart() {
   say "mr job wait: rc=$rc: $(tail -n 1 "$TMP/$SC.wait")"
   [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "mr job wait: rc=$rc (want a clean failure)"
   grep -qiE 'resubmit|submit it again' "$TMP/$SC.wait" || fail "mr job wait does not say to resubmit"
-  local st; st=$(job_state "$id")
-  [ "$st" = failed ] || [ "$st" = "?" ] || fail "job $id after the restart: $st (want failed, or forgotten)"
-  say "job $id after the restart: ${st/\?/forgotten} (never succeeded with partial output)"
+  local st; st=$(job_state_strict "$id") || fail "job $id after the restart: mr job status failed"
+  [ "$st" = failed ] || [ "$st" = forgotten ] || fail "job $id after the restart: $st (want failed, or forgotten)"
+  say "job $id after the restart: $st (never succeeded with partial output)"
   cmp -s <(mr fs cat /acked) "$TMP/$SC.acked" || fail "/acked differs after the restart"
   oracle_for /in
   say "acknowledged files byte-identical after the restart"
-  mr fs ls / | grep -q ' /out/' && fail "the forgotten job left /out"
-  mr fs ls / | grep -q '/_staging' && fail "/_staging left after the restart"
+  listed / '^/out/?$' && fail "the forgotten job left /out"
+  listed / '^/_staging' && fail "/_staging left after the restart"
   id=$(mr job submit wordcount --input /in --output /out --reducers 4) || fail "resubmit failed"
   check_job "$id" /out 4
 }
+
+# rack2_reachable SECS: a TCP connection from this shell (the client port,
+# on the core switch) to w2 (rack 2) opens within SECS: the proof that a
+# cut of rack 2 is in force, or is lifted.
+rack2_reachable() { timeout "$1" bash -c 'exec 3<>/dev/tcp/10.77.2.2/7100' 2>/dev/null; }
 
 sc_rack-partition() {
   lan_up --heartbeat 250ms --dead-after 16   # expiry 4 s
@@ -337,16 +474,21 @@ sc_rack-partition() {
   r0=$(count_log re-replicating) d0=$(count_log 'marked dead')
   id=$(mr job submit wordcount --input /in --output /out1 --reducers 4 $(hold maps)) || fail "submit failed"
   wait_until 30 "maps running" maps_running "$id"
-  "$LAN" cut-rack 2 >/dev/null; sleep 2; "$LAN" restore-rack 2 >/dev/null
+  lan_do cut-rack 2
+  rack2_reachable 0.5 && fail "w2 (rack 2) still reachable after lan.sh cut-rack 2"
+  sleep 1.5
+  lan_do restore-rack 2
+  wait_until 5 "w2 (rack 2) reachable again after restore-rack" rack2_reachable 0.5
   release
-  say "short cut: rack 2 partitioned for 2 s (expiry 4 s) while maps ran"
+  say "short cut: rack 2 partitioned for 2 s (expiry 4 s, w2 seen unreachable) while maps ran"
   check_job "$id" /out1 4
   sleep 1
   [ "$(count_log 'marked dead')" = "$d0" ] || fail "a worker was declared dead by a 2 s flap"
   [ "$(count_log re-replicating)" = "$r0" ] || fail "re-replication issued for a 2 s flap (storm)"
   say "no worker declared dead, 0 re-replications for the short flap"
-  "$LAN" cut-rack 2 >/dev/null
-  say "long cut: rack 2 partitioned for 12 s"
+  lan_do cut-rack 2
+  rack2_reachable 0.5 && fail "w2 (rack 2) still reachable after lan.sh cut-rack 2"
+  say "long cut: rack 2 partitioned for 12 s (w2 seen unreachable)"
   local t0; t0=$(date +%s)
   id=$(mr job submit wordcount --input /in --output /out2 --reducers 4) || fail "submit failed"
   check_job "$id" /out2 4
@@ -356,7 +498,7 @@ sc_rack-partition() {
   say "$((r1 - r0)) re-replications; every block at its factor on rack 1"
   sleep $(( 12 - ($(date +%s) - t0) > 0 ? 12 - ($(date +%s) - t0) : 0 ))
   x0=$(count_log 'excess replica')
-  "$LAN" restore-rack 2 >/dev/null
+  lan_do restore-rack 2
   wait_until 20 "rack 2 back" all_alive
   over_ok() {
     [ "$(count_log 'excess replica')" -gt "$x0" ] || return 1
@@ -473,7 +615,8 @@ sc_straggler() {
   release .off
   check_job "$id_off" /out-off 4
   t_off=$(exec_time "$id_off")
-  history_json "$id_off" | grep -q '"speculative":true' && fail "a speculative attempt with speculation off"
+  local h_off; h_off=$(history_json "$id_off") || fail "mr job history $id_off failed"
+  grep -q '"speculative":true' <<<"$h_off" && fail "a speculative attempt with speculation off"
   kill -TERM "$(pid_of master)"
   wait_until 15 "the master stopped" bash -c "! kill -0 $(pid_of master) 2>/dev/null"
   printf '\n[scheduler]\nspeculative = true\n' >> "$CONF"
@@ -514,29 +657,30 @@ sc_malformed() {
   lan_up --block-size 1MiB
   gen_input 4MiB /in 1MiB
   local before jobs0 out
-  before=$(mr fs ls / ; mr fs ls /in)
+  ns_listing() { local a b; a=$(mr fs ls / 2>&1) && b=$(mr fs ls /in 2>&1) || fail "mr fs ls failed: $a $b"; echo "$a$b"; }
+  before=$(ns_listing) || fail "cannot list the namespace"
   jobs0=$(mr job list --json | jq_ 'len(d) if isinstance(d, list) else len(d.get("jobs", []))')
-  bad() { # description, then the mr arguments: must fail with a message, nothing written
-    local what=$1; shift
-    if out=$(mr "$@" 2>&1); then fail "$what: accepted ($out)"; fi
-    [ -n "$out" ] || fail "$what: refused without a message"
+  bad() { # description, the error it must give (ERE), then the mr arguments
+    local what=$1 want=$2 rc=0; shift 2
+    out=$(mr "$@" 2>&1) || rc=$?
+    refused_clearly "$what" "$want" "$rc" "$out"
     say "refused: $what: $(echo "$out" | grep -m1 -i error | cut -c1-110)"
   }
-  bad "unknown job type" job submit nosuchjob --input /in --output /o1
-  bad "reducers 0" job submit wordcount --input /in --output /o2 --reducers 0
-  bad "reducers -1" job submit wordcount --input /in --output /o3 --reducers -1
-  bad "missing input" job submit wordcount --input /nope --output /o4
-  bad "existing output" job submit wordcount --input /in --output /in
-  bad "relative output" job submit wordcount --input /in --output o5
-  bad "sort buffer 0" job submit wordcount --input /in --output /o6 --sort-buffer 0
-  bad "sort buffer 1 byte" job submit wordcount --input /in --output /o6 --sort-buffer 1
-  bad "bad parameter" job submit wordcount --input /in --output /o7 --param novalue
-  bad "bad format" job submit sort --input /in --output /o8 --format nonsense
-  bad "non-UTF-8 path" job submit wordcount --input "$(printf '/in\xff')" --output /o9
-  bad "huge path (a 20000-byte component)" job submit wordcount --input "/$(head -c 20000 /dev/zero | tr '\0' a)" --output /o10
-  bad "block size 0" fs put "$TMP/$SC.input" /o11 --block-size 0
-  bad "output replication 100" job submit wordcount --input /in --output /o12 --output-replication 100
-  [ "$(mr fs ls / ; mr fs ls /in)" = "$before" ] || fail "a refused spec wrote something"
+  bad "unknown job type" 'unknown job "nosuchjob"' job submit nosuchjob --input /in --output /o1
+  bad "reducers 0" 'reducers must be at least 1' job submit wordcount --input /in --output /o2 --reducers 0
+  bad "reducers -1" "unexpected argument '-1'" job submit wordcount --input /in --output /o3 --reducers -1
+  bad "missing input" 'input /nope does not exist' job submit wordcount --input /nope --output /o4
+  bad "existing output" 'output /in already exists' job submit wordcount --input /in --output /in
+  bad "relative output" 'path "o5" is not absolute' job submit wordcount --input /in --output o5
+  bad "sort buffer 0" 'sort-buffer must be between 1MiB and 4GiB' job submit wordcount --input /in --output /o6 --sort-buffer 0
+  bad "sort buffer 1 byte" 'sort buffer must be between 1MiB and 4GiB' job submit wordcount --input /in --output /o6 --sort-buffer 1
+  bad "bad parameter" 'param "novalue" is not key=value' job submit wordcount --input /in --output /o7 --param novalue
+  bad "bad format" "invalid value 'nonsense' for '--format" job submit sort --input /in --output /o8 --format nonsense
+  bad "non-UTF-8 path" 'invalid UTF-8' job submit wordcount --input "$(printf '/in\xff')" --output /o9
+  bad "huge path (a 20000-byte component)" 'path is longer than 4096 bytes' job submit wordcount --input "/$(head -c 20000 /dev/zero | tr '\0' a)" --output /o10
+  bad "block size 0" 'block size 0 is out of range' fs put "$TMP/$SC.input" /o11 --block-size 0
+  bad "output replication 100" 'replication 100 is out of range' job submit wordcount --input /in --output /o12 --output-replication 100
+  [ "$(ns_listing)" = "$before" ] || fail "a refused spec wrote something (or mr fs ls failed)"
   [ "$(mr job list --json | jq_ 'len(d) if isinstance(d, list) else len(d.get("jobs", []))')" = "$jobs0" ] \
     || fail "a refused spec created a job"
   say "no file and no job created by the refused specs"
@@ -613,7 +757,7 @@ PY
   out=$(mr job status "$id" --json | jq_ 'd["error"]')
   [[ "$out" == *"larger than the output block size"* ]] || fail "job $id failed without the clear error: $out"
   say "a 2 MiB key (> the 1 MiB output block) fails the job clearly: ${out:0:120}"
-  mr fs ls / | grep -q '/out-word\|/_staging' && fail "the failed job left output or staging"
+  listed / '^/(out-word|_staging)' && fail "the failed job left output or staging"
   mlog | grep -q OutOfRange && fail "OutOfRange (message too large) in the master log"
   ! grep -q OutOfRange "$D"/logs/w*.log || fail "OutOfRange (message too large) in a worker log"
   say "no OutOfRange anywhere; nothing of the failed job committed"
@@ -642,6 +786,7 @@ sc_bad-token() {
   local ui token code j0
   j0=$(mr job list --json | md5sum)
   mr admin auth-probe > "$TMP/$SC.probe" 2>&1 || { cat "$TMP/$SC.probe" >&2; fail "auth-probe: a call was not refused"; }
+  probe_covers_proto "$TMP/$SC.probe" 4 || fail "auth-probe does not call every rpc of proto/mr.proto"
   say "gRPC: $(grep -c '^refused' "$TMP/$SC.probe") calls (every master and worker method, no token and a wrong one) refused Unauthenticated"
   token=$(sed -nE 's/^token = "(.*)"/\1/p' "$CONF")
   ui=http://10.77.0.1:7080
@@ -664,17 +809,118 @@ sc_bad-token() {
   say "HTTP: every API route and /metrics refused (401) without or with a wrong token; no side effects"
 }
 
+# shellcheck source=scripts/crash-loop.sh
+. "$ROOT/scripts/crash-loop.sh"
+
+# ---- self-test: each strict check fails where it must ------------------------------
+
+# Runs the checks above against a fake `mr` (and a fake lan.sh and master
+# log): each must fail on what used to pass (an `mr` that fails, a panic, a
+# stale heartbeat alone, a probe that skips a method, a cut that did not
+# happen) and pass on the real thing. No root, no cluster, a second.
+self_test() {
+  local n=0 bad=0 fake="$TMP/fake-mr"
+  SC=self-test D="$TMP/self-test" CONF="$TMP/self-test.toml" MRBIN=$fake
+  mkdir -p "$D/logs"
+  cat > "$fake" <<'SH'
+#!/usr/bin/env bash
+shift 2   # --config FILE
+[ "$1 $2" = "job list" ] && exit "${FAKE_LIST_RC:-0}"
+printf '%s\n' "$FAKE_OUT"
+exit "${FAKE_RC:-0}"
+SH
+  chmod +x "$fake"
+  # expect pass|fail|false DESC CMD...: pass = returns 0, no FAIL line;
+  # false = returns non-zero, no FAIL line; fail = a FAIL line (the check fired).
+  expect() {
+    local want=$1 desc=$2 err rc=0 got; shift 2
+    err=$( ( set +e; "$@" ) 2>&1 >/dev/null ) || rc=$?
+    if [[ "$err" == *"FAIL:"* ]]; then got=fail; elif [ "$rc" = 0 ]; then got=pass; else got=false; fi
+    n=$((n + 1))
+    if [ "$got" = "$want" ]; then echo "   ok   $desc: $want${err:+ (${err//$'\n'/ })}" | cut -c1-200
+    else bad=$((bad + 1)); echo "   BAD  $desc: want $want, got $got (rc $rc) ${err:0:200}"; fi
+  }
+  export FAKE_OUT FAKE_RC FAKE_LIST_RC
+  # master-restart: the job's state
+  FAKE_RC=1 FAKE_OUT="mr: error: cannot reach the master at 10.77.0.1:7070: connection refused"
+  expect false "job_state_strict: mr cannot reach the master (was '?', accepted)" job_state_strict 5
+  FAKE_RC=101 FAKE_OUT="thread 'main' panicked at cli/src/main.rs:1:1"
+  expect false "job_state_strict: mr panics" job_state_strict 5
+  FAKE_RC=1 FAKE_OUT="mr: error: no history for job 5" FAKE_LIST_RC=1
+  expect false "job_state_strict: 'no history' but the master answers nothing else" job_state_strict 5
+  FAKE_LIST_RC=0
+  expect pass "job_state_strict: 'no history', the master up (forgotten)" job_state_strict 5
+  FAKE_RC=0 FAKE_OUT='{"job_id": 5, "state": "failed"}'
+  expect pass "job_state_strict: failed" job_state_strict 5
+  # negative listings
+  FAKE_RC=1 FAKE_OUT="mr: error: cannot reach the master"
+  expect fail "listed: mr fs ls fails (was: absent)" listed / '^/out/?$'
+  FAKE_RC=0 FAKE_OUT=$'T  REPL  BYTES  SIZE  BLOCKS  PATH\nd  -  10  10 B  1  /in/'
+  expect false "listed: /out not in the listing" listed / '^/out/?$'
+  FAKE_OUT=$'T  REPL  BYTES  SIZE  BLOCKS  PATH\nd  -  10  10 B  1  /out/'
+  expect pass "listed: /out in the listing" listed / '^/out/?$'
+  # malformed: a refusal is the expected error, exit 1 or 2, no panic
+  expect fail "refused_clearly: a panic (exit 101)" refused_clearly x 'reducers must be' 101 \
+    "thread 'main' panicked at cli/src/cmd/job.rs:10:5: reducers must be at least 1"
+  expect fail "refused_clearly: exit 1 with a panic message" refused_clearly x 'reducers must be' 1 \
+    "thread 'tokio-runtime-worker' panicked at master/src/x.rs: reducers must be; note: run with RUST_BACKTRACE=1"
+  expect fail "refused_clearly: a timeout (exit 124)" refused_clearly x 'reducers must be' 124 ""
+  expect fail "refused_clearly: another error" refused_clearly x 'reducers must be' 1 \
+    "mr: error: cannot reach the master: connection refused"
+  expect fail "refused_clearly: accepted" refused_clearly x 'reducers must be' 0 "submitted job 3"
+  expect pass "refused_clearly: the expected error" refused_clearly x 'reducers must be' 1 \
+    "mr: error: --reducers must be at least 1"
+  # rack-partition: the cut's exit status
+  expect fail "lan_do: lan.sh cut-rack fails" env LAN=false bash -c "$(declare -f lan_do fail); lan_do cut-rack 2"
+  expect pass "lan_do: lan.sh works" env LAN=true bash -c "$(declare -f lan_do fail); lan_do cut-rack 2"
+  # zombie-worker: stale reports, not stale heartbeats
+  printf '%s\n' '2026-01-01T00:00:00Z  INFO stale heartbeat fenced; asking to re-register worker=w2 epoch=1' \
+    > "$D/logs/master.log"
+  count_is() { [ "$(stale_reports "$1")" = "$2" ]; }
+  expect pass "stale_reports: a stale heartbeat alone counts 0 (was: 1 'fenced')" count_is w2 0
+  printf '%s\n' '2026-01-01T00:00:01Z  INFO task report from a stale worker incarnation fenced off worker=w2 epoch=1' \
+    '2026-01-01T00:00:01Z  INFO stale task report fenced off job=1 kind=Map index=3 attempt=0 worker=w22' \
+    >> "$D/logs/master.log"
+  expect pass "stale_reports: the stale attempt's report counts 1 (w22's not)" count_is w2 1
+  # bad-token: every rpc of the proto in the probe
+  python3 - "$ROOT/proto/mr.proto" > "$TMP/probe.all" <<'PY'
+import re, sys
+proto = open(sys.argv[1]).read()
+snake = lambda s: re.sub(r"(?<!^)([A-Z])", r"_\1", s).lower()
+for svc, body in re.findall(r"^service (\w+) \{(.*?)^\}", proto, re.S | re.M):
+    for rpc in re.findall(r"^\s*rpc (\w+)\(", body, re.M):
+        for tag in ("(no token)", "(wrong token)"):
+            if svc == "Master": print(f"refused  master {snake(rpc)} {tag}: missing token")
+            else:
+                for w in range(1, 3): print(f"refused  worker 10.77.{w}.{w}:7100 {snake(rpc)} {tag}: missing token")
+PY
+  grep -v locate_partition "$TMP/probe.all" > "$TMP/probe.old"
+  expect false "probe_covers_proto: the old probe (no LocatePartition)" probe_covers_proto "$TMP/probe.old" 2
+  expect pass "probe_covers_proto: every rpc" probe_covers_proto "$TMP/probe.all" 2
+  expect false "probe_covers_proto: one worker short" probe_covers_proto "$TMP/probe.all" 3
+  echo "self-test: $((n - bad)) of $n checks behaved"
+  [ "$bad" = 0 ]
+}
+if [ "$SELF_TEST" = 1 ]; then self_test; exit; fi
+
 # ---- driver ------------------------------------------------------------------------
 
 LIMIT=${FAULTS_SCENARIO_TIMEOUT:-150}
 PASSED=0 FAILED=0 FAILS=()
 T0=$(date +%s)
+# the checks first: a check that cannot fail makes a pass worthless
+( self_test ) > "$TMP/self-test.log" 2>&1 || { cat "$TMP/self-test.log" >&2; echo "faults: the self-test of the checks failed" >&2; exit 1; }
+echo "faults: $(tail -1 "$TMP/self-test.log")"
 for SC in "${WANT[@]}"; do
   echo "== $SC"
   t=$(date +%s)
   ( set +e; "sc_$SC" ) &
   pid=$!
-  ( sleep "$LIMIT"; echo "   FAIL: $SC timed out after ${LIMIT}s" >&2; kill -TERM "$pid" 2>/dev/null ) &
+  lim=$LIMIT; [ "$SC" != crash-loop ] || lim=$(crash_loop_limit)
+  # the watchdog's sleep dies with it: an orphaned sleep would hold the
+  # caller's flock on the LAN for the whole limit
+  ( trap 'kill "$s" 2>/dev/null; exit 0' TERM; sleep "$lim" & s=$!; wait "$s"
+    echo "   FAIL: $SC timed out after ${lim}s" >&2; kill -TERM "$pid" 2>/dev/null ) &
   wd=$!
   rc=0; wait "$pid" || rc=$?
   kill "$wd" 2>/dev/null; wait "$wd" 2>/dev/null

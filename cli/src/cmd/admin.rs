@@ -254,6 +254,10 @@ pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Resu
                 .fetch_partition(proto::FetchPartitionRequest::default())
                 .await;
             judge(&w("fetch_partition"), r, $bad);
+            let r = c
+                .locate_partition(proto::FetchPartitionRequest::default())
+                .await;
+            judge(&w("locate_partition"), r, $bad);
         }};
     }
     let wrong = format!("not-{}", cfg.token);
