@@ -11,7 +11,9 @@
 //! or does not validate is reported and never becomes a figure; summaries
 //! give medians with the spread, the machine's cores and the shaping rates.
 
+pub mod bootstrap;
 pub mod cluster;
+pub mod load;
 pub mod matrix;
 pub mod mixed;
 pub mod oracle;
@@ -21,6 +23,7 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod sweep;
+pub mod trace;
 
 use anyhow::bail;
 use std::path::PathBuf;
