@@ -400,6 +400,68 @@ enum BenchCmd {
         #[arg(long)]
         x_log2: bool,
     },
+    /// Replay a SWIM trace (traces/swim/: Facebook 2009 and 2010) onto the
+    /// cluster: each row a synthetic job (`swim`) with the row's input,
+    /// shuffle and output scaled to this cluster, its output validated. A
+    /// solo pass times every job alone; then, for each --load, every policy
+    /// replays the slice --reps times with the arrivals compressed to that
+    /// offered load. Writes trace-jobs.csv, trace-runs.csv, solo.csv and
+    /// summary.md (means with 95 % intervals, slot use, paired differences
+    /// with --baseline) into --out. Definitions:
+    /// docs/bench/comparing-policies.md.
+    ///
+    /// Example: mr bench trace traces/swim/FB-2009_samples_24_times_1hr_0.tsv
+    /// --jobs 40 --load 0.3,0.6,0.9 --schedulers fifo,delay,atlas --out /tmp/t
+    Trace {
+        /// A SWIM trace file (tab-separated: name, submit s, gap s, input,
+        /// shuffle, output bytes).
+        file: PathBuf,
+        /// The slice: rows FROM..FROM+JOBS of the trace.
+        #[arg(long, default_value_t = 0)]
+        from: usize,
+        #[arg(long, default_value_t = 40)]
+        jobs: usize,
+        /// The traced cluster's nodes (known for the FB-2009 and FB-2010
+        /// samples: 600 and 3000).
+        #[arg(long)]
+        traced_nodes: Option<u32>,
+        /// Offered loads, comma-separated, each a separate experiment: the
+        /// arrivals compressed so that the jobs' task-seconds alone fill this
+        /// share of the slot-seconds. Without it: --compression.
+        #[arg(long, value_delimiter = ',')]
+        load: Vec<f64>,
+        /// Trace seconds per replayed second when no --load is given.
+        #[arg(long, default_value_t = 60.0)]
+        compression: f64,
+        /// Policies, comma-separated.
+        #[arg(long, default_value = "fifo,delay,lsap", value_delimiter = ',')]
+        schedulers: Vec<String>,
+        /// The policy the others are paired with (default: the first).
+        #[arg(long)]
+        baseline: Option<String>,
+        /// The policy of the solo pass.
+        #[arg(long, default_value = "fifo")]
+        solo_policy: String,
+        /// Repetitions of every (load, policy).
+        #[arg(long, default_value_t = 5)]
+        reps: u32,
+        /// The pool's block size: a job reads whole blocks.
+        #[arg(long, default_value = "1MiB", value_parser = parse_size)]
+        block_size: u64,
+        /// Blocks in the pool the jobs draw their input from.
+        #[arg(long, default_value_t = 48)]
+        pool_blocks: u32,
+        /// Caps on a job's maps and reduces (the few huge rows).
+        #[arg(long, default_value_t = 24)]
+        max_maps: u32,
+        #[arg(long, default_value_t = 4)]
+        max_reduces: u32,
+        /// Seeds the pool and the blocks each row reads.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "bench-trace")]
+        out: PathBuf,
+    },
     /// Rerun a seed paper's headline experiment with real jobs on the
     /// cluster (the emulated LAN of scripts/lan.sh is the reference) and
     /// write DIR/NAME.md (our figures beside the paper's, the setup, where
@@ -1157,6 +1219,45 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                         reuse,
                     };
                     cli::bench::paper::run(cfg, &name, &o, command).await
+                }
+                Some(BenchCmd::Trace {
+                    file,
+                    from,
+                    jobs,
+                    traced_nodes,
+                    load,
+                    compression,
+                    schedulers,
+                    baseline,
+                    solo_policy,
+                    reps,
+                    block_size,
+                    pool_blocks,
+                    max_maps,
+                    max_reduces,
+                    seed,
+                    out,
+                }) => {
+                    let o = cli::bench::replay::TraceOpts {
+                        trace: file,
+                        from,
+                        jobs,
+                        traced_nodes,
+                        loads: load,
+                        compression,
+                        schedulers,
+                        baseline,
+                        solo_policy,
+                        reps,
+                        block_size,
+                        pool_blocks,
+                        max_maps,
+                        max_reduces,
+                        seed,
+                        out,
+                        quiet: cli::output::quiet(),
+                    };
+                    cli::bench::replay::run(cfg, &o, command).await
                 }
                 Some(BenchCmd::Sched { .. }) | Some(BenchCmd::Plot { .. }) => {
                     unreachable!("handled before loading the config")

@@ -19,11 +19,13 @@ pub mod mixed;
 pub mod oracle;
 pub mod paper;
 pub mod plot;
+pub mod replay;
 pub mod report;
 pub mod results;
 pub mod runner;
 pub mod sweep;
 pub mod trace;
+pub mod trace_report;
 
 use anyhow::bail;
 use std::path::PathBuf;
