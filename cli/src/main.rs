@@ -425,6 +425,11 @@ enum BenchCmd {
         /// samples: 600 and 3000).
         #[arg(long)]
         traced_nodes: Option<u32>,
+        /// The factor on every byte count, instead of our workers over the
+        /// traced nodes (e.g. 1: the traced bytes as they are, so that jobs
+        /// have more maps and longer tasks).
+        #[arg(long)]
+        byte_scale: Option<f64>,
         /// Offered loads, comma-separated, each a separate experiment: the
         /// arrivals compressed so that the jobs' task-seconds alone fill this
         /// share of the slot-seconds. Without it: --compression.
@@ -1225,6 +1230,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     from,
                     jobs,
                     traced_nodes,
+                    byte_scale,
                     load,
                     compression,
                     schedulers,
@@ -1243,6 +1249,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                         from,
                         jobs,
                         traced_nodes,
+                        byte_scale,
                         loads: load,
                         compression,
                         schedulers,

@@ -45,6 +45,8 @@ pub struct TraceOpts {
     pub jobs: usize,
     /// The traced cluster's nodes (default: from the file name).
     pub traced_nodes: Option<u32>,
+    /// The factor on bytes, instead of our workers over the traced nodes.
+    pub byte_scale: Option<f64>,
     /// Target offered loads (each a separate experiment), or, when empty,
     /// one replay at `compression`.
     pub loads: Vec<f64>,
@@ -98,6 +100,9 @@ impl TraceOpts {
                 common::units::format_size(common::config::MIN_BLOCK_SIZE),
                 common::units::format_size(common::config::MAX_BLOCK_SIZE)
             );
+        }
+        if self.byte_scale.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
+            bail!("--byte-scale must be a number above 0");
         }
         if self.max_maps == 0 || self.max_reduces == 0 {
             bail!("--max-maps and --max-reduces must be at least 1");
@@ -163,13 +168,16 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
     let map_slots: u32 = cfg.workers.iter().map(|w| w.map_slots).sum();
     let reduce_slots: u32 = cfg.workers.iter().map(|w| w.reduce_slots).sum();
     let mut runner = Runner::new(Cluster::connect(cfg)?).await?;
-    let scale = Scale::new(
+    let mut scale = Scale::new(
         runner.workers,
         slice.traced_nodes,
         o.block_size,
         o.max_maps,
         o.max_reduces,
     );
+    if let Some(b) = o.byte_scale {
+        scale.bytes = b;
+    }
     let solo_jobs = trace::scale(&slice.rows, o.from, &scale, 1.0);
     let before = runner.cluster.scheduler().await?;
     let loads: Vec<Option<f64>> = if o.loads.is_empty() {

@@ -303,7 +303,7 @@ pub fn summary(meta: &ReportMeta, jobs: &[JobRow], runs: &[RunRow], failures: &[
     );
     let _ = writeln!(
         s,
-        "- scaling: bytes x{:.5} (our workers over the traced nodes), blocks of {}, at most {} maps and {} reduces a job, ratios capped at {}; a pool of {} blocks, drawn per row with seed {}",
+        "- scaling: bytes x{:.5} (default: our workers over the traced nodes), blocks of {}, at most {} maps and {} reduces a job, ratios capped at {}; a pool of {} blocks, drawn per row with seed {}",
         sc.bytes,
         common::units::format_size(sc.block),
         sc.max_maps,
