@@ -487,7 +487,11 @@ async fn replay(
             .with_context(|| format!("job {} did not validate", v["job_id"]))?;
         let id = v["job_id"].as_u64().unwrap_or(0);
         busy.extend(load::attempts(&runner.cluster.history(id).await?));
-        rows.push(JobRow::from_summary(&v, j, policy, o.block_size));
+        let input: u64 = trace::blocks(j.row, j.maps, pool.paths.len(), o.seed)
+            .iter()
+            .map(|&b| pool.data[b].len() as u64)
+            .sum();
+        rows.push(JobRow::from_summary(&v, j, policy, input));
     }
     runner.cluster.remove(&out).await?;
     Ok((rows, busy))

@@ -170,21 +170,6 @@ pub struct ScaledJob {
     pub capped: bool,
 }
 
-impl ScaledJob {
-    /// What the job reads: its maps' whole blocks.
-    pub fn input_bytes(&self, block: u64) -> u64 {
-        self.maps as u64 * block
-    }
-    /// What its maps should write, from the ratio (the measured shuffle
-    /// differs by the per-record rounding and the framing).
-    pub fn shuffle_bytes(&self, block: u64) -> u64 {
-        (self.input_bytes(block) as f64 * self.shuffle_ratio) as u64
-    }
-    pub fn output_bytes(&self, block: u64) -> u64 {
-        (self.shuffle_bytes(block) as f64 * self.output_ratio) as u64
-    }
-}
-
 fn ratio(num: u64, den: u64) -> f64 {
     if den == 0 {
         0.0
@@ -315,7 +300,6 @@ mod tests {
         assert!((j[0].output_ratio - 627471.0 / 2339561.0).abs() < 1e-12);
         // Shuffle 2 x 4096 x 3.158 = 25.9 KB: 7 blocks' worth, capped to 3 reduces.
         assert_eq!(j[0].reduces, 3);
-        assert_eq!(j[0].input_bytes(4096), 8192);
         // No shuffle: ratios 0, one reduce.
         assert_eq!(
             (j[1].shuffle_ratio, j[1].output_ratio, j[1].reduces),

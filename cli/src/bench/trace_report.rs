@@ -35,8 +35,9 @@ pub struct JobRow {
     pub input_bytes: u64,
     pub shuffle_bytes: u64,
     pub output_bytes: u64,
-    /// What the scaling asked for (input: whole blocks; shuffle and output
-    /// from the row's ratios).
+    /// What the scaling asked for: the input is the job's pool blocks (each
+    /// a little under the block size), shuffle and output follow from the
+    /// row's ratios.
     pub want_input: u64,
     pub want_shuffle: u64,
     pub want_output: u64,
@@ -49,7 +50,7 @@ pub struct JobRow {
 }
 
 impl JobRow {
-    pub fn from_summary(v: &Value, j: &ScaledJob, policy: &str, block: u64) -> JobRow {
+    pub fn from_summary(v: &Value, j: &ScaledJob, policy: &str, input: u64) -> JobRow {
         let u = |x: &Value| x.as_u64().unwrap_or(0);
         let b = &v["bytes"];
         JobRow {
@@ -65,9 +66,9 @@ impl JobRow {
                 + u(&b["remote_off_rack"]),
             shuffle_bytes: u(&b["shuffle"]),
             output_bytes: u(&b["output"]),
-            want_input: j.input_bytes(block),
-            want_shuffle: j.shuffle_bytes(block),
-            want_output: j.output_bytes(block),
+            want_input: input,
+            want_shuffle: (input as f64 * j.shuffle_ratio) as u64,
+            want_output: (input as f64 * j.shuffle_ratio * j.output_ratio) as u64,
             at_s: j.at.as_secs_f64(),
             submit_ms: u(&v["submit_ms"]),
             end_ms: u(&v["end_ms"]),
