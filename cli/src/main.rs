@@ -137,6 +137,32 @@ struct SimArgs {
     /// Mixed: factor on the bins' map counts.
     #[arg(long, default_value_t = 1.0)]
     map_scale: f64,
+    /// Replay a SWIM trace's rows (as `mr bench trace` does: bytes scaled
+    /// to --nodes, whole blocks of --block-size, at most --max-maps maps,
+    /// arrivals compressed by --compression or to --load); replaces
+    /// --workload. The simulator models the maps only.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// The trace slice: rows FROM..FROM+N.
+    #[arg(long, default_value_t = 0)]
+    trace_from: usize,
+    #[arg(long, default_value_t = 40)]
+    trace_jobs: usize,
+    /// The traced cluster's nodes (known for the FB-2009 and FB-2010 samples).
+    #[arg(long)]
+    traced_nodes: Option<u32>,
+    /// The factor on the trace's bytes (default: --nodes over the traced nodes).
+    #[arg(long)]
+    byte_scale: Option<f64>,
+    #[arg(long, default_value_t = 24)]
+    max_maps: u32,
+    /// Trace seconds per simulated second.
+    #[arg(long, default_value_t = 60.0)]
+    compression: f64,
+    /// The offered load to compress the arrivals to instead, with the
+    /// task model's node-local map times as the task-seconds.
+    #[arg(long)]
+    load: Option<f64>,
     /// Block cache per node (0: none).
     #[arg(long, default_value = "0", value_parser = parse_size)]
     cache_size: u64,
@@ -1043,7 +1069,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
                 None => Default::default(),
             },
-            workload: if a.workload == "mixed" {
+            workload: if let Some(t) = &a.trace {
+                cmd::sim::trace_workload(&cmd::sim::TraceArgs {
+                    file: t.clone(),
+                    from: a.trace_from,
+                    jobs: a.trace_jobs,
+                    traced_nodes: a.traced_nodes,
+                    byte_scale: a.byte_scale,
+                    nodes: a.nodes,
+                    slots: a.slots,
+                    block_size: a.block_size,
+                    max_maps: a.max_maps,
+                    compression: a.compression,
+                    load: a.load,
+                })?
+            } else if a.workload == "mixed" {
                 if !(a.map_scale.is_finite() && a.map_scale > 0.0) {
                     anyhow::bail!("--map-scale must be a number > 0, not {}", a.map_scale);
                 }
