@@ -16,7 +16,9 @@
 //!    reduce-slot use measured from the attempts' times.
 //!
 //! A job that fails or does not validate fails its run, which is reported
-//! and never becomes a figure.
+//! and never becomes a figure. Every validated job's history is kept under
+//! `OUT/history/load-L/POLICY/repN/`, the input of `mr sim calibrate
+//! --history` for fitting the simulator on one run and predicting others.
 
 use super::cluster::{ensure_succeeded, Cluster};
 use super::load::{self, Busy};
@@ -234,7 +236,13 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
             for policy in &o.schedulers {
                 let label = format!("load {load_label}, {policy}, rep {rep}/{}", o.reps);
                 progress.start_cell(&label);
-                match replay(&mut runner, policy, &jobs, &pool, o, &mut progress).await {
+                let hist = o
+                    .out
+                    .join("history")
+                    .join(format!("load-{load_label}"))
+                    .join(policy)
+                    .join(format!("rep{rep}"));
+                match replay(&mut runner, policy, &jobs, &pool, o, &hist, &mut progress).await {
                     Ok((rows, busy)) => {
                         let from = rows.iter().map(|r| r.submit_ms).min().unwrap_or(0);
                         let to = rows.iter().map(|r| r.end_ms).max().unwrap_or(0);
@@ -429,6 +437,7 @@ async fn replay(
     jobs: &[ScaledJob],
     pool: &Pool,
     o: &TraceOpts,
+    history: &std::path::Path,
     progress: &mut MatrixProgress,
 ) -> anyhow::Result<(Vec<JobRow>, Vec<Busy>)> {
     runner.cluster.set_scheduler(policy).await?;
@@ -486,7 +495,15 @@ async fn replay(
             .await
             .with_context(|| format!("job {} did not validate", v["job_id"]))?;
         let id = v["job_id"].as_u64().unwrap_or(0);
-        busy.extend(load::attempts(&runner.cluster.history(id).await?));
+        // Kept for `mr sim calibrate --history` (fit on one run, predict
+        // the others).
+        let lines = runner.cluster.history(id).await?;
+        std::fs::create_dir_all(history)?;
+        std::fs::write(
+            history.join(format!("job-{id}.jsonl")),
+            lines.join("\n") + "\n",
+        )?;
+        busy.extend(load::attempts(&lines));
         let input: u64 = trace::blocks(j.row, j.maps, pool.paths.len(), o.seed)
             .iter()
             .map(|&b| pool.data[b].len() as u64)
