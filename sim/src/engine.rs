@@ -67,6 +67,8 @@ struct Job {
     done: u32,
     end: Option<f64>,
     task_time_sum: f64,
+    /// Its shuffle bytes: the model's tail after its last map.
+    shuffle: u64,
 }
 
 pub struct Engine {
@@ -117,6 +119,7 @@ fn equal_shares(cfg: &SimConfig, tasks: usize, blocks: usize) -> Vec<Job> {
             done: 0,
             end: None,
             task_time_sum: 0.0,
+            shuffle: 0,
         });
     }
     jobs
@@ -164,6 +167,7 @@ impl Engine {
                     done: 0,
                     end: None,
                     task_time_sum: 0.0,
+                    shuffle: j.shuffle_bytes,
                 })
                 .collect()
         };
@@ -468,7 +472,7 @@ impl Engine {
         let (done, avg) = (job.done, job.task_time_sum / job.done as f64);
         let finished = done as usize == job.blocks.len();
         if finished {
-            job.end = Some(now);
+            job.end = Some(now + self.cfg.model.tail_s(job.shuffle));
             self.unfinished -= 1;
         }
         if let Some(jv) = self.job_view(task.job) {

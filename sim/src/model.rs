@@ -18,6 +18,14 @@ pub struct TaskModel {
     pub bandwidth: [f64; 5],
     /// Each duration is scaled by a uniform factor in 1 ± jitter.
     pub jitter: f64,
+    /// The job's tail after its last map: the reduces' launch (a
+    /// heartbeat away), the shuffle, the reduce function and the commit,
+    /// as a fixed part plus seconds per MiB of shuffle. The simulator runs
+    /// no reduce task; the tail is what the job's end waits for. Both 0 by
+    /// default (the maps-only model); `mr sim calibrate` fits them from the
+    /// history's job ends.
+    pub tail_fixed_s: f64,
+    pub tail_s_per_shuffle_mib: f64,
 }
 
 impl Default for TaskModel {
@@ -26,6 +34,8 @@ impl Default for TaskModel {
             compute_s_per_mib: 0.015,
             bandwidth: [4e9, 1.6e9, 120e6, 120e6, 35e6],
             jitter: 0.1,
+            tail_fixed_s: 0.0,
+            tail_s_per_shuffle_mib: 0.0,
         }
     }
 }
@@ -41,7 +51,18 @@ impl TaskModel {
         if !(0.0..1.0).contains(&self.jitter) {
             return Err("the model's jitter must be within 0..1".into());
         }
+        if ![self.tail_fixed_s, self.tail_s_per_shuffle_mib]
+            .iter()
+            .all(|x| *x >= 0.0 && x.is_finite())
+        {
+            return Err("the model's tail must be 0 or more seconds".into());
+        }
         Ok(())
+    }
+
+    /// From a job's last map end to its commit, for `shuffle` bytes.
+    pub fn tail_s(&self, shuffle: u64) -> f64 {
+        self.tail_fixed_s + shuffle as f64 / MIB * self.tail_s_per_shuffle_mib
     }
 
     /// Seconds without jitter.

@@ -9,10 +9,11 @@
 //! the read bandwidths of `cluster.toml`'s shaping (the default model's
 //! where the network is not shaped).
 //!
-//! The simulator models the maps only (no shuffle or reduce phase, no
-//! bandwidth shared between concurrent reads), so this report measures how
-//! far that gets; the loads other than the fitted one are the held-out
-//! ones.
+//! The simulator models the maps; the fitted model adds each job's tail
+//! after its last map (reduce launch, shuffle, reduce, commit) as a line in
+//! its shuffle bytes fitted on the same run, with no reduce slots and no
+//! bandwidth shared between concurrent reads. The loads other than the
+//! fitted one are the held-out ones.
 
 use super::paper::simulator::spearman;
 use super::trace_report::JobRow;
@@ -66,9 +67,11 @@ pub fn report(
     pool_blocks: usize,
     block_size: u64,
 ) -> anyhow::Result<String> {
-    let (fitted, notes) = sim::calibrate::load(fit_dir)
+    let (mut fitted, mut notes) = sim::calibrate::load(fit_dir)
         .and_then(|s| sim::calibrate::fit(&s))
         .map_err(|e| anyhow::anyhow!("fitting on {}: {e}", fit_dir.display()))?;
+    let tails = sim::calibrate::load_tails(fit_dir).map_err(|e| anyhow::anyhow!("{e}"))?;
+    notes.push(sim::calibrate::fit_tail(&mut fitted, &tails));
     let control = config_model(&cfg.network);
     let racks: BTreeSet<&str> = cfg.workers.iter().map(|w| w.rack.as_str()).collect();
     let w0 = cfg
@@ -90,7 +93,7 @@ pub fn report(
     let mut s = String::from("# The simulator on runs it was not fitted on\n\n");
     let _ = writeln!(
         s,
-        "Fitted on one run: {fit_label} ({}). Fitted model: compute {:.4} s/MiB; read MB/s cache {:.0}, node {:.0}, cache-rack {:.1}, rack {:.1}, off-rack {:.1}. Control (rate from config, no fitting): compute {:.4} s/MiB; rack {:.1}, off-rack {:.1} MB/s.\n",
+        "Fitted on one run: {fit_label} ({}). Fitted model: compute {:.4} s/MiB; read MB/s cache {:.0}, node {:.0}, cache-rack {:.1}, rack {:.1}, off-rack {:.1}; job tail after the last map {:.3} s + {:.4} s per shuffle MiB. Control (rate from config, no fitting): compute {:.4} s/MiB; rack {:.1}, off-rack {:.1} MB/s.\n",
         fit_dir.display(),
         fitted.compute_s_per_mib,
         fitted.bandwidth[0] / 1e6,
@@ -98,6 +101,8 @@ pub fn report(
         fitted.bandwidth[2] / 1e6,
         fitted.bandwidth[3] / 1e6,
         fitted.bandwidth[4] / 1e6,
+        fitted.tail_fixed_s,
+        fitted.tail_s_per_shuffle_mib,
         control.compute_s_per_mib,
         control.bandwidth[3] / 1e6,
         control.bandwidth[4] / 1e6,
@@ -105,7 +110,7 @@ pub fn report(
     for n in notes {
         let _ = writeln!(s, "- calibration: {n}");
     }
-    s += "\nThe simulator models the maps, their reads and the heartbeat; not the shuffle, the reduces, the commit or bandwidth shared between concurrent reads. Mean job times in seconds; error: |sim - cluster| / cluster.\n";
+    s += "\nThe simulator models the maps, their reads and the heartbeat; the fitted model adds each job's tail after its last map (reduce launch, shuffle, reduce, commit) as a fitted line in its shuffle bytes, with no reduce slots; nothing models bandwidth shared between concurrent reads. The control has no tail. Mean job times in seconds; error: |sim - cluster| / cluster.\n";
     for l in loads {
         let _ = writeln!(
             s,

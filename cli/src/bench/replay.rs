@@ -241,6 +241,7 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
                 .map(|j| sim::config::JobSpec {
                     arrival_s: j.at.as_secs_f64(),
                     maps: j.maps as usize,
+                    shuffle_bytes: (j.maps as f64 * o.block_size as f64 * j.shuffle_ratio) as u64,
                 })
                 .collect(),
         });

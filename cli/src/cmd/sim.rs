@@ -70,6 +70,7 @@ pub fn trace_workload(t: &TraceArgs) -> anyhow::Result<Vec<sim::config::JobSpec>
         .map(|j| sim::config::JobSpec {
             arrival_s: j.at.as_secs_f64(),
             maps: j.maps as usize,
+            shuffle_bytes: (j.maps as f64 * t.block_size as f64 * j.shuffle_ratio) as u64,
         })
         .collect())
 }
