@@ -249,8 +249,12 @@ fn plot_figure(f: &Figure, path: &Path) -> anyhow::Result<()> {
 /// `mr sim calibrate --history DIR [--out FILE]`.
 pub fn calibrate(history: &Path, out: Option<&Path>) -> anyhow::Result<()> {
     let samples = sim::calibrate::load(history).map_err(anyhow::Error::msg)?;
-    let (model, said) =
+    let (mut model, mut said) =
         sim::calibrate::fit(&samples).map_err(|e| anyhow::anyhow!("{}: {e}", history.display()))?;
+    // The jobs' tails after their last maps (reduce launch, shuffle,
+    // reduce, commit), from the same files' final records.
+    let tails = sim::calibrate::load_tails(history).map_err(anyhow::Error::msg)?;
+    said.push(sim::calibrate::fit_tail(&mut model, &tails));
     for l in &said {
         eprintln!("{l}");
     }
