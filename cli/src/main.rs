@@ -355,8 +355,9 @@ struct BenchCommon {
     /// Block size of the generated inputs.
     #[arg(long, default_value = "16MiB", value_parser = parse_size)]
     block_size: u64,
-    /// Runs per cell; figures are medians over them.
-    #[arg(long, default_value_t = 3)]
+    /// Runs per cell (5: the default of a comparison, so intervals
+    /// resample five runs); figures are medians over them.
+    #[arg(long, default_value_t = 5)]
     reps: u32,
     /// Reducers per job.
     #[arg(long, short = 'r', default_value_t = 4)]
@@ -507,14 +508,15 @@ enum BenchCmd {
     /// DIR/simulator-vs-lan.md), or all.
     ///
     /// Example: mr bench paper all --out docs/bench/papers (about an hour
-    /// on the emulated LAN; --quick: a smoke run of a few minutes).
+    /// on the emulated LAN with --reps 3, the default being 5; --quick: a
+    /// smoke run of a few minutes).
     Paper {
         name: String,
         /// Where the reports go (created if missing).
         #[arg(long, default_value = "bench-papers")]
         out: PathBuf,
-        /// Runs per policy and point.
-        #[arg(long, default_value_t = 3)]
+        /// Runs per policy and point (5: the default of a comparison).
+        #[arg(long, default_value_t = 5)]
         reps: u32,
         /// Tiny inputs and one run of each cell: checks the harness, not
         /// the papers.
