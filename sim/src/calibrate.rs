@@ -205,6 +205,7 @@ pub fn to_json(m: &TaskModel) -> Value {
         "jitter": m.jitter,
         "tail_fixed_s": m.tail_fixed_s,
         "tail_s_per_shuffle_mib": m.tail_s_per_shuffle_mib,
+        "shared_reads": m.shared_reads,
     })
 }
 
@@ -230,6 +231,9 @@ pub fn from_json(text: &str) -> Result<TaskModel, String> {
     }
     if let Some(t) = v["tail_s_per_shuffle_mib"].as_f64() {
         m.tail_s_per_shuffle_mib = t;
+    }
+    if let Some(b) = v["shared_reads"].as_bool() {
+        m.shared_reads = b;
     }
     m.validate()?;
     Ok(m)

@@ -11,9 +11,10 @@
 //!
 //! The simulator models the maps; the fitted model adds each job's tail
 //! after its last map (reduce launch, shuffle, reduce, commit) as a line in
-//! its shuffle bytes fitted on the same run, with no reduce slots and no
-//! bandwidth shared between concurrent reads. The loads other than the
-//! fitted one are the held-out ones.
+//! its shuffle bytes fitted on the same run, with no reduce slots; both
+//! models share remote-read bandwidth at a node's port and a rack's uplink
+//! (fixed at each read's launch). The loads other than the fitted one are
+//! the held-out ones.
 
 use super::paper::simulator::spearman;
 use super::trace_report::JobRow;
@@ -72,7 +73,11 @@ pub fn report(
         .map_err(|e| anyhow::anyhow!("fitting on {}: {e}", fit_dir.display()))?;
     let tails = sim::calibrate::load_tails(fit_dir).map_err(|e| anyhow::anyhow!("{e}"))?;
     notes.push(sim::calibrate::fit_tail(&mut fitted, &tails));
-    let control = config_model(&cfg.network);
+    // Both share remote-read bandwidth: what the cluster has; only the
+    // fitted one knows the rates and the tail from a run.
+    fitted.shared_reads = true;
+    let mut control = config_model(&cfg.network);
+    control.shared_reads = true;
     let racks: BTreeSet<&str> = cfg.workers.iter().map(|w| w.rack.as_str()).collect();
     let w0 = cfg
         .workers
@@ -110,7 +115,7 @@ pub fn report(
     for n in notes {
         let _ = writeln!(s, "- calibration: {n}");
     }
-    s += "\nThe simulator models the maps, their reads and the heartbeat; the fitted model adds each job's tail after its last map (reduce launch, shuffle, reduce, commit) as a fitted line in its shuffle bytes, with no reduce slots; nothing models bandwidth shared between concurrent reads. The control has no tail. Mean job times in seconds; error: |sim - cluster| / cluster.\n";
+    s += "\nThe simulator models the maps, their reads and the heartbeat; the fitted model adds each job's tail after its last map (reduce launch, shuffle, reduce, commit) as a fitted line in its shuffle bytes, with no reduce slots. Both share a node's (and off-rack, a rack uplink's) bandwidth among the remote reads running when a read starts. The control has no tail and its rates come from the config. Mean job times in seconds; error: |sim - cluster| / cluster.\n";
     for l in loads {
         let _ = writeln!(
             s,
