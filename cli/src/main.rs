@@ -137,6 +137,32 @@ struct SimArgs {
     /// Mixed: factor on the bins' map counts.
     #[arg(long, default_value_t = 1.0)]
     map_scale: f64,
+    /// Replay a SWIM trace's rows (as `mr bench trace` does: bytes scaled
+    /// to --nodes, whole blocks of --block-size, at most --max-maps maps,
+    /// arrivals compressed by --compression or to --load); replaces
+    /// --workload. The simulator models the maps only.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// The trace slice: rows FROM..FROM+N.
+    #[arg(long, default_value_t = 0)]
+    trace_from: usize,
+    #[arg(long, default_value_t = 40)]
+    trace_jobs: usize,
+    /// The traced cluster's nodes (known for the FB-2009 and FB-2010 samples).
+    #[arg(long)]
+    traced_nodes: Option<u32>,
+    /// The factor on the trace's bytes (default: --nodes over the traced nodes).
+    #[arg(long)]
+    byte_scale: Option<f64>,
+    #[arg(long, default_value_t = 24)]
+    max_maps: u32,
+    /// Trace seconds per simulated second.
+    #[arg(long, default_value_t = 60.0)]
+    compression: f64,
+    /// The offered load to compress the arrivals to instead, with the
+    /// task model's node-local map times as the task-seconds.
+    #[arg(long)]
+    load: Option<f64>,
     /// Block cache per node (0: none).
     #[arg(long, default_value = "0", value_parser = parse_size)]
     cache_size: u64,
@@ -329,8 +355,9 @@ struct BenchCommon {
     /// Block size of the generated inputs.
     #[arg(long, default_value = "16MiB", value_parser = parse_size)]
     block_size: u64,
-    /// Runs per cell; figures are medians over them.
-    #[arg(long, default_value_t = 3)]
+    /// Runs per cell (5: the default of a comparison, so intervals
+    /// resample five runs); figures are medians over them.
+    #[arg(long, default_value_t = 5)]
     reps: u32,
     /// Reducers per job.
     #[arg(long, short = 'r', default_value_t = 4)]
@@ -420,6 +447,73 @@ enum BenchCmd {
         #[arg(long)]
         x_log2: bool,
     },
+    /// Replay a SWIM trace (traces/swim/: Facebook 2009 and 2010) onto the
+    /// cluster: each row a synthetic job (`swim`) with the row's input,
+    /// shuffle and output scaled to this cluster, its output validated. A
+    /// solo pass times every job alone; then, for each --load, every policy
+    /// replays the slice --reps times with the arrivals compressed to that
+    /// offered load. Writes trace-jobs.csv, trace-runs.csv, solo.csv and
+    /// summary.md (means with 95 % intervals, slot use, paired differences
+    /// with --baseline) into --out. Definitions:
+    /// docs/bench/comparing-policies.md.
+    ///
+    /// Example: mr bench trace traces/swim/FB-2009_samples_24_times_1hr_0.tsv
+    /// --jobs 40 --load 0.3,0.6,0.9 --schedulers fifo,delay,atlas --out /tmp/t
+    Trace {
+        /// A SWIM trace file (tab-separated: name, submit s, gap s, input,
+        /// shuffle, output bytes).
+        file: PathBuf,
+        /// The slice: rows FROM..FROM+JOBS of the trace.
+        #[arg(long, default_value_t = 0)]
+        from: usize,
+        #[arg(long, default_value_t = 40)]
+        jobs: usize,
+        /// The traced cluster's nodes (known for the FB-2009 and FB-2010
+        /// samples: 600 and 3000).
+        #[arg(long)]
+        traced_nodes: Option<u32>,
+        /// The factor on every byte count, instead of our workers over the
+        /// traced nodes (e.g. 1: the traced bytes as they are, so that jobs
+        /// have more maps and longer tasks).
+        #[arg(long)]
+        byte_scale: Option<f64>,
+        /// Offered loads, comma-separated, each a separate experiment: the
+        /// arrivals compressed so that the jobs' task-seconds alone fill this
+        /// share of the slot-seconds. Without it: --compression.
+        #[arg(long, value_delimiter = ',')]
+        load: Vec<f64>,
+        /// Trace seconds per replayed second when no --load is given.
+        #[arg(long, default_value_t = 60.0)]
+        compression: f64,
+        /// Policies, comma-separated.
+        #[arg(long, default_value = "fifo,delay,lsap", value_delimiter = ',')]
+        schedulers: Vec<String>,
+        /// The policy the others are paired with (default: the first).
+        #[arg(long)]
+        baseline: Option<String>,
+        /// The policy of the solo pass.
+        #[arg(long, default_value = "fifo")]
+        solo_policy: String,
+        /// Repetitions of every (load, policy).
+        #[arg(long, default_value_t = 5)]
+        reps: u32,
+        /// The pool's block size: a job reads whole blocks.
+        #[arg(long, default_value = "1MiB", value_parser = parse_size)]
+        block_size: u64,
+        /// Blocks in the pool the jobs draw their input from.
+        #[arg(long, default_value_t = 48)]
+        pool_blocks: u32,
+        /// Caps on a job's maps and reduces (the few huge rows).
+        #[arg(long, default_value_t = 24)]
+        max_maps: u32,
+        #[arg(long, default_value_t = 4)]
+        max_reduces: u32,
+        /// Seeds the pool and the blocks each row reads.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "bench-trace")]
+        out: PathBuf,
+    },
     /// Rerun a seed paper's headline experiment with real jobs on the
     /// cluster (the emulated LAN of scripts/lan.sh is the reference) and
     /// write DIR/NAME.md (our figures beside the paper's, the setup, where
@@ -434,14 +528,15 @@ enum BenchCmd {
     /// DIR/simulator-vs-lan.md), or all.
     ///
     /// Example: mr bench paper all --out docs/bench/papers (about an hour
-    /// on the emulated LAN; --quick: a smoke run of a few minutes).
+    /// on the emulated LAN with --reps 3, the default being 5; --quick: a
+    /// smoke run of a few minutes).
     Paper {
         name: String,
         /// Where the reports go (created if missing).
         #[arg(long, default_value = "bench-papers")]
         out: PathBuf,
-        /// Runs per policy and point.
-        #[arg(long, default_value_t = 3)]
+        /// Runs per policy and point (5: the default of a comparison).
+        #[arg(long, default_value_t = 5)]
         reps: u32,
         /// Tiny inputs and one run of each cell: checks the harness, not
         /// the papers.
@@ -1021,7 +1116,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
                 None => Default::default(),
             },
-            workload: if a.workload == "mixed" {
+            workload: if let Some(t) = &a.trace {
+                cmd::sim::trace_workload(&cmd::sim::TraceArgs {
+                    file: t.clone(),
+                    from: a.trace_from,
+                    jobs: a.trace_jobs,
+                    traced_nodes: a.traced_nodes,
+                    byte_scale: a.byte_scale,
+                    nodes: a.nodes,
+                    slots: a.slots,
+                    block_size: a.block_size,
+                    max_maps: a.max_maps,
+                    compression: a.compression,
+                    load: a.load,
+                })?
+            } else if a.workload == "mixed" {
                 if !(a.map_scale.is_finite() && a.map_scale > 0.0) {
                     anyhow::bail!("--map-scale must be a number > 0, not {}", a.map_scale);
                 }
@@ -1218,6 +1327,47 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                         json,
                     };
                     cli::bench::latency::run(&cli.config, &o).await
+                }
+                Some(BenchCmd::Trace {
+                    file,
+                    from,
+                    jobs,
+                    traced_nodes,
+                    byte_scale,
+                    load,
+                    compression,
+                    schedulers,
+                    baseline,
+                    solo_policy,
+                    reps,
+                    block_size,
+                    pool_blocks,
+                    max_maps,
+                    max_reduces,
+                    seed,
+                    out,
+                }) => {
+                    let o = cli::bench::replay::TraceOpts {
+                        trace: file,
+                        from,
+                        jobs,
+                        traced_nodes,
+                        byte_scale,
+                        loads: load,
+                        compression,
+                        schedulers,
+                        baseline,
+                        solo_policy,
+                        reps,
+                        block_size,
+                        pool_blocks,
+                        max_maps,
+                        max_reduces,
+                        seed,
+                        out,
+                        quiet: cli::output::quiet(),
+                    };
+                    cli::bench::replay::run(cfg, &o, command).await
                 }
                 Some(BenchCmd::Sched { .. }) | Some(BenchCmd::Plot { .. }) => {
                     unreachable!("handled before loading the config")

@@ -69,6 +69,73 @@ pub fn load(dir: &Path) -> Result<Vec<MapSample>, String> {
     Ok(out)
 }
 
+/// One job of a history file: (shuffle MiB, seconds from its last map's
+/// end to its own end), if the file holds its final record and a map.
+pub fn tail_point(text: &str) -> Option<(f64, f64)> {
+    let mut last_map = 0u64;
+    let mut job = None;
+    for v in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        if v["kind"] == "map" && v["state"] == "succeeded" {
+            last_map = last_map.max(v["end_ms"].as_u64().unwrap_or(0));
+        } else if v["type"] == "job" {
+            job = Some((
+                v["bytes"]["shuffle"].as_u64().unwrap_or(0),
+                v["end_ms"].as_u64().unwrap_or(0),
+            ));
+        }
+    }
+    let (shuffle, end) = job?;
+    (last_map > 0 && end >= last_map).then(|| (shuffle as f64 / MIB, (end - last_map) as f64 / 1e3))
+}
+
+/// Every job's tail point under `dir` (recursively).
+pub fn load_tails(dir: &Path) -> Result<Vec<(f64, f64)>, String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let rd = std::fs::read_dir(&d).map_err(|e| format!("cannot read {}: {e}", d.display()))?;
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                let text = std::fs::read_to_string(&p)
+                    .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+                out.extend(tail_point(&text));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Fits the model's tail, `fixed + s_per_mib * shuffle MiB`, to the
+/// points by least squares, both kept at 0 or more (a negative slope
+/// becomes the points' mean as a fixed tail). Says where it came from.
+pub fn fit_tail(m: &mut TaskModel, points: &[(f64, f64)]) -> String {
+    let n = points.len() as f64;
+    if points.is_empty() {
+        return "tail 0 s: no job in the history".into();
+    }
+    let (mx, my) = (
+        points.iter().map(|p| p.0).sum::<f64>() / n,
+        points.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let slope = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
+    m.tail_s_per_shuffle_mib = slope;
+    m.tail_fixed_s = (my - slope * mx).max(0.0);
+    format!(
+        "tail {:.3} s + {:.4} s per shuffle MiB from {} jobs",
+        m.tail_fixed_s,
+        m.tail_s_per_shuffle_mib,
+        points.len()
+    )
+}
+
 fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
@@ -136,6 +203,9 @@ pub fn to_json(m: &TaskModel) -> Value {
         "compute_s_per_mib": m.compute_s_per_mib,
         "bandwidth": m.bandwidth,
         "jitter": m.jitter,
+        "tail_fixed_s": m.tail_fixed_s,
+        "tail_s_per_shuffle_mib": m.tail_s_per_shuffle_mib,
+        "shared_reads": m.shared_reads,
     })
 }
 
@@ -155,6 +225,15 @@ pub fn from_json(text: &str) -> Result<TaskModel, String> {
     }
     if let Some(j) = v["jitter"].as_f64() {
         m.jitter = j;
+    }
+    if let Some(t) = v["tail_fixed_s"].as_f64() {
+        m.tail_fixed_s = t;
+    }
+    if let Some(t) = v["tail_s_per_shuffle_mib"].as_f64() {
+        m.tail_s_per_shuffle_mib = t;
+    }
+    if let Some(b) = v["shared_reads"].as_bool() {
+        m.shared_reads = b;
     }
     m.validate()?;
     Ok(m)
@@ -203,5 +282,33 @@ mod tests {
         assert_eq!(back, m);
         assert!(fit(&[]).is_err());
         assert!(from_json("{\"bandwidth\": [1, 2]}").is_err());
+    }
+
+    #[test]
+    fn the_tail_is_fitted_from_job_ends_after_their_last_map() {
+        let file = |shuffle_mib: u64, tail_ms: u64| {
+            format!(
+                "{{\"kind\":\"map\",\"state\":\"succeeded\",\"end_ms\":1000}}\n\
+                 {{\"kind\":\"map\",\"state\":\"succeeded\",\"end_ms\":2000}}\n\
+                 {{\"type\":\"job\",\"end_ms\":{},\"bytes\":{{\"shuffle\":{}}}}}\n",
+                2000 + tail_ms,
+                shuffle_mib << 20
+            )
+        };
+        // Tails of 0.5 s + 0.1 s per MiB: 0.5, 0.7, 1.5 s.
+        let pts: Vec<(f64, f64)> = [(0, 500), (2, 700), (10, 1500)]
+            .iter()
+            .map(|&(s, t)| tail_point(&file(s, t)).unwrap())
+            .collect();
+        assert_eq!(pts[1], (2.0, 0.7));
+        let mut m = TaskModel::default();
+        fit_tail(&mut m, &pts);
+        assert!((m.tail_fixed_s - 0.5).abs() < 1e-9, "{m:?}");
+        assert!((m.tail_s_per_shuffle_mib - 0.1).abs() < 1e-9, "{m:?}");
+        assert!((m.tail_s(4 << 20) - 0.9).abs() < 1e-9);
+        let back = from_json(&to_json(&m).to_string()).unwrap();
+        assert_eq!(back, m);
+        // No map or no final record: no point.
+        assert!(tail_point("{\"type\":\"job\",\"end_ms\":5}").is_none());
     }
 }

@@ -12,6 +12,9 @@ pub struct ConfigError(pub String);
 pub struct JobSpec {
     pub arrival_s: f64,
     pub maps: usize,
+    /// Bytes its maps hand to its reduces (the model's tail grows with
+    /// them); 0 where unknown.
+    pub shuffle_bytes: u64,
 }
 
 /// The Facebook bins of the matchmaking paper (IV.A, Table 4), Zaharia et
@@ -49,6 +52,7 @@ pub fn facebook_mixed(
             JobSpec {
                 arrival_s: at,
                 maps: ((maps as f64 * scale).round() as usize).max(1),
+                shuffle_bytes: 0,
             }
         })
         .collect()

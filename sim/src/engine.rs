@@ -67,6 +67,8 @@ struct Job {
     done: u32,
     end: Option<f64>,
     task_time_sum: f64,
+    /// Its shuffle bytes: the model's tail after its last map.
+    shuffle: u64,
 }
 
 pub struct Engine {
@@ -95,6 +97,10 @@ pub struct Engine {
     /// one whose call triggered the decision reaches it then, as on the
     /// real cluster, where the master answers each worker's own calls.
     next_heartbeat: Vec<f64>,
+    /// Remote reads running into each node, and off-rack reads crossing
+    /// each rack's uplink (the model's shared bandwidth).
+    remote_in: Vec<u32>,
+    uplink: Vec<u32>,
 }
 
 /// Tasks dealt to jobs in equal shares; each job reads blocks in turn
@@ -117,6 +123,7 @@ fn equal_shares(cfg: &SimConfig, tasks: usize, blocks: usize) -> Vec<Job> {
             done: 0,
             end: None,
             task_time_sum: 0.0,
+            shuffle: 0,
         });
     }
     jobs
@@ -164,11 +171,14 @@ impl Engine {
                     done: 0,
                     end: None,
                     task_time_sum: 0.0,
+                    shuffle: j.shuffle_bytes,
                 })
                 .collect()
         };
         let mut e = Engine {
             next_heartbeat: vec![0.0; cfg.nodes],
+            remote_in: vec![0; cfg.nodes],
+            uplink: vec![0; cfg.racks.max(1)],
             caches: (0..cfg.nodes)
                 .map(|_| BlockCache::new(cache_blocks))
                 .collect(),
@@ -398,10 +408,27 @@ impl Engine {
             .locality(&self.view.pending[pos], &self.view.nodes[node]);
         let task = self.remove_pending(pos);
         let block = task.block.unwrap_or(0);
-        let d = self
-            .cfg
-            .model
-            .duration(level, task.input_bytes, &mut self.rng);
+        let remote = !level.is_local();
+        let rack = cluster::rack_of(node, self.cfg.racks);
+        let d = if self.cfg.model.shared_reads && remote {
+            let mut sharers = self.remote_in[node];
+            if level == Locality::OffRack {
+                sharers = sharers.max(self.uplink[rack]);
+            }
+            self.cfg
+                .model
+                .duration_shared(level, task.input_bytes, sharers, &mut self.rng)
+        } else {
+            self.cfg
+                .model
+                .duration(level, task.input_bytes, &mut self.rng)
+        };
+        if remote {
+            self.remote_in[node] += 1;
+            if level == Locality::OffRack {
+                self.uplink[rack] += 1;
+            }
+        }
         let now = if live == Some(node) {
             self.view.now
         } else {
@@ -448,6 +475,13 @@ impl Engine {
 
     fn finish(&mut self, node: usize, task: TaskId, level: Locality, start: f64, block: u64) {
         let now = self.view.now;
+        if !level.is_local() {
+            self.remote_in[node] = self.remote_in[node].saturating_sub(1);
+            if level == Locality::OffRack {
+                let rack = cluster::rack_of(node, self.cfg.racks);
+                self.uplink[rack] = self.uplink[rack].saturating_sub(1);
+            }
+        }
         let n = &mut self.view.nodes[node];
         n.free_map_slots += 1;
         n.running.retain(|r| r.id != task);
@@ -468,7 +502,7 @@ impl Engine {
         let (done, avg) = (job.done, job.task_time_sum / job.done as f64);
         let finished = done as usize == job.blocks.len();
         if finished {
-            job.end = Some(now);
+            job.end = Some(now + self.cfg.model.tail_s(job.shuffle));
             self.unfinished -= 1;
         }
         if let Some(jv) = self.job_view(task.job) {
@@ -591,5 +625,48 @@ mod tests {
             cache_hits += a.locality[0];
         }
         assert!(cache_hits > 0, "the caches never served a map");
+    }
+
+    /// Concurrent remote reads share bandwidth when the model says so:
+    /// the same decisions (durations are longer, not reordered at launch)
+    /// and later job ends; a job's tail after its last map moves its end by
+    /// exactly the tail.
+    #[test]
+    fn shared_reads_and_the_tail_lengthen_jobs() {
+        let base = SimConfig {
+            nodes: 6,
+            racks: 2,
+            slots: 2,
+            replication: 1,
+            idle_ratio: 1.0,
+            tasks: Some(48),
+            jobs: 4,
+            seed: 5,
+            ..SimConfig::default()
+        };
+        let run = |cfg: &SimConfig| {
+            Engine::new(cfg.clone(), build(&SchedulerSpec::new("fifo")).unwrap())
+                .run()
+                .unwrap()
+        };
+        let alone = run(&base);
+        assert!(
+            alone.locality[2..].iter().sum::<u64>() > 0,
+            "{:?}",
+            alone.locality
+        );
+        let mut shared = base.clone();
+        shared.model.shared_reads = true;
+        let s = run(&shared);
+        assert!(
+            s.mean_job_time_s > alone.mean_job_time_s,
+            "{} vs {}",
+            s.mean_job_time_s,
+            alone.mean_job_time_s
+        );
+        let mut tail = base.clone();
+        tail.model.tail_fixed_s = 2.0;
+        let t = run(&tail);
+        assert!((t.mean_job_time_s - alone.mean_job_time_s - 2.0).abs() < 1e-9);
     }
 }

@@ -18,6 +18,20 @@ pub struct TaskModel {
     pub bandwidth: [f64; 5],
     /// Each duration is scaled by a uniform factor in 1 ± jitter.
     pub jitter: f64,
+    /// The job's tail after its last map: the reduces' launch (a
+    /// heartbeat away), the shuffle, the reduce function and the commit,
+    /// as a fixed part plus seconds per MiB of shuffle. The simulator runs
+    /// no reduce task; the tail is what the job's end waits for. Both 0 by
+    /// default (the maps-only model); `mr sim calibrate` fits them from the
+    /// history's job ends.
+    pub tail_fixed_s: f64,
+    pub tail_s_per_shuffle_mib: f64,
+    /// Remote reads share bandwidth: a read launched while `k` others come
+    /// into the same node (or, off-rack, cross the same rack uplink) gets
+    /// `1 / (k + 1)` of its level's bandwidth, fixed at its launch (an
+    /// approximation: later arrivals do not slow it down). Off by default
+    /// (the papers' scenarios were calibrated without it).
+    pub shared_reads: bool,
 }
 
 impl Default for TaskModel {
@@ -26,6 +40,9 @@ impl Default for TaskModel {
             compute_s_per_mib: 0.015,
             bandwidth: [4e9, 1.6e9, 120e6, 120e6, 35e6],
             jitter: 0.1,
+            tail_fixed_s: 0.0,
+            tail_s_per_shuffle_mib: 0.0,
+            shared_reads: false,
         }
     }
 }
@@ -41,7 +58,18 @@ impl TaskModel {
         if !(0.0..1.0).contains(&self.jitter) {
             return Err("the model's jitter must be within 0..1".into());
         }
+        if ![self.tail_fixed_s, self.tail_s_per_shuffle_mib]
+            .iter()
+            .all(|x| *x >= 0.0 && x.is_finite())
+        {
+            return Err("the model's tail must be 0 or more seconds".into());
+        }
         Ok(())
+    }
+
+    /// From a job's last map end to its commit, for `shuffle` bytes.
+    pub fn tail_s(&self, shuffle: u64) -> f64 {
+        self.tail_fixed_s + shuffle as f64 / MIB * self.tail_s_per_shuffle_mib
     }
 
     /// Seconds without jitter.
@@ -60,6 +88,21 @@ impl TaskModel {
         } else {
             0.0
         }
+    }
+
+    /// As [`TaskModel::duration`], the read sharing its bandwidth with
+    /// `sharers` other reads.
+    pub fn duration_shared(
+        &self,
+        level: Locality,
+        bytes: u64,
+        sharers: u32,
+        rng: &mut fastrand::Rng,
+    ) -> f64 {
+        let i = Locality::ALL.iter().position(|l| *l == level).unwrap_or(4);
+        let f = 1.0 + self.jitter * (2.0 * rng.f64() - 1.0);
+        let read = bytes as f64 / self.bandwidth[i] * (sharers as f64 + 1.0);
+        (bytes as f64 / MIB * self.compute_s_per_mib + read) * f
     }
 
     pub fn duration(&self, level: Locality, bytes: u64, rng: &mut fastrand::Rng) -> f64 {
@@ -88,5 +131,20 @@ mod tests {
             let mean = m.mean_duration(Locality::NodeLocal, b);
             assert!((d - mean).abs() <= mean * m.jitter + 1e-12);
         }
+    }
+
+    #[test]
+    fn a_shared_read_takes_longer_in_proportion() {
+        let m = TaskModel {
+            jitter: 0.0,
+            ..Default::default()
+        };
+        let b = 64 << 20;
+        let mut rng = fastrand::Rng::with_seed(1);
+        let alone = m.duration_shared(Locality::OffRack, b, 0, &mut rng);
+        assert!((alone - m.mean_duration(Locality::OffRack, b)).abs() < 1e-9);
+        let read = b as f64 / m.bandwidth[4];
+        let two = m.duration_shared(Locality::OffRack, b, 1, &mut rng);
+        assert!((two - alone - read).abs() < 1e-9);
     }
 }

@@ -11,17 +11,24 @@
 //! or does not validate is reported and never becomes a figure; summaries
 //! give medians with the spread, the machine's cores and the shaping rates.
 
+pub mod bootstrap;
 pub mod cluster;
 pub mod latency;
+pub mod heldout;
+pub mod intervals;
+pub mod load;
 pub mod matrix;
 pub mod mixed;
 pub mod oracle;
 pub mod paper;
 pub mod plot;
+pub mod replay;
 pub mod report;
 pub mod results;
 pub mod runner;
 pub mod sweep;
+pub mod trace;
+pub mod trace_report;
 
 use anyhow::bail;
 use std::path::PathBuf;

@@ -21,6 +21,8 @@ pub struct Meta {
     pub reps: u32,
     pub workloads: Vec<String>,
     pub schedulers: Vec<String>,
+    /// The commit the harness was built from and whether the tree was clean.
+    pub commit: String,
 }
 
 /// Writes `hibench.report`, `summary.md`, `job-time.png` and
@@ -132,6 +134,7 @@ pub fn summary(
     let (date, time) = utc(meta.started_ms);
     let _ = writeln!(s, "- started: {date} {time} UTC");
     let _ = writeln!(s, "- command: `{}`", meta.command);
+    let _ = writeln!(s, "- commit: {}", meta.commit);
     let _ = writeln!(s, "- machine: {} cores", meta.cores);
     let _ = writeln!(s, "- cluster: {}", meta.config);
     let _ = writeln!(
@@ -200,6 +203,8 @@ pub fn summary(
                 remote as f64 / (1 << 20) as f64 / v.len().max(1) as f64,
             );
         }
+        s.push('\n');
+        s += &super::intervals::block(&scheds, &ratio_to);
         s.push('\n');
         if mixed {
             let _ = writeln!(
@@ -373,6 +378,18 @@ mod tests {
             &[],
         );
         assert!(s.contains("- machine: 2 cores"), "{s}");
+        // Intervals and the paired difference with FIFO: lsap is 5 s faster
+        // in both repetitions (8 vs 10, 6 vs 14: -2 and -8).
+        assert!(
+            s.contains("| fifo | 12.000 [10.000, 14.000] | baseline |"),
+            "{s}"
+        );
+        assert!(
+            s.contains(
+                "| lsap | 7.000 [6.000, 8.000] | -5.000 [-8.000, -2.000]: lower (2 pairs) |"
+            ),
+            "{s}"
+        );
         assert!(s.contains("host_rate=200mbit"));
         assert!(
             s.contains("| fifo | 2 | 12.00 | 12.00 | 14.00 | 10.00–14.00 | 1.00 | 50 | 0 | 10 | 0 | 5 | 5 |"),

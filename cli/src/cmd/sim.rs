@@ -6,7 +6,74 @@ use crate::output::table;
 use common::sched::SchedulerSpec;
 use sim::scenario::{self, Figure, SCENARIOS};
 use sim::SimConfig;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// `mr sim --trace`: which rows and how they are scaled.
+pub struct TraceArgs {
+    pub file: PathBuf,
+    pub from: usize,
+    pub jobs: usize,
+    pub traced_nodes: Option<u32>,
+    pub byte_scale: Option<f64>,
+    pub nodes: usize,
+    pub slots: u32,
+    pub block_size: u64,
+    pub max_maps: u32,
+    pub compression: f64,
+    pub load: Option<f64>,
+}
+
+/// The simulator's schedule for a trace slice, scaled as `mr bench trace`
+/// scales it (`crate::bench::trace`): the same rows give the same map
+/// counts and, at the same compression, the same arrival times. With a
+/// load, the compression comes from the task model's node-local map time
+/// (the simulator has no reduces, so only map slots count).
+pub fn trace_workload(t: &TraceArgs) -> anyhow::Result<Vec<sim::config::JobSpec>> {
+    use crate::bench::{load, trace};
+    let file = t.file.display().to_string();
+    let text = std::fs::read_to_string(&t.file)
+        .map_err(|e| anyhow::anyhow!("cannot read the trace {file}: {e}"))?;
+    let rows = trace::slice(&trace::parse(&file, &text)?, t.from, t.jobs);
+    if rows.is_empty() {
+        anyhow::bail!("{file}: --trace-from {} leaves no row", t.from);
+    }
+    let traced = t
+        .traced_nodes
+        .or_else(|| trace::traced_nodes(&file))
+        .ok_or_else(|| anyhow::anyhow!("{file}: give --traced-nodes"))?;
+    let mut scale = trace::Scale::new(t.nodes as u32, traced, t.block_size, t.max_maps, 1);
+    if let Some(b) = t.byte_scale {
+        if !(b > 0.0 && b.is_finite()) {
+            anyhow::bail!("--byte-scale must be a number above 0");
+        }
+        scale.bytes = b;
+    }
+    let mut compression = t.compression;
+    if !(compression > 0.0 && compression.is_finite()) {
+        anyhow::bail!("--compression must be a number above 0");
+    }
+    if let Some(l) = t.load {
+        let jobs = trace::scale(&rows, t.from, &scale, 1.0);
+        let model = sim::model::TaskModel::default();
+        let per_map = model.mean_duration(common::sched::Locality::NodeLocal, t.block_size);
+        let task_s: f64 = jobs.iter().map(|j| j.maps as f64 * per_map).sum();
+        let slots = t.nodes as u32 * t.slots;
+        compression =
+            load::compression_for(l, task_s, slots, trace::span_s(&rows)).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--load needs a number above 0 and a slice whose arrivals span some time"
+                )
+            })?;
+    }
+    Ok(trace::scale(&rows, t.from, &scale, compression)
+        .into_iter()
+        .map(|j| sim::config::JobSpec {
+            arrival_s: j.at.as_secs_f64(),
+            maps: j.maps as usize,
+            shuffle_bytes: (j.maps as f64 * t.block_size as f64 * j.shuffle_ratio) as u64,
+        })
+        .collect())
+}
 
 pub fn run(cfg: &SimConfig, schedulers: &[String], as_json: bool) -> anyhow::Result<()> {
     cfg.validate()?;
@@ -182,8 +249,12 @@ fn plot_figure(f: &Figure, path: &Path) -> anyhow::Result<()> {
 /// `mr sim calibrate --history DIR [--out FILE]`.
 pub fn calibrate(history: &Path, out: Option<&Path>) -> anyhow::Result<()> {
     let samples = sim::calibrate::load(history).map_err(anyhow::Error::msg)?;
-    let (model, said) =
+    let (mut model, mut said) =
         sim::calibrate::fit(&samples).map_err(|e| anyhow::anyhow!("{}: {e}", history.display()))?;
+    // The jobs' tails after their last maps (reduce launch, shuffle,
+    // reduce, commit), from the same files' final records.
+    let tails = sim::calibrate::load_tails(history).map_err(anyhow::Error::msg)?;
+    said.push(sim::calibrate::fit_tail(&mut model, &tails));
     for l in &said {
         eprintln!("{l}");
     }

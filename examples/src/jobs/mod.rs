@@ -12,6 +12,7 @@ pub mod gen;
 pub mod registry;
 pub mod resolved;
 pub mod sort;
+pub mod swim;
 pub mod terasort;
 pub mod wordcount;
 

@@ -3,6 +3,7 @@
 
 use super::gen::{RandomTextWriter, RandomWriter};
 use super::sort::Sort;
+use super::swim::Swim;
 use super::terasort::{SortValidate, TeraGen, TeraSort, TeraValidate};
 use super::wordcount::WordCount;
 use super::Job;
@@ -17,6 +18,7 @@ pub const NAMES: &[&str] = &[
     "randomwriter",
     "teravalidate",
     "sortvalidate",
+    "swim",
 ];
 
 /// A fresh instance per call: the validators keep per-task state in the job,
@@ -32,6 +34,7 @@ pub fn lookup(name: &str) -> Option<Arc<dyn Job>> {
         "randomwriter" => Arc::new(RandomWriter),
         "teravalidate" => Arc::new(TeraValidate::default()),
         "sortvalidate" => Arc::new(SortValidate::default()),
+        "swim" => Arc::new(Swim),
         _ => return None,
     })
 }

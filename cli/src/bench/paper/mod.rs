@@ -396,8 +396,10 @@ pub async fn run(
             )
         };
         let mut md = format!(
-            "# {}\n\n{written}.\n\nCluster: {base_config}.\n\n{}",
-            report.title, report.body
+            "# {}\n\n{written}; commit {}.\n\nCluster: {base_config}.\n\n{}",
+            report.title,
+            super::replay::git_state(),
+            report.body
         );
         if !failures.is_empty() {
             md += "\n## Failed cells (not counted)\n\n";

@@ -113,6 +113,13 @@ pub fn policy_table(rows: &[Row], labels: &[&str], x: &str) -> String {
             st.map_response_s
         );
     }
+    let groups: Vec<(String, Vec<&Row>)> = labels
+        .iter()
+        .map(|l| (l.to_string(), select(rows, l, x)))
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+    s.push('\n');
+    s += &super::super::intervals::block(&groups, labels[0]);
     s
 }
 

@@ -1,0 +1,580 @@
+//! `mr bench trace`: a SWIM trace replayed onto the running cluster.
+//!
+//! 1. The slice's rows are scaled ([`super::trace`]) and every job reads
+//!    whole blocks drawn from one pool of TeraGen blocks (generated once,
+//!    then reused), so that reads repeat across jobs as in a real cluster.
+//! 2. A solo pass runs every job alone on the idle cluster (one policy,
+//!    `--solo-policy`): its time alone (the slowdown's denominator) and its
+//!    task-seconds (from the attempts in its history), whose sum sets the
+//!    compression for each `--load`.
+//! 3. For each load, repetition and policy (policies innermost, so each
+//!    repetition runs every policy while the machine is in much the same
+//!    state): caches dropped, the jobs submitted at their compressed
+//!    arrival times, followed to their ends, each output checked against
+//!    what the synthetic job must write from its input blocks
+//!    (`examples::jobs::swim::expected`), and the run's map- and
+//!    reduce-slot use measured from the attempts' times.
+//!
+//! A job that fails or does not validate fails its run, which is reported
+//! and never becomes a figure. Every validated job's history is kept under
+//! `OUT/history/load-L/POLICY/repN/`, the input of `mr sim calibrate
+//! --history` for fitting the simulator on one run and predicting others.
+
+use super::cluster::{ensure_succeeded, Cluster};
+use super::load::{self, Busy};
+use super::matrix::restore_scheduler;
+use super::oracle::RecordSum;
+use super::runner::{Runner, INPUT_DIR};
+use super::trace::{self, Scale, ScaledJob};
+use super::trace_report::{self, JobRow, ReportMeta, RunRow};
+use crate::cmd::job::Submit;
+use crate::output::MatrixProgress;
+use anyhow::{bail, Context};
+use bytes::Bytes;
+use common::config::ClusterConfig;
+use examples::jobs::JobParams;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const OUT_DIR: &str = "/bench/trace-out";
+
+/// What `mr bench trace` takes.
+#[derive(Debug, Clone)]
+pub struct TraceOpts {
+    pub trace: PathBuf,
+    /// The slice: rows `from .. from + jobs`.
+    pub from: usize,
+    pub jobs: usize,
+    /// The traced cluster's nodes (default: from the file name).
+    pub traced_nodes: Option<u32>,
+    /// The factor on bytes, instead of our workers over the traced nodes.
+    pub byte_scale: Option<f64>,
+    /// Target offered loads (each a separate experiment), or, when empty,
+    /// one replay at `compression`.
+    pub loads: Vec<f64>,
+    pub compression: f64,
+    pub schedulers: Vec<String>,
+    /// The policy every other is compared with, pair by pair (default: the
+    /// first of `schedulers`).
+    pub baseline: Option<String>,
+    pub solo_policy: String,
+    pub reps: u32,
+    pub block_size: u64,
+    pub pool_blocks: u32,
+    pub max_maps: u32,
+    pub max_reduces: u32,
+    pub seed: u64,
+    pub out: PathBuf,
+    pub quiet: bool,
+}
+
+impl TraceOpts {
+    pub fn validate(&self) -> anyhow::Result<()> {
+        if self.schedulers.is_empty() {
+            bail!("--schedulers names no scheduler");
+        }
+        for s in self.schedulers.iter().chain([&self.solo_policy]) {
+            common::sched::registry::build(&common::sched::SchedulerSpec::new(s))
+                .map_err(|e| anyhow::anyhow!("--schedulers: {e}"))?;
+        }
+        if let Some(b) = &self.baseline {
+            if !self.schedulers.contains(b) {
+                bail!("--baseline {b} is not one of --schedulers");
+            }
+        }
+        if self.reps == 0 {
+            bail!("--reps must be at least 1");
+        }
+        if self.jobs == 0 {
+            bail!("--jobs must be at least 1");
+        }
+        if self.loads.iter().any(|l| !(*l > 0.0 && l.is_finite())) {
+            bail!("--load takes numbers above 0 (0.9: the trace's task-seconds fill 90 % of the slot-seconds)");
+        }
+        if !(self.compression > 0.0 && self.compression.is_finite()) {
+            bail!("--compression must be a number above 0");
+        }
+        if self.block_size < common::config::MIN_BLOCK_SIZE
+            || self.block_size > common::config::MAX_BLOCK_SIZE
+        {
+            bail!(
+                "--block-size must be between {} and {}",
+                common::units::format_size(common::config::MIN_BLOCK_SIZE),
+                common::units::format_size(common::config::MAX_BLOCK_SIZE)
+            );
+        }
+        if self.byte_scale.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
+            bail!("--byte-scale must be a number above 0");
+        }
+        if self.max_maps == 0 || self.max_reduces == 0 {
+            bail!("--max-maps and --max-reduces must be at least 1");
+        }
+        if self.pool_blocks < self.max_maps {
+            bail!(
+                "--pool-blocks ({}) must be at least --max-maps ({}): a job's blocks are distinct",
+                self.pool_blocks,
+                self.max_maps
+            );
+        }
+        Ok(())
+    }
+
+    fn baseline(&self) -> &str {
+        self.baseline.as_deref().unwrap_or(&self.schedulers[0])
+    }
+}
+
+/// The slice as loaded: rows and where they came from.
+pub struct Slice {
+    pub file: String,
+    pub rows: Vec<trace::TraceRow>,
+    pub traced_nodes: u32,
+}
+
+/// Reads and slices the trace, with a clear error for a wrong file or an
+/// empty slice.
+pub fn load_slice(o: &TraceOpts) -> anyhow::Result<Slice> {
+    let file = o.trace.display().to_string();
+    let text = std::fs::read_to_string(&o.trace)
+        .with_context(|| format!("cannot read the trace {file}"))?;
+    let all = trace::parse(&file, &text)?;
+    let rows = trace::slice(&all, o.from, o.jobs);
+    if rows.is_empty() {
+        bail!(
+            "{file} has {} rows: --from {} leaves none",
+            all.len(),
+            o.from
+        );
+    }
+    let traced_nodes = o.traced_nodes.or_else(|| trace::traced_nodes(&file)).ok_or_else(|| {
+        anyhow::anyhow!("{file}: give --traced-nodes (the traced cluster's size; the FB-2009 and FB-2010 samples are known)")
+    })?;
+    Ok(Slice {
+        file,
+        rows,
+        traced_nodes,
+    })
+}
+
+/// The pool: its files (one block each) and their bytes.
+struct Pool {
+    paths: Vec<String>,
+    data: Vec<Bytes>,
+}
+
+pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::Result<()> {
+    o.validate()?;
+    let slice = load_slice(o)?;
+    std::fs::create_dir_all(&o.out)
+        .with_context(|| format!("cannot create the output directory {}", o.out.display()))?;
+    let map_slots: u32 = cfg.workers.iter().map(|w| w.map_slots).sum();
+    let reduce_slots: u32 = cfg.workers.iter().map(|w| w.reduce_slots).sum();
+    let cluster_cfg = cfg.clone();
+    let mut runner = Runner::new(Cluster::connect(cfg)?).await?;
+    let mut scale = Scale::new(
+        runner.workers,
+        slice.traced_nodes,
+        o.block_size,
+        o.max_maps,
+        o.max_reduces,
+    );
+    if let Some(b) = o.byte_scale {
+        scale.bytes = b;
+    }
+    let solo_jobs = trace::scale(&slice.rows, o.from, &scale, 1.0);
+    let before = runner.cluster.scheduler().await?;
+    let loads: Vec<Option<f64>> = if o.loads.is_empty() {
+        vec![None]
+    } else {
+        o.loads.iter().map(|&l| Some(l)).collect()
+    };
+    let total = solo_jobs.len() + loads.len() * o.reps as usize * o.schedulers.len();
+    let mut progress = MatrixProgress::new(total, o.quiet);
+    let pool = pool(&mut runner, o, &mut progress).await?;
+
+    // The solo pass.
+    runner.cluster.set_scheduler(&o.solo_policy).await?;
+    runner.cluster.set_cached(&pool.paths, false).await?;
+    let mut solo = Vec::with_capacity(solo_jobs.len());
+    for j in &solo_jobs {
+        progress.start_cell(&format!("alone: {j}"));
+        let out = format!("{OUT_DIR}/solo/{:05}", j.row);
+        runner.cluster.remove(&out).await?;
+        let id = runner.cluster.submit(submit(j, &pool, o, &out)).await?;
+        let v = runner.cluster.wait(id, &mut |v| progress.job(v)).await?;
+        ensure_succeeded(&v)?;
+        check_output(&runner.cluster, j, &pool, o, &out).await?;
+        let busy = load::attempts(&runner.cluster.history(id).await?);
+        let (m, r) = load::task_seconds(&busy);
+        runner.cluster.remove(&out).await?;
+        let t = v["exec_time_s"].as_f64().unwrap_or(0.0);
+        progress.finish_cell(&format!("{t:.2}s alone, {:.2} task-s", m + r));
+        solo.push((t, m, r));
+    }
+    let task_s: f64 = solo.iter().map(|s| s.1 + s.2).sum();
+    let span = trace::span_s(&slice.rows);
+
+    let mut jobs_rows: Vec<JobRow> = Vec::new();
+    let mut runs: Vec<RunRow> = Vec::new();
+    let mut failures: Vec<String> = Vec::new();
+    let mut compressions = Vec::new();
+    let mut load_jobs: Vec<super::heldout::LoadJobs> = Vec::new();
+    for &target in &loads {
+        let compression = match target {
+            Some(l) => load::compression_for(l, task_s, map_slots + reduce_slots, span)
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--load needs a slice whose arrivals span some time and whose jobs take some: span {span:.1}s, {task_s:.2} task-seconds"
+                    )
+                })?,
+            None => o.compression,
+        };
+        compressions.push((target, compression));
+        let jobs = trace::scale(&slice.rows, o.from, &scale, compression);
+        let replayed_span = span / compression;
+        let offered = load::offered(task_s, map_slots + reduce_slots, replayed_span);
+        let load_label = target.map_or(format!("x{compression:.1}"), |l| format!("{l}"));
+        load_jobs.push(super::heldout::LoadJobs {
+            label: load_label.clone(),
+            jobs: jobs
+                .iter()
+                .map(|j| sim::config::JobSpec {
+                    arrival_s: j.at.as_secs_f64(),
+                    maps: j.maps as usize,
+                    shuffle_bytes: (j.maps as f64 * o.block_size as f64 * j.shuffle_ratio) as u64,
+                })
+                .collect(),
+        });
+        for rep in 1..=o.reps {
+            for policy in &o.schedulers {
+                let label = format!("load {load_label}, {policy}, rep {rep}/{}", o.reps);
+                progress.start_cell(&label);
+                let hist = o
+                    .out
+                    .join("history")
+                    .join(format!("load-{load_label}"))
+                    .join(policy)
+                    .join(format!("rep{rep}"));
+                match replay(&mut runner, policy, &jobs, &pool, o, &hist, &mut progress).await {
+                    Ok((rows, busy)) => {
+                        let from = rows.iter().map(|r| r.submit_ms).min().unwrap_or(0);
+                        let to = rows.iter().map(|r| r.end_ms).max().unwrap_or(0);
+                        let (mu, ru) = load::slot_use(&busy, from, to, map_slots, reduce_slots);
+                        let mean = rows.iter().map(|r| r.exec_time_s).sum::<f64>()
+                            / rows.len().max(1) as f64;
+                        progress.finish_cell(&format!(
+                            "{} jobs, mean {mean:.2}s, map slots {:.0}%, reduce slots {:.0}%",
+                            rows.len(),
+                            100.0 * mu,
+                            100.0 * ru
+                        ));
+                        runs.push(RunRow {
+                            load: load_label.clone(),
+                            compression,
+                            offered,
+                            policy: policy.clone(),
+                            rep,
+                            jobs: rows.len(),
+                            makespan_s: to.saturating_sub(from) as f64 / 1e3,
+                            map_slot_use: mu,
+                            reduce_slot_use: ru,
+                        });
+                        for mut r in rows {
+                            r.load = load_label.clone();
+                            r.rep = rep;
+                            let k = solo_jobs.iter().position(|s| s.row == r.row).unwrap_or(0);
+                            r.alone_s = solo[k].0;
+                            jobs_rows.push(r);
+                        }
+                    }
+                    Err(e) => {
+                        let msg = format!("{label}: {e:#}");
+                        progress.note(&format!("FAILED {msg}"));
+                        progress.finish_cell("failed");
+                        failures.push(msg);
+                    }
+                }
+            }
+        }
+    }
+    progress.end();
+    restore_scheduler(&runner, &before).await;
+    let meta = ReportMeta {
+        command,
+        date_ms: common::now_ms(),
+        commit: git_state(),
+        cluster: runner.base_config.clone(),
+        map_slots,
+        reduce_slots,
+        trace: slice.file.clone(),
+        from: o.from,
+        rows: slice.rows.len(),
+        traced_nodes: slice.traced_nodes,
+        scale,
+        pool_blocks: pool.paths.len(),
+        compressions,
+        task_s,
+        span_s: span,
+        reps: o.reps,
+        baseline: o.baseline().to_string(),
+        policies: o.schedulers.clone(),
+        solo_policy: o.solo_policy.clone(),
+        seed: o.seed,
+    };
+    trace_report::write_all(
+        &o.out, &meta, &solo_jobs, &solo, &jobs_rows, &runs, &failures,
+    )?;
+    // The simulator, fitted on the first run, against the others.
+    if load_jobs.len() > 1 {
+        let first = &load_jobs[0].label;
+        let policy = &o.schedulers[0];
+        let fit_dir = o
+            .out
+            .join("history")
+            .join(format!("load-{first}"))
+            .join(policy)
+            .join("rep1");
+        let fit_label = format!("load {first}, {policy}, repetition 1");
+        match super::heldout::report(
+            &cluster_cfg,
+            &fit_dir,
+            &fit_label,
+            &load_jobs,
+            &o.schedulers,
+            &jobs_rows,
+            pool.paths.len(),
+            o.block_size,
+        ) {
+            Ok(md) => std::fs::write(o.out.join("simulator-heldout.md"), md)?,
+            Err(e) => std::fs::write(
+                o.out.join("simulator-heldout.md"),
+                format!("# The simulator on runs it was not fitted on\n\nNot made: {e:#}\n"),
+            )?,
+        }
+    }
+    if !o.quiet {
+        eprintln!(
+            "{} validated job run(s) in {}: trace-jobs.csv, trace-runs.csv, summary.md",
+            jobs_rows.len(),
+            o.out.display()
+        );
+    }
+    if !failures.is_empty() {
+        bail!(
+            "{} run(s) failed (not counted); see {}",
+            failures.len(),
+            o.out.join("summary.md").display()
+        );
+    }
+    Ok(())
+}
+
+/// The pool of TeraGen blocks, generated when missing, read once.
+async fn pool(
+    runner: &mut Runner,
+    o: &TraceOpts,
+    progress: &mut MatrixProgress,
+) -> anyhow::Result<Pool> {
+    let path = format!(
+        "{INPUT_DIR}/swim-pool-{}-{}-s{}",
+        o.pool_blocks, o.block_size, o.seed
+    );
+    let mut files = runner.cluster.data_files(&path).await?;
+    if files.is_empty() {
+        progress.note(&format!(
+            "generating the pool: {} blocks of {} into {path}",
+            o.pool_blocks,
+            common::units::format_size(o.block_size)
+        ));
+        runner.cluster.remove(&path).await?;
+        // TeraGen writes a little under a block per map; asking for the
+        // blocks' worth less 1/32 gives `pool_blocks` files of one block.
+        let size = (o.pool_blocks as u64 * (o.block_size - o.block_size / 32)) / 100 * 100;
+        runner
+            .cluster
+            .generate("teragen", &path, size, o.block_size, o.seed, 0)
+            .await
+            .with_context(|| format!("generating {path}"))?;
+        files = runner.cluster.data_files(&path).await?;
+    } else {
+        progress.note(&format!("reusing the pool in {path}"));
+    }
+    if files.len() < o.max_maps as usize {
+        bail!(
+            "the pool {path} has {} files, fewer than --max-maps {}: delete it to make it anew",
+            files.len(),
+            o.max_maps
+        );
+    }
+    let mut data = Vec::with_capacity(files.len());
+    for f in &files {
+        data.push(runner.cluster.read(&f.path).await?);
+    }
+    Ok(Pool {
+        paths: files.into_iter().map(|f| f.path).collect(),
+        data,
+    })
+}
+
+fn submit(j: &ScaledJob, pool: &Pool, o: &TraceOpts, out: &str) -> Submit {
+    let mut params = JobParams::default();
+    params
+        .extra
+        .insert("shuffle_ratio".into(), format!("{}", j.shuffle_ratio));
+    params
+        .extra
+        .insert("output_ratio".into(), format!("{}", j.output_ratio));
+    Submit {
+        job: "swim".into(),
+        inputs: trace::blocks(j.row, j.maps, pool.paths.len(), o.seed)
+            .into_iter()
+            .map(|b| pool.paths[b].clone())
+            .collect(),
+        output: out.into(),
+        reducers: j.reduces,
+        params,
+        output_replication: 1,
+        queue: "default".into(),
+        ..Default::default()
+    }
+}
+
+/// Checks a job's output against what the synthetic job must write from
+/// its input blocks: the count and checksum of its records.
+async fn check_output(
+    cluster: &Cluster,
+    j: &ScaledJob,
+    pool: &Pool,
+    o: &TraceOpts,
+    out: &str,
+) -> anyhow::Result<()> {
+    let (mut want_n, mut want_sum) = (0u64, 0u64);
+    for b in trace::blocks(j.row, j.maps, pool.paths.len(), o.seed) {
+        let (n, s) = examples::jobs::swim::expected(&pool.data[b], j.shuffle_ratio, j.output_ratio);
+        want_n += n;
+        want_sum = want_sum.wrapping_add(s);
+    }
+    let mut got = RecordSum::default();
+    for f in cluster.data_files(out).await? {
+        got.merge(RecordSum::of_tera(&cluster.read(&f.path).await?)?);
+    }
+    if (got.records, got.checksum) != (want_n, want_sum) {
+        bail!(
+            "{} (row {}) wrote {} records (checksum {}), its input implies {want_n} (checksum {want_sum})",
+            j.name,
+            j.row,
+            got.records,
+            got.checksum
+        );
+    }
+    Ok(())
+}
+
+/// One replay of the jobs under `policy`: every job's row and every
+/// attempt's time in a slot.
+async fn replay(
+    runner: &mut Runner,
+    policy: &str,
+    jobs: &[ScaledJob],
+    pool: &Pool,
+    o: &TraceOpts,
+    history: &std::path::Path,
+    progress: &mut MatrixProgress,
+) -> anyhow::Result<(Vec<JobRow>, Vec<Busy>)> {
+    runner.cluster.set_scheduler(policy).await?;
+    runner.cluster.set_cached(&pool.paths, false).await?;
+    let out = format!("{OUT_DIR}/{policy}");
+    runner.cluster.remove(&out).await?;
+    let start = Instant::now();
+    let mut ids: Vec<Option<u64>> = vec![None; jobs.len()];
+    let mut done: Vec<Option<serde_json::Value>> = vec![None; jobs.len()];
+    loop {
+        for (k, j) in jobs.iter().enumerate() {
+            if ids[k].is_none() && start.elapsed() >= j.at {
+                let s = submit(j, pool, o, &format!("{out}/{:05}", j.row));
+                ids[k] = Some(runner.cluster.submit(s).await?);
+            }
+        }
+        let mut running = 0;
+        for k in 0..jobs.len() {
+            if let (Some(id), None) = (ids[k], &done[k]) {
+                let v = runner.cluster.job(id).await?;
+                if matches!(v["state"].as_str(), Some("succeeded" | "failed" | "killed")) {
+                    done[k] = Some(v);
+                } else {
+                    running += 1;
+                }
+            }
+        }
+        let submitted = ids.iter().flatten().count();
+        let finished = done.iter().flatten().count();
+        progress.job_line(format!(
+            "{policy}: {submitted}/{} jobs submitted, {running} running, {finished} done ({:.1}s)",
+            jobs.len(),
+            start.elapsed().as_secs_f64()
+        ));
+        if finished == jobs.len() {
+            break;
+        }
+        // Sleep to the next arrival or poll, whichever is sooner.
+        let next = jobs
+            .iter()
+            .zip(&ids)
+            .filter(|(_, id)| id.is_none())
+            .map(|(j, _)| j.at.saturating_sub(start.elapsed()))
+            .min()
+            .unwrap_or(Duration::MAX);
+        tokio::time::sleep(next.min(Duration::from_millis(100))).await;
+    }
+    let mut rows = Vec::with_capacity(jobs.len());
+    let mut busy = Vec::new();
+    for (j, v) in jobs.iter().zip(done) {
+        let v = v.expect("every job finished");
+        ensure_succeeded(&v)?;
+        let dir = format!("{out}/{:05}", j.row);
+        check_output(&runner.cluster, j, pool, o, &dir)
+            .await
+            .with_context(|| format!("job {} did not validate", v["job_id"]))?;
+        let id = v["job_id"].as_u64().unwrap_or(0);
+        // Kept for `mr sim calibrate --history` (fit on one run, predict
+        // the others).
+        let lines = runner.cluster.history(id).await?;
+        std::fs::create_dir_all(history)?;
+        std::fs::write(
+            history.join(format!("job-{id}.jsonl")),
+            lines.join("\n") + "\n",
+        )?;
+        busy.extend(load::attempts(&lines));
+        let input: u64 = trace::blocks(j.row, j.maps, pool.paths.len(), o.seed)
+            .iter()
+            .map(|&b| pool.data[b].len() as u64)
+            .sum();
+        rows.push(JobRow::from_summary(&v, j, policy, input));
+    }
+    runner.cluster.remove(&out).await?;
+    Ok((rows, busy))
+}
+
+/// The commit the harness was built from and whether the tree was clean,
+/// from `git` in the current directory ("unknown" outside a checkout).
+pub fn git_state() -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match git(&["rev-parse", "--short=12", "HEAD"]) {
+        Some(c) => {
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.is_empty());
+            format!(
+                "{c} ({})",
+                if dirty { "tree modified" } else { "clean tree" }
+            )
+        }
+        None => "unknown (not run from a git checkout)".into(),
+    }
+}

@@ -1,0 +1,173 @@
+//! `mr bench trace` end to end on a real loopback cluster: a small slice of
+//! a SWIM-format trace replayed under two policies, every job's output
+//! validated by the harness, the job count, the scaled sizes and the
+//! measured slot use checked from the CSVs; and a bad trace refused before
+//! anything runs.
+
+mod support;
+
+use std::collections::HashMap;
+use support::{Cluster, Opts};
+
+fn read_csv(path: &std::path::Path) -> Vec<HashMap<String, String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .cloned()
+                .zip(l.split(',').map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// Four rows: (submit s, input, shuffle, output). With 4 workers for 4
+/// traced nodes and a byte scale of 1, blocks of 256 KiB and at most 4 maps
+/// and 2 reduces: 1 map (shuffle x2, output x0.5), 3 maps (x0.5, x2), 4
+/// maps (capped; no shuffle), 1 map (no input).
+const TRACE: &str = "job0\t100\t100\t100\t200\t100\n\
+                     job1\t110\t10\t600000\t300000\t600000\n\
+                     job2\t120\t10\t5000000\t0\t0\n\
+                     job3\t125\t5\t0\t0\t0\n";
+
+#[test]
+fn a_small_slice_replays_validated_with_its_scaled_sizes_and_slot_use() {
+    let c = Cluster::start(
+        "trace-replay",
+        Opts {
+            workers: 4,
+            racks: 2,
+            block_size: "256KiB",
+            replication: 2,
+            ..Opts::default()
+        },
+    );
+    let trace = c.dir.join("slice.tsv");
+    std::fs::write(&trace, TRACE).unwrap();
+    let out = c.dir.join("out");
+    let o = out.to_str().unwrap();
+    c.mr_ok(&[
+        "bench",
+        "trace",
+        trace.to_str().unwrap(),
+        "--traced-nodes",
+        "4",
+        "--byte-scale",
+        "1",
+        "--block-size",
+        "256KiB",
+        "--pool-blocks",
+        "8",
+        "--max-maps",
+        "4",
+        "--max-reduces",
+        "2",
+        "--schedulers",
+        "fifo,delay",
+        "--reps",
+        "1",
+        "--load",
+        "0.5",
+        "--out",
+        o,
+    ]);
+    let jobs = read_csv(&out.join("trace-jobs.csv"));
+    // Every row under both policies, each validated (a job whose output
+    // differs from what its input implies fails the command).
+    assert_eq!(jobs.len(), 8, "{jobs:?}");
+    let f = |r: &HashMap<String, String>, k: &str| r[k].parse::<f64>().unwrap();
+    for r in &jobs {
+        let (maps, reduces) = (f(r, "maps"), f(r, "reduces"));
+        let want_maps = [1.0, 3.0, 4.0, 1.0][f(r, "row") as usize];
+        assert_eq!(maps, want_maps, "{r:?}");
+        assert!((1.0..=2.0).contains(&reduces), "{r:?}");
+        // The input is the job's whole pool blocks, each a little under
+        // 256 KiB, and all of it is read.
+        let input = f(r, "input_bytes");
+        assert_eq!(input, f(r, "want_input"), "{r:?}");
+        assert!(
+            input <= maps * 262144.0 && input >= maps * 240000.0,
+            "{r:?}"
+        );
+        // Shuffle and output follow the row's ratios (the measured shuffle
+        // carries the records' framing; the per-record rounding is small).
+        for (got, want) in [
+            ("shuffle_bytes", "want_shuffle"),
+            ("output_bytes", "want_output"),
+        ] {
+            let (g, w) = (f(r, got), f(r, want));
+            if w == 0.0 {
+                assert_eq!(g, 0.0, "{got} {r:?}");
+            } else {
+                assert!(g >= 0.85 * w && g <= 1.3 * w, "{got} {g} vs {w}: {r:?}");
+            }
+        }
+        assert!(f(r, "exec_time_s") > 0.0 && f(r, "alone_s") > 0.0);
+    }
+    let runs = read_csv(&out.join("trace-runs.csv"));
+    assert_eq!(runs.len(), 2);
+    for r in &runs {
+        assert!((f(r, "offered_load") - 0.5).abs() < 1e-3, "{r:?}");
+        let m = f(r, "map_slot_use");
+        assert!(m > 0.0 && m <= 1.0, "{r:?}");
+    }
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("## Load 0.5"), "{summary}");
+    assert!(summary.contains("| delay | 4 |"), "{summary}");
+    assert!(
+        summary.contains("[95 %]") && summary.contains("commit "),
+        "{summary}"
+    );
+    assert_eq!(read_csv(&out.join("solo.csv")).len(), 4);
+}
+
+#[test]
+fn a_bad_trace_or_load_is_refused_before_anything_runs() {
+    let dir = std::env::temp_dir().join(format!("mr-trace-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("none.toml");
+    let bad = dir.join("bad.tsv");
+    std::fs::write(&bad, "job0\t1\t1\t5\t5\t5\njob1\tsoon\t1\t5\t5\t5\n").unwrap();
+    let mr = env!("CARGO_BIN_EXE_mr");
+    // A config that names no reachable cluster: the checks come first.
+    std::fs::write(
+        &cfg,
+        "token = \"t\"\n[master]\naddr = \"127.0.0.1:1\"\ndata_dir = \"/tmp/none-m\"\n\
+         [dfs]\nblock_size = \"1MiB\"\nreplication = 1\n\
+         [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:2\"\nrack = \"r1\"\nmap_slots = 1\n\
+         reduce_slots = 1\ncache = \"1MiB\"\ndata_dir = \"/tmp/none-w\"\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(mr)
+            .arg("--config")
+            .arg(&cfg)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let e = run(&[
+        "bench",
+        "trace",
+        bad.to_str().unwrap(),
+        "--traced-nodes",
+        "6",
+    ]);
+    assert!(e.contains("line 2") && e.contains("submit time"), "{e}");
+    let e = run(&["bench", "trace", bad.to_str().unwrap(), "--load", "0"]);
+    assert!(e.contains("--load"), "{e}");
+    let e = run(&[
+        "bench",
+        "trace",
+        bad.to_str().unwrap(),
+        "--pool-blocks",
+        "2",
+    ]);
+    assert!(e.contains("--pool-blocks"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
