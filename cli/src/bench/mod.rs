@@ -13,9 +13,9 @@
 
 pub mod bootstrap;
 pub mod cluster;
-pub mod latency;
 pub mod heldout;
 pub mod intervals;
+pub mod latency;
 pub mod load;
 pub mod matrix;
 pub mod mixed;

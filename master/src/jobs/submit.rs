@@ -287,7 +287,10 @@ mod tests {
             dir.join("m")
         );
         let cfg = ClusterConfig::parse(&toml).unwrap();
-        let jobs = Jobs::open(cfg.scheduler.spec(), dir.join("m"), Instant::now()).unwrap();
+        let jobs = Jobs::open(cfg.scheduler.spec(), dir.join("m"), Instant::now(), &|_| {
+            false
+        })
+        .unwrap();
         let mut ns = Namespace::default();
         ns.apply(&Edit::AddFile {
             path: "/in".into(),
