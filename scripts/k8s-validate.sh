@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Test of deploy/k8s, offline: no Kubernetes cluster is needed or used.
-# About 20 s. On a copy of deploy/k8s:
+# Under a minute (64 s on a loaded 2-core machine). On a copy of deploy/k8s:
 #  1. checks both cluster files with the real parser (`mr config init`),
 #     and makes the example overlay's secret inputs as a user would: a
 #     token, and the CA and every certificate with `mr config init --tls`;
