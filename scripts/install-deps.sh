@@ -5,7 +5,8 @@
 #   chromium                         the web UI's browser test
 #   openssh-server, openssh-client   the SSH deployment test
 #   tcpdump                          the TLS capture test
-#   kubernetes-client (kubectl)      the Kubernetes manifests' rendering (kustomize)
+#   kubernetes-client (kubectl)      the Kubernetes manifests' rendering (kustomize; the test
+#                                    needs kubectl 1.21+, which this machine kind ships)
 #   kubernetes-validate (PyPI)       their validation against the Kubernetes schemas
 #                                    (into /opt/mr-venv when pip may not install)
 # Not root, or no apt-get: says what is missing and leaves it to the tests,

@@ -15,7 +15,8 @@
 #     with the same output as `mr local wordcount` on the same bytes;
 #  4. `swarm.sh down --volumes` removes the stack, its volumes and secret,
 #     and leaves the swarm: no service, container, network, volume,
-#     secret or swarm is left. The same cleanup runs on any failure.
+#     secret or swarm is left, and the test's image is removed. The same
+#     cleanup runs on any failure.
 # It takes /tmp/mr-docker.lock (Docker is shared with the other tests).
 #   scripts/swarm-test.sh [--keep]     (--keep: keep the temp dir)
 
@@ -60,6 +61,7 @@ cleanup() {
   fi
   [ "$gw_before" = 1 ] || docker network rm docker_gwbridge >/dev/null 2>&1 || true
   docker volume ls -q --filter "label=com.docker.stack.namespace=$STACK" | xargs -r docker volume rm >/dev/null 2>&1 || true
+  docker image rm "$MR_IMAGE" >/dev/null 2>&1 || true
   if [ $rc -ne 0 ] || [ "$KEEP" = 1 ]; then echo "swarm-test: files kept in $TMP"; else rm -rf "$TMP"; fi
   exit $rc
 }

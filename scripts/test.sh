@@ -7,7 +7,7 @@
 # (scripts/tls-test.sh, about 10 s, the same), the container test
 # (scripts/docker-test.sh, about 40 s), the SSH deployment test
 # (scripts/deploy-test.sh, about 60 s), the Kubernetes manifests validated
-# offline (scripts/k8s-validate.sh, about 20 s) and the Docker Swarm test
+# offline (scripts/k8s-validate.sh, under a minute) and the Docker Swarm test
 # (scripts/swarm-test.sh, about 70 s).
 #
 # As root on Debian it first installs what these tests need
