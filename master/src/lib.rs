@@ -48,12 +48,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let state = open(cfg)?;
     tracing::info!(addr = %listener.local_addr()?, "mr-master listening");
-    serve(
-        state,
-        tokio_stream::wrappers::TcpListenerStream::new(listener),
-        shutdown,
-    )
-    .await
+    serve(state, no_delay(listener), shutdown).await
 }
 
 /// Runs the master as [`run`] does and, when `http` is given (the caller
@@ -78,15 +73,28 @@ pub async fn run_with_http(
     let web = tokio::spawn(http::serve(state.clone(), http, async {
         let _ = stopped.await;
     }));
-    let served = serve(
-        state,
-        tokio_stream::wrappers::TcpListenerStream::new(listener),
-        shutdown,
-    )
-    .await;
+    let served = serve(state, no_delay(listener), shutdown).await;
     drop(stop);
     http::join(web).await;
     served
+}
+
+/// The accepted connections, with Nagle's algorithm off. An answer is
+/// several small writes (HTTP/2 headers, data, trailers): with it on, the
+/// second waits for the client's delayed acknowledgement of the first, up
+/// to 40 ms a call, which made every launch on submit (a long poll's answer,
+/// then `TakeCommands`) take 80 ms on loopback. Clients set it already
+/// (`common::dfs`).
+pub fn no_delay(
+    listener: TcpListener,
+) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    use tokio_stream::StreamExt;
+    tokio_stream::wrappers::TcpListenerStream::new(listener).map(|s| {
+        let s = s?;
+        // Only a latency matter: a socket that refuses keeps serving.
+        let _ = s.set_nodelay(true);
+        Ok(s)
+    })
 }
 
 /// Opens the master's state from its data directory (snapshot + edit log).

@@ -117,8 +117,17 @@ pub async fn run_with_health(
             .max_encoding_message_size(MAX_MESSAGE),
             TokenCheck::new(&token),
         ))
+        // Nagle's algorithm off, as on the master (see `master::no_delay`):
+        // shuffle fetches and block writes are answered in small writes too.
         .serve_with_incoming_shutdown(
-            tokio_stream::wrappers::TcpListenerStream::new(listener),
+            tokio_stream::StreamExt::map(
+                tokio_stream::wrappers::TcpListenerStream::new(listener),
+                |s| {
+                    let s = s?;
+                    let _ = s.set_nodelay(true);
+                    Ok::<_, std::io::Error>(s)
+                },
+            ),
             stop,
         )
         .await;
