@@ -272,6 +272,57 @@ fn a_stale_replica_is_refused_reported_and_replaced() {
     );
 }
 
+/// `mr admin safemode` and `mr admin fsck` on a real cluster: safe mode
+/// ends by itself on an empty namespace, enter/leave by hand; a healthy
+/// file passes fsck, and a single-replica block whose copy is corrupt is
+/// listed missing with its file, fsck then exiting non-zero.
+#[test]
+fn safemode_and_fsck_from_the_cli() {
+    let c = Cluster::start("fsck", Opts::default());
+    c.wait_for("safe mode to end", Duration::from_secs(30), |c| {
+        c.json(&["admin", "safemode", "get", "--json"])["safe_mode"] == false
+    });
+    let s = c.json(&["admin", "safemode", "enter", "--json"]);
+    assert!(s["safe_mode"] == true && s["manual"] == true, "{s}");
+    let s = c.json(&["admin", "safemode", "leave", "--json"]);
+    assert_eq!(s["safe_mode"], false, "{s}");
+    let data = random_bytes(100_000, 5);
+    let local = write_file(&c.dir, "one.bin", &data);
+    c.mr_ok(&[
+        "fs",
+        "put",
+        local.to_str().unwrap(),
+        "/one",
+        "--replication",
+        "1",
+    ]);
+    let f = c.json(&["admin", "fsck", "--json"]);
+    assert!(f["healthy"] == true && f["total_blocks"] == 1, "{f}");
+    let st = c.stat("/one");
+    let id = st["blocks"][0]["id"].as_u64().unwrap();
+    let holder = replicas(&st["blocks"][0])[0].clone();
+    let p = c.block_file(&holder, id);
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes[10] ^= 0x01;
+    std::fs::write(&p, bytes).unwrap();
+    let out = c.dir.join("one.out");
+    let _ = c.mr(&["fs", "get", "/one", out.to_str().unwrap()]);
+    if let Ok(got) = std::fs::read(&out) {
+        assert!(got.is_empty() || got == data, "wrong bytes returned");
+    }
+    c.wait_for(
+        "the block to be listed missing",
+        Duration::from_secs(30),
+        |c| {
+            let o = c.mr(&["admin", "fsck", "--json"]);
+            let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+            !o.status.success()
+                && v["missing"][0]["block_id"] == id
+                && v["missing"][0]["files"] == serde_json::json!(["/one"])
+        },
+    );
+}
+
 #[test]
 fn wrong_token_and_bad_paths_are_refused() {
     let c = Cluster::start(
