@@ -84,6 +84,41 @@ impl Throttle {
 mod tests {
     use super::*;
 
+    fn node(tag: &str) -> (Arc<Node>, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("mr-scan-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let text = format!(
+            "token = \"t\"\n[master]\naddr = \"127.0.0.1:1\"\ndata_dir = \"{0}/m\"\n\
+             [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:2\"\ndata_dir = \"{0}/w1\"\n",
+            dir.display()
+        );
+        let cfg = common::config::ClusterConfig::parse(&text).unwrap();
+        (Node::open(cfg, "w1").unwrap(), dir)
+    }
+
+    /// A scan finds a rotten replica and leaves it on disk (the master
+    /// decides; it may be the last copy), and the good one beside it too.
+    #[tokio::test]
+    async fn a_scan_reports_rot_and_deletes_nothing() {
+        let (n, dir) = node("rot");
+        for (id, data) in [(1u64, &b"first block"[..]), (2, b"second block")] {
+            let info = proto::BlockInfo {
+                id,
+                len: data.len() as u64,
+                crc32c: crc32c::crc32c(data),
+            };
+            n.store.put(info, data).unwrap();
+        }
+        let p = n.me.data_dir.join("blocks").join("blk_2");
+        let mut b = std::fs::read(&p).unwrap();
+        b[0] ^= 1;
+        std::fs::write(&p, &b).unwrap();
+        assert_eq!(scan_once(&n, 1 << 20).await, (2, 1));
+        assert!(n.store.contains(1) && n.store.contains(2));
+        assert!(p.exists(), "the scanner deleted a replica");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// 10 MiB at 1 MiB/s takes ten seconds of reads, paced block by block.
     #[test]
     fn the_throttle_paces_reads_to_the_rate() {
