@@ -38,6 +38,11 @@ use std::time::{Duration, Instant};
 
 const OUT_DIR: &str = "/bench/trace-out";
 
+/// How long a run may take beyond its last arrival before it is declared
+/// stuck: far above any job of a scaled slice (seconds alone), so only a
+/// job that stopped making progress reaches it.
+const STUCK_AFTER: Duration = Duration::from_secs(300);
+
 /// What `mr bench trace` takes.
 #[derive(Debug, Clone)]
 pub struct TraceOpts {
@@ -191,6 +196,9 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
     let total = solo_jobs.len() + loads.len() * o.reps as usize * o.schedulers.len();
     let mut progress = MatrixProgress::new(total, o.quiet);
     let pool = pool(&mut runner, o, &mut progress).await?;
+    // Outputs under a root of this invocation's own, so that jobs an
+    // interrupted earlier run left behind never hold a path this one writes.
+    let out_root = format!("{OUT_DIR}/{}", common::now_ms());
 
     // The solo pass.
     runner.cluster.set_scheduler(&o.solo_policy).await?;
@@ -198,7 +206,7 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
     let mut solo = Vec::with_capacity(solo_jobs.len());
     for j in &solo_jobs {
         progress.start_cell(&format!("alone: {j}"));
-        let out = format!("{OUT_DIR}/solo/{:05}", j.row);
+        let out = format!("{out_root}/solo/{:05}", j.row);
         runner.cluster.remove(&out).await?;
         let id = runner.cluster.submit(submit(j, &pool, o, &out)).await?;
         let v = runner.cluster.wait(id, &mut |v| progress.job(v)).await?;
@@ -255,7 +263,18 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
                     .join(format!("load-{load_label}"))
                     .join(policy)
                     .join(format!("rep{rep}"));
-                match replay(&mut runner, policy, &jobs, &pool, o, &hist, &mut progress).await {
+                let run_out = format!("{out_root}/{load_label}/{policy}/{rep}");
+                match replay(
+                    &mut runner,
+                    policy,
+                    &jobs,
+                    &pool,
+                    o,
+                    (&run_out, &hist),
+                    &mut progress,
+                )
+                .await
+                {
                     Ok((rows, busy)) => {
                         let from = rows.iter().map(|r| r.submit_ms).min().unwrap_or(0);
                         let to = rows.iter().map(|r| r.end_ms).max().unwrap_or(0);
@@ -478,13 +497,13 @@ async fn replay(
     jobs: &[ScaledJob],
     pool: &Pool,
     o: &TraceOpts,
-    history: &std::path::Path,
+    (out, history): (&str, &std::path::Path),
     progress: &mut MatrixProgress,
 ) -> anyhow::Result<(Vec<JobRow>, Vec<Busy>)> {
     runner.cluster.set_scheduler(policy).await?;
     runner.cluster.set_cached(&pool.paths, false).await?;
-    let out = format!("{OUT_DIR}/{policy}");
-    runner.cluster.remove(&out).await?;
+    runner.cluster.remove(out).await?;
+    let last_arrival = jobs.iter().map(|j| j.at).max().unwrap_or_default();
     let start = Instant::now();
     let mut ids: Vec<Option<u64>> = vec![None; jobs.len()];
     let mut done: Vec<Option<serde_json::Value>> = vec![None; jobs.len()];
@@ -515,6 +534,18 @@ async fn replay(
         ));
         if finished == jobs.len() {
             break;
+        }
+        if start.elapsed() > last_arrival + STUCK_AFTER {
+            let stuck: Vec<String> = ids
+                .iter()
+                .zip(&done)
+                .filter_map(|(id, d)| id.filter(|_| d.is_none()).map(|i| i.to_string()))
+                .collect();
+            bail!(
+                "job(s) {} made no end {} s after the last arrival: stuck (see `mr job status ID`; `mr job kill ID` ends them)",
+                stuck.join(", "),
+                STUCK_AFTER.as_secs()
+            );
         }
         // Sleep to the next arrival or poll, whichever is sooner.
         let next = jobs
@@ -551,7 +582,7 @@ async fn replay(
             .sum();
         rows.push(JobRow::from_summary(&v, j, policy, input));
     }
-    runner.cluster.remove(&out).await?;
+    runner.cluster.remove(out).await?;
     Ok((rows, busy))
 }
 
