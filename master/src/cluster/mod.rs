@@ -82,7 +82,9 @@ pub struct Registration {
 pub struct Registered {
     pub epoch: u64,
     pub heartbeat_interval_ms: u64,
-    /// Blocks the namespace no longer knows.
+    /// Blocks to delete at once: none since unknown blocks go to the
+    /// worker's quarantine by command instead (`blocks::full_report`); kept
+    /// for the wire format.
     pub delete_blocks: Vec<u64>,
 }
 
