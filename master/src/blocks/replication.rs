@@ -75,6 +75,18 @@ impl Blocks {
                     &mut self.rng,
                 );
                 if targets.is_empty() {
+                    // Every other node holds a copy, some of them corrupt
+                    // (a small cluster): the corrupt copies must make room,
+                    // or the block stays short for ever. A good copy
+                    // exists (`live` is not empty), so none of them is the
+                    // last; the freed nodes are targets on the next pass.
+                    // This is HDFS's "live + corrupt > replication" case.
+                    for w in self.corrupt.remove(&id).unwrap_or_default() {
+                        tracing::info!(block = id, worker = %w,
+                            "deleting a corrupt replica to make room for a good copy");
+                        self.outbox.push((w, Command::DeleteBlock(id)));
+                        issued += 1;
+                    }
                     continue;
                 }
                 let source = live[self.rng.usize(..live.len())].clone();
