@@ -539,7 +539,7 @@ impl Dfs {
                 order.push(w);
             }
         }
-        let mut last = "no live replica".to_string();
+        let mut last = "no live good replica (missing or corrupt: see `mr admin fsck`)".to_string();
         for w in order {
             let mut conn = self.worker(&w.addr)?;
             match read_block(&mut conn, &info, fill_cache, &w.name).await {
