@@ -151,6 +151,34 @@ pub fn web_config(
 
 /// A rustls client trusting only the CA in `ca_pem`: for tests and tools
 /// that talk HTTPS to the web UI.
+/// The common name of a DER certificate: the process it was issued to
+/// ([`CertificateAuthority::issue`] puts the name there).
+pub fn common_name(der: &[u8]) -> Option<String> {
+    let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
+    let cn = cert.subject().iter_common_name().next()?;
+    cn.as_str().ok().map(str::to_string)
+}
+
+/// Refuses a worker's call when TLS is on and the caller's certificate
+/// names another process than the worker `name` it speaks for: with it, a
+/// host holding one worker's key (and each is given only its own) cannot
+/// register or report as another. Without TLS there is no certificate and
+/// nothing to check.
+pub fn check_peer_is<T>(req: &tonic::Request<T>, name: &str) -> Result<(), tonic::Status> {
+    let Some(certs) = req.peer_certs() else {
+        return Ok(());
+    };
+    let cn = certs.first().and_then(|c| common_name(c.as_ref()));
+    if cn.as_deref() == Some(name) {
+        return Ok(());
+    }
+    tracing::warn!(worker = name, certificate = ?cn, "permission denied: certificate names another process");
+    Err(tonic::Status::permission_denied(format!(
+        "permission denied: the caller's certificate is {:?}'s, not worker {name:?}'s",
+        cn.unwrap_or_default()
+    )))
+}
+
 pub fn https_client(ca_pem: &[u8]) -> Result<Arc<rustls::ClientConfig>, TlsError> {
     let mut roots = rustls::RootCertStore::empty();
     for c in certs_in(ca_pem, Path::new("<ca>"))? {
