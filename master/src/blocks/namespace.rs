@@ -185,6 +185,7 @@ mod tests {
 
     fn file(ids: &[u64]) -> FileMeta {
         FileMeta {
+            owner: String::new(),
             replication: 1,
             block_size: 10,
             blocks: ids

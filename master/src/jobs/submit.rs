@@ -302,6 +302,7 @@ mod tests {
         ns.apply(&Edit::AddFile {
             path: "/in".into(),
             file: FileMeta {
+                owner: String::new(),
                 replication: 1,
                 block_size: 1 << 20,
                 blocks: vec![BlockMeta {
