@@ -12,7 +12,6 @@
 //! register a worker, heartbeat for one or report a task.
 
 use crate::config::ClusterConfig;
-use std::collections::HashMap;
 use std::sync::Arc;
 use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;

@@ -445,5 +445,7 @@ fn records_without_owners_load_and_a_commit_sets_the_owner() {
     ns.apply(&serde_json::from_str(&text).unwrap());
     assert_eq!(ns.files["/c"].owner, "ann");
     // An owner travels through the log; none is written when there is none.
-    assert!(!serde_json::to_string(&add("/x", 1)).unwrap().contains("owner"));
+    assert!(!serde_json::to_string(&add("/x", 1))
+        .unwrap()
+        .contains("owner"));
 }
