@@ -149,12 +149,20 @@ fn the_written_file_loads_and_round_trips_the_flags() {
         "--master-dir",
         "/m",
     ];
+    // It holds the token: only its owner may read it, replaced or not.
+    let mode = |p: &Path| {
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).unwrap().permissions())
+            & 0o777
+    };
+    assert_eq!(mode(&out), 0o600);
+    std::fs::set_permissions(&out, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
     let (ok, _, err) = mr(&again);
     assert!(!ok);
     assert!(err.contains("exists: pass --force"), "{err}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
     let (ok, _, err) = mr(&[&again[..], &["--force"]].concat());
     assert!(ok, "{err}");
+    assert_eq!(mode(&out), 0o600, "a replaced file is made private too");
     let c = ClusterConfig::load(&out).unwrap();
     assert_eq!(c.token.len(), 32, "a random token: {}", c.token);
     assert!(c.workers.is_empty());

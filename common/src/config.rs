@@ -1,7 +1,13 @@
 //! `cluster.toml`: the one file every process reads.
 //!
 //! ```toml
-//! token = "change-me"            # shared secret carried by every RPC
+//! token = "change-me"            # the admin's token, carried by every RPC
+//! worker_token = "other"         # optional: the workers' own identity
+//!
+//! [[users]]                      # optional: one per user
+//! name = "ann"
+//! token = "ann-secret"
+//! role = "user"                  # admin, user or reader
 //!
 //! [master]
 //! addr = "127.0.0.1:7070"
@@ -80,11 +86,19 @@ pub enum ConfigError {
     Invalid(String),
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterConfig {
-    /// Shared secret: every RPC must carry it, or it is refused.
+    /// The admin's secret: every RPC must carry a known token, or it is
+    /// refused. Without `worker_token`, workers use it too.
     pub token: String,
+    /// The workers' identity: when set, only it may register a worker,
+    /// heartbeat or report tasks, and the admin's token no longer may.
+    #[serde(default)]
+    pub worker_token: Option<String>,
+    /// Per-user tokens, each with a role (see `auth`).
+    #[serde(default)]
+    pub users: Vec<UserConfig>,
     pub master: MasterConfig,
     #[serde(default)]
     pub dfs: DfsConfig,
@@ -99,6 +113,47 @@ pub struct ClusterConfig {
     /// With it, every port speaks TLS only (see the `tls` module).
     #[serde(default)]
     pub tls: Option<TlsConfig>,
+}
+
+/// `[[users]]`: one user's token and role.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserConfig {
+    pub name: String,
+    pub token: String,
+    pub role: crate::auth::Role,
+}
+
+impl std::fmt::Debug for UserConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserConfig")
+            .field("name", &self.name)
+            .field("token", &"<redacted>")
+            .field("role", &self.role)
+            .finish()
+    }
+}
+
+/// Written by hand so that a config logged or printed in a panic never
+/// shows a token.
+impl std::fmt::Debug for ClusterConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterConfig")
+            .field("token", &"<redacted>")
+            .field(
+                "worker_token",
+                &self.worker_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("users", &self.users)
+            .field("master", &self.master)
+            .field("dfs", &self.dfs)
+            .field("heartbeat", &self.heartbeat)
+            .field("scheduler", &self.scheduler)
+            .field("network", &self.network)
+            .field("workers", &self.workers)
+            .field("tls", &self.tls)
+            .finish()
+    }
 }
 
 /// The identity a client presents when nothing else is said.
@@ -402,11 +457,53 @@ impl ClusterConfig {
         Ok(cfg)
     }
 
+    /// The token this process's clients carry when it acts as a worker.
+    pub fn worker_secret(&self) -> &str {
+        self.worker_token.as_deref().unwrap_or(&self.token)
+    }
+
+    fn validate_users(&self) -> Result<(), ConfigError> {
+        let bad = |m: String| Err(ConfigError::Invalid(m));
+        let mut tokens = HashSet::from([self.token.as_str()]);
+        if let Some(w) = &self.worker_token {
+            if w.is_empty() || !tokens.insert(w) {
+                return bad("worker_token must be non-empty and differ from token".into());
+            }
+        }
+        let mut names = HashSet::from([crate::auth::ADMIN_NAME, crate::auth::WORKER_NAME]);
+        for u in &self.users {
+            let valid = !u.name.is_empty()
+                && u.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.@".contains(c));
+            if !valid {
+                return bad(format!(
+                    "users: name {:?} must be non-empty letters, digits, '-', '_', '.' or '@'",
+                    u.name
+                ));
+            }
+            if !names.insert(&u.name) {
+                return bad(format!(
+                    "users: name {:?} is used twice or is reserved (admin, worker)",
+                    u.name
+                ));
+            }
+            if u.token.is_empty() || !tokens.insert(&u.token) {
+                return bad(format!(
+                    "users: the token of {:?} is empty or another's token",
+                    u.name
+                ));
+            }
+        }
+        Ok(())
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |m: String| Err(ConfigError::Invalid(m));
         if self.token.is_empty() {
             return bad("token must not be empty".into());
         }
+        self.validate_users()?;
         if !is_host_port(&self.master.addr) {
             return bad(format!(
                 "master.addr {:?} is not an IP:port or host:port address",
@@ -601,6 +698,35 @@ addr = "127.0.0.1:7101"
 data_dir = "/tmp/w1"
 cache = "1MiB"
 "#;
+
+    #[test]
+    fn debug_never_prints_a_token_and_users_are_checked() {
+        let text = format!(
+            "{}\n[[users]]\nname = \"ann\"\ntoken = \"ann-secret\"\nrole = \"user\"\n",
+            BASE.replace(
+                "token = \"t\"",
+                "token = \"adm-secret\"\nworker_token = \"wrk-secret\""
+            )
+        );
+        let c = ClusterConfig::parse(&text).unwrap();
+        assert_eq!(c.users.len(), 1);
+        assert_eq!(c.worker_secret(), "wrk-secret");
+        let shown = format!("{c:?} {c:#?}");
+        assert!(!shown.contains("secret"), "{shown}");
+        assert!(shown.contains("ann"));
+        let dup = text.replace("ann-secret", "adm-secret");
+        assert!(ClusterConfig::parse(&dup)
+            .unwrap_err()
+            .to_string()
+            .contains("another's token"));
+        let reserved = text.replace("name = \"ann\"", "name = \"admin\"");
+        assert!(ClusterConfig::parse(&reserved)
+            .unwrap_err()
+            .to_string()
+            .contains("reserved"));
+        let role = text.replace("role = \"user\"", "role = \"root\"");
+        assert!(ClusterConfig::parse(&role).is_err());
+    }
 
     #[test]
     fn addresses_may_be_dns_names_as_orchestrators_give() {

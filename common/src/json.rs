@@ -65,7 +65,7 @@ pub fn block_status(b: &proto::BlockStatus) -> Value {
 /// `fs stat`: a file and every block of it.
 pub fn file_status(st: &proto::FileStatus) -> Value {
     json!({"path": st.path, "size": st.size, "replication": st.replication,
-           "block_size": st.block_size, "mtime_ms": st.mtime_ms,
+           "block_size": st.block_size, "mtime_ms": st.mtime_ms, "owner": st.owner,
            "blocks": st.blocks.iter().map(block_status).collect::<Vec<_>>()})
 }
 

@@ -151,6 +151,42 @@ pub fn web_config(
 
 /// A rustls client trusting only the CA in `ca_pem`: for tests and tools
 /// that talk HTTPS to the web UI.
+/// Whether a DER certificate was issued to the process `name`:
+/// [`write_cluster_certs`] puts each process's name among its certificate's
+/// DNS names, and no other process's.
+pub fn names(der: &[u8], name: &str) -> bool {
+    let der = CertificateDer::from(der);
+    let Ok(cert) = webpki::EndEntityCert::try_from(&der) else {
+        return false;
+    };
+    let Ok(dns) = rustls::pki_types::ServerName::try_from(name) else {
+        return false;
+    };
+    cert.verify_is_valid_for_subject_name(&dns).is_ok()
+}
+
+/// Refuses a worker's call when TLS is on and the caller's certificate
+/// does not name the worker `name` it speaks for: with it, a host holding
+/// one worker's key (and each is given only its own) cannot register or
+/// report as another. Without TLS there is no certificate and nothing to
+/// check.
+pub fn check_peer_is<T>(req: &tonic::Request<T>, name: &str) -> Result<(), tonic::Status> {
+    let Some(certs) = req.peer_certs() else {
+        return Ok(());
+    };
+    if certs.first().is_some_and(|c| names(c.as_ref(), name)) {
+        return Ok(());
+    }
+    tracing::warn!(
+        worker = name,
+        "permission denied: the caller's certificate is not the worker's"
+    );
+    Err(tonic::Status::permission_denied(format!(
+        "permission denied: the caller's certificate does not name worker {name:?}: \
+         each worker must dial with its own certificate"
+    )))
+}
+
 pub fn https_client(ca_pem: &[u8]) -> Result<Arc<rustls::ClientConfig>, TlsError> {
     let mut roots = rustls::RootCertStore::empty();
     for c in certs_in(ca_pem, Path::new("<ca>"))? {
@@ -387,6 +423,16 @@ mod tests {
         assert_eq!(sans("master"), ["10.77.0.1", "master", "mr.lan"]);
         assert_eq!(sans("w1"), ["10.77.1.1", "w1", "mr.lan"]);
         assert_eq!(sans(CLIENT_NAME), [CLIENT_NAME]);
+        // A certificate names its own process and no other.
+        let der = |n: &str| {
+            CertificateDer::from_pem_slice(
+                &std::fs::read(dir.join(format!("tls/{n}.pem"))).unwrap(),
+            )
+            .unwrap()
+        };
+        assert!(names(&der("w1"), "w1"));
+        assert!(!names(&der("w1"), "w2") && !names(&der(CLIENT_NAME), "w1"));
+        assert!(!names(&der("master"), "w1") && !names(b"junk", "w1"));
         // Issued again: the same CA, new leaves.
         let ca = std::fs::read(dir.join("tls/ca.pem")).unwrap();
         write_cluster_certs(&cfg, &dir.join("tls"), &dir.join("ca.key"), &[]).unwrap();

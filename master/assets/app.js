@@ -173,7 +173,7 @@ function renderJobs(jobs) {
       <td><span class="badge ${j.state}">${j.state}</span></td>
       <td class="progress">${progress(j)}</td>
       <td>${secs(j.exec_time_s)}</td>
-      <td>${esc(j.scheduler)}</td>
+      <td>${esc(j.scheduler)}${j.owner ? `<br><small class="muted owner">by ${esc(j.owner)}</small>` : ''}</td>
       <td>${localityBar(j.locality || {})}</td>
       <td>${isFinal(j.state) ? '' : `<button class="kill" data-job="${j.job_id}">kill</button>`}</td>
     </tr>`).join('');
@@ -260,6 +260,7 @@ async function jobPage(id) {
   const rt = job.map_response_time_s || {};
   $('job-summary').innerHTML = `<dl>
     <dt>progress</dt><dd class="progress" id="job-progress">${progress(job)}</dd>
+    <dt>owner</dt><dd>${esc(job.owner || 'admin')}</dd>
     <dt>time</dt><dd>${secs(job.exec_time_s)} with scheduler <b>${esc(job.scheduler)}</b></dd>
     <dt>input</dt><dd>${esc((job.input || []).join(', ')) || '(generated)'}</dd>
     <dt>output</dt><dd>${esc(job.output)}</dd>

@@ -13,6 +13,9 @@ pub enum MasterError {
     FailedPrecondition(String),
     #[error("{0}")]
     Unavailable(String),
+    /// The caller's role or ownership does not allow it (`auth`).
+    #[error("{0}")]
+    PermissionDenied(String),
     #[error("edit log: {0}")]
     Io(#[from] std::io::Error),
     /// The snapshot or edit log could not be loaded at start.

@@ -124,7 +124,11 @@ where
     let (interval, token, tls) = {
         let s = state.lock().unwrap_or_else(|e| e.into_inner());
         let tls = common::tls::server_config(&s.cfg, "master")?;
-        (s.cfg.heartbeat.interval, s.cfg.token.clone(), tls)
+        (
+            s.cfg.heartbeat.interval,
+            common::auth::Tokens::from_config(&s.cfg),
+            tls,
+        )
     };
     let mut server = tonic::transport::Server::builder();
     if let Some(t) = tls {
@@ -132,7 +136,7 @@ where
         server = server.tls_config(t)?;
     }
     let bg = tokio::spawn(background(state.clone(), interval));
-    let svc = grpc::service(state.clone(), &token);
+    let svc = grpc::service(state.clone(), token);
     // Long polls answer first, or the graceful stop would wait them out.
     let shutdown = {
         let state = state.clone();

@@ -79,7 +79,12 @@ pub async fn run_with_health(
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: std::time::Duration,
 ) -> anyhow::Result<()> {
-    let token = cluster.token.clone();
+    // Its port serves every known token (clients read and write blocks);
+    // its own calls, to the master and other workers, carry the workers'
+    // identity, which no user token can take.
+    let tokens = common::auth::Tokens::from_config(&cluster);
+    cluster.token = cluster.worker_secret().to_string();
+    cluster.worker_token = None;
     let tls = common::tls::server_config(&cluster, name)?;
     // Dialing the master and other workers, this worker shows its own
     // certificate.
@@ -115,7 +120,7 @@ pub async fn run_with_health(
             }))
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE),
-            TokenCheck::new(&token),
+            TokenCheck::with_tokens(tokens),
         ))
         // Nagle's algorithm off, as on the master (see `master::no_delay`):
         // shuffle fetches and block writes are answered in small writes too.

@@ -281,6 +281,8 @@ pub fn write(out: &Path, l: &Layout, force: bool) -> anyhow::Result<()> {
     }
     let mut o = std::fs::OpenOptions::new();
     o.write(true);
+    // It holds the cluster's token: only its owner may read it.
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
     if force {
         o.create(true).truncate(true);
     } else {
@@ -293,6 +295,9 @@ pub fn write(out: &Path, l: &Layout, force: bool) -> anyhow::Result<()> {
             anyhow::anyhow!("cannot write {}: {e}", out.display())
         }
     })?;
+    // A replaced file keeps its old mode: narrow it too.
+    std::fs::set_permissions(out, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .map_err(|e| anyhow::anyhow!("cannot make {} private: {e}", out.display()))?;
     std::io::Write::write_all(&mut file, text.as_bytes())
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
     println!("wrote {} ({} workers)", out.display(), l.workers.len());

@@ -389,6 +389,7 @@ pub async fn list(cfg: &ClusterConfig, as_json: bool) -> anyhow::Result<()> {
                 format!("{}/{}", v["progress"]["reduces_done"], v["reduces"]),
                 format!("{:.2}s", v["exec_time_s"].as_f64().unwrap_or(0.0)),
                 v["scheduler"].as_str().unwrap_or("").into(),
+                v["owner"].as_str().unwrap_or("").into(),
                 v["output"].as_str().unwrap_or("").into(),
             ]
         })
@@ -404,6 +405,7 @@ pub async fn list(cfg: &ClusterConfig, as_json: bool) -> anyhow::Result<()> {
                 "REDUCES",
                 "TIME",
                 "SCHEDULER",
+                "OWNER",
                 "OUTPUT"
             ],
             &rows

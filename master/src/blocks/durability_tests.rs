@@ -26,6 +26,7 @@ fn put(b: &mut Blocks, path: &str) -> u64 {
     b.commit(Edit::AddFile {
         path: path.into(),
         file: FileMeta {
+            owner: String::new(),
             replication: 1,
             block_size: 4096,
             blocks: vec![BlockMeta {
@@ -88,6 +89,7 @@ fn a_failed_checkpoint_neither_fails_a_durable_edit_nor_loses_later_ones() {
         let r = b.commit(Edit::AddFile {
             path: "/b".into(),
             file: FileMeta {
+                owner: String::new(),
                 replication: 1,
                 block_size: 4096,
                 blocks: vec![BlockMeta {
@@ -110,6 +112,7 @@ fn a_failed_checkpoint_neither_fails_a_durable_edit_nor_loses_later_ones() {
                         .commit(Edit::AddFile {
                             path: p.into(),
                             file: FileMeta {
+                                owner: String::new(),
                                 replication: 1,
                                 block_size: 4096,
                                 blocks: vec![BlockMeta {

@@ -7,6 +7,7 @@ fn add(path: &str, id: u64) -> Edit {
     Edit::AddFile {
         path: path.into(),
         file: FileMeta {
+            owner: String::new(),
             replication: 3,
             block_size: 64,
             blocks: vec![BlockMeta {
@@ -420,4 +421,31 @@ fn missing_snapshot_with_edits_is_its_own_error_never_an_empty_namespace() {
     }
     assert_eq!(fs::read(dir.join(LOG)).unwrap(), log_before);
     fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Records from before owners were kept still load (as the admin's files),
+/// and a job's commit gives its parts to the job's owner.
+#[test]
+fn records_without_owners_load_and_a_commit_sets_the_owner() {
+    let old = r#"{"op":"add_file","path":"/a","file":{"replication":1,"block_size":64,"blocks":[],"mtime_ms":1}}"#;
+    let e: Edit = serde_json::from_str(old).unwrap();
+    let mut ns = Namespace::default();
+    ns.apply(&e);
+    assert_eq!(ns.files["/a"].owner, "");
+    let old_commit = r#"{"op":"commit","renames":[["/a","/b"]],"add":[],"delete":[]}"#;
+    ns.apply(&serde_json::from_str(old_commit).unwrap());
+    assert_eq!(ns.files["/b"].owner, "");
+    let commit = Edit::Commit {
+        renames: vec![("/b".into(), "/c".into())],
+        add: vec![],
+        delete: vec![],
+        owner: "ann".into(),
+    };
+    let text = serde_json::to_string(&commit).unwrap();
+    ns.apply(&serde_json::from_str(&text).unwrap());
+    assert_eq!(ns.files["/c"].owner, "ann");
+    // An owner travels through the log; none is written when there is none.
+    assert!(!serde_json::to_string(&add("/x", 1))
+        .unwrap()
+        .contains("owner"));
 }

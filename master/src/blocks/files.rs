@@ -23,6 +23,7 @@ pub(super) struct PendingFile {
     block_size: u64,
     overwrite: bool,
     writer: Option<String>,
+    owner: String,
     pub blocks: Vec<u64>,
 }
 
@@ -36,6 +37,8 @@ pub struct CreateFile {
     /// goes there, as in HDFS.
     pub writer: String,
     pub overwrite: bool,
+    /// Who writes it (the caller's identity, never the request's say).
+    pub owner: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +95,7 @@ pub struct FileStatus {
     pub block_size: u64,
     pub blocks: Vec<BlockStatus>,
     pub mtime_ms: u64,
+    pub owner: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -139,6 +143,7 @@ impl Blocks {
                 block_size,
                 overwrite: req.overwrite,
                 writer: (!req.writer.is_empty()).then_some(req.writer),
+                owner: req.owner,
                 blocks: Vec::new(),
             },
         );
@@ -261,8 +266,13 @@ impl Blocks {
             }
             blocks.push(*b);
         }
-        let (replication, block_size, overwrite, allocated) =
-            (p.replication, p.block_size, p.overwrite, p.blocks.clone());
+        let (replication, block_size, overwrite, allocated, owner) = (
+            p.replication,
+            p.block_size,
+            p.overwrite,
+            p.blocks.clone(),
+            p.owner.clone(),
+        );
         // Re-check: another file may have appeared since create.
         self.check_creatable(path.as_str(), overwrite)?;
         let old = self.ns.files.get(path.as_str()).cloned();
@@ -271,6 +281,7 @@ impl Blocks {
             block_size,
             blocks: blocks.clone(),
             mtime_ms: common::now_ms(),
+            owner,
         };
         self.commit(Edit::AddFile {
             path: path.to_string(),
@@ -356,6 +367,32 @@ impl Blocks {
         Ok((path, paths, ids))
     }
 
+    /// Refuses (and logs) a change to the files at or under `raw` when
+    /// `who` is no admin and one of them is another's; nothing there is no
+    /// refusal (the change itself says so).
+    pub fn may_change(&self, raw: &str, who: &common::auth::Identity) -> Result<()> {
+        if who.role == common::auth::Role::Admin {
+            return Ok(());
+        }
+        let Ok(path) = DfsPath::parse(raw) else {
+            return Ok(());
+        };
+        for p in self.ns.matching(path.as_str()) {
+            let owner = match self.ns.files[&p].owner.as_str() {
+                "" => common::auth::ADMIN_NAME,
+                o => o,
+            };
+            if owner != who.name {
+                tracing::warn!(user = %who.name, path = %p, owner, "permission denied: not the file's owner");
+                return Err(MasterError::PermissionDenied(format!(
+                    "permission denied: {p} belongs to {owner:?}; user {:?} may only change their own files",
+                    who.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
     pub fn delete(&mut self, raw: &str) -> Result<u64> {
         let (path, paths, ids) = self.files_under(raw)?;
         let n = paths.len() as u64;
@@ -391,6 +428,10 @@ impl Blocks {
             replication: f.replication,
             block_size: f.block_size,
             mtime_ms: f.mtime_ms,
+            owner: match f.owner.as_str() {
+                "" => common::auth::ADMIN_NAME.to_string(),
+                o => o.to_string(),
+            },
             blocks: f
                 .blocks
                 .iter()

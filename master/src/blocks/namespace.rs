@@ -11,12 +11,16 @@ pub struct BlockMeta {
     pub crc32c: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileMeta {
     pub replication: u32,
     pub block_size: u64,
     pub blocks: Vec<BlockMeta>,
     pub mtime_ms: u64,
+    /// The user who wrote it (`auth`); empty in logs from before owners
+    /// were recorded, which makes it the admin's.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub owner: String,
 }
 
 impl FileMeta {
@@ -50,6 +54,10 @@ pub enum Edit {
         renames: Vec<(String, String)>,
         add: Vec<(String, FileMeta)>,
         delete: Vec<String>,
+        /// The job's owner, who then owns the renamed parts (written by
+        /// workers); absent in older logs.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        owner: String,
     },
 }
 
@@ -78,9 +86,13 @@ impl Namespace {
                 renames,
                 add,
                 delete,
+                owner,
             } => {
                 for (from, to) in renames {
-                    if let Some(f) = self.files.remove(from) {
+                    if let Some(mut f) = self.files.remove(from) {
+                        if !owner.is_empty() {
+                            f.owner = owner.clone();
+                        }
                         self.files.insert(to.clone(), f);
                     }
                 }
@@ -173,6 +185,7 @@ mod tests {
 
     fn file(ids: &[u64]) -> FileMeta {
         FileMeta {
+            owner: String::new(),
             replication: 1,
             block_size: 10,
             blocks: ids

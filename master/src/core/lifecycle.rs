@@ -119,11 +119,13 @@ impl MasterState {
             block_size: job.spec.output_block_size,
             blocks: vec![],
             mtime_ms: common::now_ms(),
+            owner: job.spec.owner.clone(),
         };
         let edit = Edit::Commit {
             renames,
             add: vec![(format!("{}/_SUCCESS", job.spec.output), success)],
             delete: leftovers,
+            owner: job.spec.owner.clone(),
         };
         if let Err(e) = self.blocks.commit(edit) {
             self.jobs

@@ -46,6 +46,7 @@ fn restarted(tag: &str, files: &[(&str, u64, u32)]) -> (MasterState, PathBuf) {
                 .commit(Edit::AddFile {
                     path: path.to_string(),
                     file: FileMeta {
+                        owner: String::new(),
                         replication: *replication,
                         block_size: 100,
                         blocks: vec![meta(*id)],

@@ -76,6 +76,7 @@ impl From<proto::CreateFileRequest> for CreateFile {
             block_size: r.block_size,
             writer: r.writer,
             overwrite: r.overwrite,
+            owner: String::new(),
         }
     }
 }
@@ -121,6 +122,7 @@ impl From<proto::SubmitJobRequest> for SubmitJob {
             queue: r.queue,
             sort_buffer_bytes: r.sort_buffer_bytes,
             output_block_size: r.output_block_size,
+            owner: String::new(),
         }
     }
 }
@@ -332,6 +334,7 @@ impl From<FileStatus> for proto::FileStatus {
             block_size: f.block_size,
             blocks: all(f.blocks),
             mtime_ms: f.mtime_ms,
+            owner: f.owner,
         }
     }
 }

@@ -7,7 +7,7 @@ pub mod convert;
 
 use crate::core::MasterState;
 use crate::error::MasterError;
-use common::auth::TokenCheck;
+use common::auth::{identity, Role, TokenCheck, Tokens};
 use proto::master_server::{Master, MasterServer};
 use proto::*;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -22,6 +22,7 @@ impl From<MasterError> for Status {
             MasterError::AlreadyExists(m) => Status::already_exists(m),
             MasterError::FailedPrecondition(m) => Status::failed_precondition(m),
             MasterError::Unavailable(m) => Status::unavailable(m),
+            MasterError::PermissionDenied(m) => Status::permission_denied(m),
             MasterError::Io(e) => Status::internal(format!("master storage error: {e}")),
             MasterError::Storage(e) => Status::internal(format!("master storage error: {e}")),
         }
@@ -32,13 +33,13 @@ impl From<MasterError> for Status {
 /// awaits while holding it.
 pub type Shared = Arc<Mutex<MasterState>>;
 
-/// The master's gRPC service over `state`, refusing calls without the
-/// cluster token.
+/// The master's gRPC service over `state`, refusing calls without a known
+/// token; each handler then checks the caller's role.
 pub fn service(
     state: Shared,
-    token: &str,
+    tokens: Tokens,
 ) -> InterceptedService<MasterServer<MasterService>, TokenCheck> {
-    MasterServer::with_interceptor(MasterService { state }, TokenCheck::new(token))
+    MasterServer::with_interceptor(MasterService { state }, TokenCheck::with_tokens(tokens))
 }
 
 pub struct MasterService {
@@ -58,6 +59,8 @@ type Rpc<T> = Result<Response<T>, Status>;
 impl Master for MasterService {
     #[tracing::instrument(skip_all, fields(worker = %req.get_ref().name))]
     async fn register(&self, req: Request<RegisterRequest>) -> Rpc<RegisterResponse> {
+        identity(&req).require_worker("register a worker")?;
+        common::tls::check_peer_is(&req, &req.get_ref().name)?;
         let r = self
             .lock()
             .on_register(req.into_inner().into(), crate::now())?;
@@ -66,6 +69,8 @@ impl Master for MasterService {
 
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]
     async fn heartbeat(&self, req: Request<HeartbeatRequest>) -> Rpc<HeartbeatResponse> {
+        identity(&req).require_worker("heartbeat as a worker")?;
+        common::tls::check_peer_is(&req, &req.get_ref().name)?;
         Ok(Response::new(
             self.lock()
                 .on_heartbeat(req.into_inner().into(), crate::now())
@@ -75,6 +80,8 @@ impl Master for MasterService {
 
     #[tracing::instrument(skip_all, fields(worker = %req.get_ref().worker, block = req.get_ref().block_id))]
     async fn report_bad_block(&self, req: Request<ReportBadBlockRequest>) -> Rpc<Empty> {
+        // Readers of a file report corrupt replicas too, not only workers.
+        identity(&req).require(Role::User, "report a bad block")?;
         let r = req.into_inner();
         self.lock()
             .report_bad_block(&r.worker, r.block_id, &r.reason);
@@ -83,13 +90,20 @@ impl Master for MasterService {
 
     #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
     async fn create_file(&self, req: Request<CreateFileRequest>) -> Rpc<CreateFileResponse> {
-        Ok(Response::new(
-            self.lock().create_file(req.into_inner().into())?.into(),
-        ))
+        let who = identity(&req);
+        who.require(Role::User, "write files")?;
+        let mut create: crate::blocks::files::CreateFile = req.into_inner().into();
+        let mut s = self.lock();
+        if create.overwrite {
+            s.blocks.may_change(&create.path, &who)?;
+        }
+        create.owner = who.name;
+        Ok(Response::new(s.create_file(create)?.into()))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
     async fn add_block(&self, req: Request<AddBlockRequest>) -> Rpc<AddBlockResponse> {
+        identity(&req).require(Role::User, "write files")?;
         Ok(Response::new(
             self.lock().add_block(req.into_inner().into())?.into(),
         ))
@@ -97,12 +111,14 @@ impl Master for MasterService {
 
     #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
     async fn complete_file(&self, req: Request<CompleteFileRequest>) -> Rpc<Empty> {
+        identity(&req).require(Role::User, "write files")?;
         self.lock().complete_file(req.into_inner().into())?;
         Ok(Response::new(Empty {}))
     }
 
     #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
     async fn abandon_file(&self, req: Request<AbandonFileRequest>) -> Rpc<Empty> {
+        identity(&req).require(Role::User, "write files")?;
         let r = req.into_inner();
         self.lock().abandon_file(&r.path, r.lease)?;
         Ok(Response::new(Empty {}))
@@ -123,12 +139,17 @@ impl Master for MasterService {
 
     #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
     async fn delete_file(&self, req: Request<PathRequest>) -> Rpc<DeleteFileResponse> {
-        let files_deleted = self.lock().delete(&req.get_ref().path)?;
+        let who = identity(&req);
+        who.require(Role::User, "delete files")?;
+        let mut s = self.lock();
+        s.blocks.may_change(&req.get_ref().path, &who)?;
+        let files_deleted = s.delete(&req.get_ref().path)?;
         Ok(Response::new(DeleteFileResponse { files_deleted }))
     }
 
     #[tracing::instrument(skip_all, fields(path = %req.get_ref().path, cache = req.get_ref().cache))]
     async fn cache_file(&self, req: Request<CacheFileRequest>) -> Rpc<CacheFileResponse> {
+        identity(&req).require(Role::Admin, "pin or unpin files in the cache")?;
         let r = req.into_inner();
         Ok(Response::new(
             self.lock().cache_file(&r.path, r.cache)?.into(),
@@ -140,6 +161,7 @@ impl Master for MasterService {
         &self,
         req: Request<CacheCapacityRequest>,
     ) -> Rpc<CacheCapacityResponse> {
+        identity(&req).require(Role::Admin, "resize caches")?;
         let r = req.into_inner();
         let workers = self.lock().set_cache_capacity(r.bytes, &r.worker)?;
         Ok(Response::new(CacheCapacityResponse { workers }))
@@ -147,9 +169,11 @@ impl Master for MasterService {
 
     #[tracing::instrument(skip_all, fields(job = %req.get_ref().job))]
     async fn submit_job(&self, req: Request<SubmitJobRequest>) -> Rpc<SubmitJobResponse> {
-        let job_id = self
-            .lock()
-            .on_submit(req.into_inner().into(), crate::now())?;
+        let who = identity(&req);
+        who.require(Role::User, "submit jobs")?;
+        let mut job: crate::jobs::submit::SubmitJob = req.into_inner().into();
+        job.owner = who.name;
+        let job_id = self.lock().on_submit(job, crate::now())?;
         Ok(Response::new(SubmitJobResponse { job_id }))
     }
 
@@ -174,7 +198,12 @@ impl Master for MasterService {
 
     #[tracing::instrument(skip_all, fields(job = req.get_ref().job_id))]
     async fn kill_job(&self, req: Request<JobRequest>) -> Rpc<JobJson> {
-        let v = self.lock().kill_job(req.get_ref().job_id)?;
+        let who = identity(&req);
+        who.require(Role::User, "kill jobs")?;
+        let id = req.get_ref().job_id;
+        let mut s = self.lock();
+        crate::jobs::owner::may_change(&who, &s.job_json(id)?, id)?;
+        let v = s.kill_job(id)?;
         Ok(Response::new(JobJson {
             json: v.to_string(),
         }))
@@ -188,6 +217,7 @@ impl Master for MasterService {
 
     #[tracing::instrument(skip_all, fields(name = %req.get_ref().name))]
     async fn set_scheduler(&self, req: Request<SchedulerRequest>) -> Rpc<SchedulerResponse> {
+        identity(&req).require(Role::Admin, "change the scheduler")?;
         let r = req.into_inner();
         let spec = common::sched::SchedulerSpec {
             name: r.name,
@@ -214,6 +244,8 @@ impl Master for MasterService {
 
     #[tracing::instrument(skip_all, fields(worker = %req.get_ref().worker))]
     async fn task_update(&self, req: Request<TaskUpdateRequest>) -> Rpc<HeartbeatResponse> {
+        identity(&req).require_worker("report tasks")?;
+        common::tls::check_peer_is(&req, &req.get_ref().worker)?;
         Ok(Response::new(
             self.lock()
                 .on_task_report(req.into_inner().into(), crate::now())
@@ -223,6 +255,8 @@ impl Master for MasterService {
 
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]
     async fn await_commands(&self, req: Request<WorkerPoll>) -> Rpc<CommandsReady> {
+        identity(&req).require_worker("poll for a worker's commands")?;
+        common::tls::check_peer_is(&req, &req.get_ref().name)?;
         let r = req.into_inner();
         let wait = std::time::Duration::from_millis(r.wait_ms);
         let ready = crate::core::wait::await_commands(&self.state, &r.name, r.epoch, wait).await;
@@ -234,6 +268,8 @@ impl Master for MasterService {
 
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]
     async fn take_commands(&self, req: Request<WorkerPoll>) -> Rpc<HeartbeatResponse> {
+        identity(&req).require_worker("take a worker's commands")?;
+        common::tls::check_peer_is(&req, &req.get_ref().name)?;
         let r = req.into_inner();
         Ok(Response::new(
             self.lock().take_commands(&r.name, r.epoch).into(),
@@ -257,7 +293,11 @@ impl Master for MasterService {
 
     #[tracing::instrument(skip_all, fields(action = %req.get_ref().action))]
     async fn safe_mode(&self, req: Request<SafeModeRequest>) -> Rpc<SafeModeResponse> {
-        let action = req.into_inner().try_into()?;
+        let who = identity(&req);
+        let action: crate::core::SafeModeAction = req.into_inner().try_into()?;
+        if !matches!(action, crate::core::SafeModeAction::Get) {
+            who.require(Role::Admin, "enter or leave safe mode")?;
+        }
         Ok(Response::new(
             self.lock().safe_mode(action, crate::now()).into(),
         ))

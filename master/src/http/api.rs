@@ -5,11 +5,13 @@
 
 use super::error::ApiError;
 use super::lock;
+use crate::error::MasterError;
 use crate::grpc::Shared;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use common::auth::{Identity, Role};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -48,10 +50,17 @@ pub async fn job(State(s): State<Shared>, Path(raw): Path<String>) -> ApiResult 
 }
 
 #[tracing::instrument(skip_all, fields(job = %raw))]
-pub async fn kill_job(State(s): State<Shared>, Path(raw): Path<String>) -> ApiResult {
+pub async fn kill_job(
+    State(s): State<Shared>,
+    Extension(who): Extension<Identity>,
+    Path(raw): Path<String>,
+) -> ApiResult {
     let id = id(&raw, "job")?;
-    tracing::info!(job = id, "kill asked over HTTP");
-    json(lock(&s).kill_job(id)?)
+    tracing::info!(job = id, user = %who.name, "kill asked over HTTP");
+    forbid(who.require(Role::User, "kill jobs"))?;
+    let mut st = lock(&s);
+    crate::jobs::owner::may_change(&who, &st.job_json(id)?, id)?;
+    json(st.kill_job(id)?)
 }
 
 #[derive(Deserialize)]
@@ -126,7 +135,12 @@ impl SchedulerBody {
 }
 
 #[tracing::instrument(skip_all)]
-pub async fn set_scheduler(State(s): State<Shared>, body: Bytes) -> ApiResult {
+pub async fn set_scheduler(
+    State(s): State<Shared>,
+    Extension(who): Extension<Identity>,
+    body: Bytes,
+) -> ApiResult {
+    forbid(who.require(Role::Admin, "change the scheduler"))?;
     let b: SchedulerBody = serde_json::from_slice(&body).map_err(|e| {
         ApiError::BadRequest(format!(
             "the body must be {{\"name\": POLICY, \"params\": {{KEY: VALUE}}}}: {e}"
@@ -144,4 +158,9 @@ pub async fn not_found(uri: axum::http::Uri) -> ApiError {
         "no such endpoint: {}; see README \"Web UI, REST API and metrics\"",
         uri.path()
     ))
+}
+
+/// A role check's refusal as the REST API's 403.
+fn forbid(r: std::result::Result<(), tonic::Status>) -> std::result::Result<(), ApiError> {
+    r.map_err(|e| MasterError::PermissionDenied(e.message().to_string()).into())
 }

@@ -10,42 +10,39 @@ use super::error::ApiError;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use common::auth::Tokens;
 use std::sync::Arc;
 
+/// Every token the master knows; the middleware puts the caller's
+/// `Identity` in the request's extensions for the handlers that change
+/// something to check.
 pub struct Bearer {
-    /// The whole expected header value, `Bearer TOKEN`.
-    expected: String,
+    tokens: Tokens,
 }
 
 impl Bearer {
-    pub fn new(token: &str) -> Self {
-        Bearer {
-            expected: format!("Bearer {token}"),
-        }
-    }
-
-    /// Compares in time independent of where the first difference is, so
-    /// that response times do not reveal the token a byte at a time.
-    pub fn matches(&self, header: &[u8]) -> bool {
-        let want = self.expected.as_bytes();
-        header.len() == want.len()
-            && header
-                .iter()
-                .zip(want)
-                .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-                == 0
+    pub fn new(tokens: Tokens) -> Self {
+        Bearer { tokens }
     }
 }
 
-pub async fn require(State(check): State<Arc<Bearer>>, req: Request, next: Next) -> Response {
-    match req.headers().get(axum::http::header::AUTHORIZATION) {
+pub async fn require(State(check): State<Arc<Bearer>>, mut req: Request, next: Next) -> Response {
+    let id = match req.headers().get(axum::http::header::AUTHORIZATION) {
+        None => {
+            return ApiError::Unauthorized(
+                "missing cluster token: send `Authorization: Bearer TOKEN` with the token in cluster.toml"
+                    .into(),
+            )
+            .into_response()
+        }
+        Some(v) => check.tokens.lookup(v.as_bytes()).cloned(),
+    };
+    match id {
+        Some(id) => {
+            req.extensions_mut().insert(id);
+            next.run(req).await
+        }
         None => ApiError::Unauthorized(
-            "missing cluster token: send `Authorization: Bearer TOKEN` with the token in cluster.toml"
-                .into(),
-        )
-        .into_response(),
-        Some(v) if check.matches(v.as_bytes()) => next.run(req).await,
-        Some(_) => ApiError::Unauthorized(
             "wrong cluster token: it does not match the token in the master's cluster.toml".into(),
         )
         .into_response(),
@@ -54,15 +51,15 @@ pub async fn require(State(check): State<Arc<Bearer>>, req: Request, next: Next)
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use common::auth::Tokens;
 
     #[test]
     fn only_the_exact_header_matches() {
-        let b = Bearer::new("s3cret");
-        assert!(b.matches(b"Bearer s3cret"));
-        assert!(!b.matches(b"Bearer s3cre"));
-        assert!(!b.matches(b"Bearer s3cret "));
-        assert!(!b.matches(b"bearer s3cret"));
-        assert!(!b.matches(b"s3cret"));
+        let b = Tokens::single("s3cret");
+        assert!(b.lookup(b"Bearer s3cret").is_some());
+        assert!(b.lookup(b"Bearer s3cre").is_none());
+        assert!(b.lookup(b"Bearer s3cret ").is_none());
+        assert!(b.lookup(b"bearer s3cret").is_none());
+        assert!(b.lookup(b"s3cret").is_none());
     }
 }

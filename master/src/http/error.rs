@@ -29,6 +29,7 @@ impl ApiError {
                     StatusCode::CONFLICT
                 }
                 MasterError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+                MasterError::PermissionDenied(_) => StatusCode::FORBIDDEN,
                 MasterError::Io(_) | MasterError::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,

@@ -40,12 +40,12 @@ pub async fn serve(
     let (token, tls) = {
         let s = lock(&state);
         let tls = common::tls::web_config(&s.cfg, "master").map_err(std::io::Error::other)?;
-        (s.cfg.token.clone(), tls)
+        (common::auth::Tokens::from_config(&s.cfg), tls)
     };
     tracing::info!(addr = %listener.local_addr()?, tls = tls.is_some(),
         "web UI, REST API and /metrics listening");
     let sampler = tokio::spawn(sample(state.clone()));
-    let app = router(state, &token);
+    let app = router(state, token);
     let served = match tls {
         Some(config) => {
             axum::serve(tls::TlsListener::new(listener, config)?, app)
@@ -65,8 +65,8 @@ pub async fn serve(
 /// Every route. Only the three static files of the UI and `/healthz` are
 /// open: they hold no data, and the page asks for the token before it asks
 /// for anything.
-pub fn router(state: Shared, token: &str) -> Router {
-    let check = Arc::new(auth::Bearer::new(token));
+pub fn router(state: Shared, tokens: common::auth::Tokens) -> Router {
+    let check = Arc::new(auth::Bearer::new(tokens));
     let protected = Router::new()
         .route("/api/workers", get(api::workers))
         .route("/api/jobs", get(api::jobs))

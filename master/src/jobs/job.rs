@@ -790,6 +790,7 @@ impl Job {
             "input": self.spec.inputs,
             "output": self.spec.output,
             "queue": self.spec.queue,
+            "owner": self.spec.owner,
             "submit_ms": self.submit_ms,
             "end_ms": self.end_ms,
             "exec_time_s": exec,

@@ -7,6 +7,7 @@
 pub mod history;
 pub mod job;
 pub mod launch;
+pub mod owner;
 pub mod recovery;
 pub mod report;
 pub mod schedstate;

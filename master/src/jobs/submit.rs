@@ -33,6 +33,8 @@ pub struct SubmitJob {
     pub queue: String,
     pub sort_buffer_bytes: u64,
     pub output_block_size: u64,
+    /// Who submitted it (the caller's identity, never the request's say).
+    pub owner: String,
 }
 
 fn bad(msg: String) -> MasterError {
@@ -196,13 +198,18 @@ impl Jobs {
             output_replication: replication,
             output_block_size: out_bs,
             splits: req.splits,
-            queue: if req.queue.is_empty() {
-                "default".into()
+            // The fair and capacity policies' pools: the owner's, unless
+            // the submitter named one.
+            queue: if !req.queue.is_empty() {
+                req.queue.clone()
+            } else if !req.owner.is_empty() {
+                req.owner.clone()
             } else {
                 req.queue
             },
             sort_buffer_bytes: sort_buffer,
             map_only,
+            owner: req.owner.clone(),
         };
         let sched_name = self.spec.name.clone();
         let job = Job::new(id, id, spec, map_inputs, maps, &sched_name, now);
@@ -295,6 +302,7 @@ mod tests {
         ns.apply(&Edit::AddFile {
             path: "/in".into(),
             file: FileMeta {
+                owner: String::new(),
                 replication: 1,
                 block_size: 1 << 20,
                 blocks: vec![BlockMeta {

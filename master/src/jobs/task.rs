@@ -169,6 +169,8 @@ pub struct JobSpec {
     pub queue: String,
     pub sort_buffer_bytes: u64,
     pub map_only: bool,
+    /// The user who submitted it (`auth`); empty from old callers.
+    pub owner: String,
 }
 
 /// A WordCount of `/in` into `/out`: the spec the master's unit tests run.
@@ -189,6 +191,7 @@ impl JobSpec {
             queue: "default".into(),
             sort_buffer_bytes: 1 << 20,
             map_only: false,
+            owner: String::new(),
         }
     }
 }

@@ -1,0 +1,407 @@
+//! Users and roles against a real master (in-process, on ports the OS
+//! chose), over gRPC and REST: what each role may do and what it is
+//! refused, job owners and their pools, and the workers' identity, which no
+//! user token can take.
+
+mod support;
+
+use serde_json::Value;
+use support::request;
+use tonic::Code;
+
+const ADMIN: &str = "adm-token";
+const WORKER: &str = "wrk-token";
+const ANN: &str = "ann-token";
+const BOB: &str = "bob-token";
+const ROB: &str = "rob-token";
+
+struct Master {
+    grpc: std::net::SocketAddr,
+    http: std::net::SocketAddr,
+    dir: std::path::PathBuf,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Drop for Master {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+async fn start(name: &str) -> Master {
+    start_with(name, false).await.0
+}
+
+/// The master, and with `tls` the cluster file (certificates written
+/// beside it) that its clients load.
+async fn start_with(name: &str, tls: bool) -> (Master, common::config::ClusterConfig) {
+    let dir = std::env::temp_dir().join(format!("mr-roles-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let grpc_l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let http_l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (grpc, http) = (grpc_l.local_addr().unwrap(), http_l.local_addr().unwrap());
+    let toml = format!(
+        "token = \"{ADMIN}\"\nworker_token = \"{WORKER}\"\n\n\
+         [master]\naddr = \"{grpc}\"\nhttp_addr = \"{http}\"\ndata_dir = \"{}\"\n\n\
+         [dfs]\nblock_size = \"256KiB\"\nreplication = 1\n\n\
+         [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:1\"\nmap_slots = 1\nreduce_slots = 1\n\
+         cache = \"1MiB\"\ndata_dir = \"{}\"\n\n\
+         [[workers]]\nname = \"w2\"\naddr = \"127.0.0.1:2\"\nmap_slots = 1\nreduce_slots = 1\n\
+         cache = \"1MiB\"\ndata_dir = \"{}\"\n\n\
+         [[users]]\nname = \"ann\"\ntoken = \"{ANN}\"\nrole = \"user\"\n\
+         [[users]]\nname = \"bob\"\ntoken = \"{BOB}\"\nrole = \"user\"\n\
+         [[users]]\nname = \"rob\"\ntoken = \"{ROB}\"\nrole = \"reader\"\n",
+        dir.join("master").display(),
+        dir.join("w1").display(),
+        dir.join("w2").display(),
+    );
+    let mut cfg = common::config::ClusterConfig::parse(&toml).unwrap();
+    if tls {
+        common::tls::write_cluster_certs(&cfg, &dir.join("tls"), &dir.join("ca.key"), &[]).unwrap();
+        let file = dir.join("cluster.toml");
+        std::fs::write(
+            &file,
+            format!("{toml}\n[tls]\nca = \"tls/ca.pem\"\ndir = \"tls\"\n"),
+        )
+        .unwrap();
+        cfg = common::config::ClusterConfig::load(&file).unwrap();
+    }
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(master::run_with_http(
+        cfg.clone(),
+        grpc_l,
+        Some(http_l),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let m = Master {
+        grpc,
+        http,
+        dir,
+        _stop: stop,
+    };
+    (m, cfg)
+}
+
+fn conn(m: &Master, token: &str) -> common::dfs::MasterConn {
+    common::dfs::master_conn(&m.grpc.to_string(), token).unwrap()
+}
+
+fn code<T: std::fmt::Debug>(r: Result<tonic::Response<T>, tonic::Status>) -> Code {
+    match r {
+        Ok(_) => Code::Ok,
+        Err(s) => s.code(),
+    }
+}
+
+fn generator(output: &str, queue: &str) -> proto::SubmitJobRequest {
+    let params = examples::jobs::JobParams {
+        maps: 1,
+        size: 1000,
+        ..Default::default()
+    };
+    proto::SubmitJobRequest {
+        job: "randomtextwriter".into(),
+        output: output.into(),
+        reducers: 0,
+        params_json: examples::spec::params_to_json(&params),
+        queue: queue.into(),
+        ..Default::default()
+    }
+}
+
+fn register(name: &str) -> proto::RegisterRequest {
+    proto::RegisterRequest {
+        protocol_version: common::PROTOCOL_VERSION,
+        name: name.into(),
+        addr: "127.0.0.1:1".into(),
+        rack: "r1".into(),
+        map_slots: 1,
+        reduce_slots: 1,
+        cache_capacity_bytes: 1 << 20,
+        ..Default::default()
+    }
+}
+
+fn job(list: &proto::JobList, id: u64) -> Value {
+    list.json
+        .iter()
+        .map(|j| serde_json::from_str::<Value>(j).unwrap())
+        .find(|j| j["job_id"] == id)
+        .unwrap_or_else(|| panic!("job {id} listed"))
+}
+
+/// Only the workers' token may act as a worker: neither a user's nor, once
+/// `worker_token` is set, the admin's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_token_cannot_register_a_worker() {
+    let m = start("register").await;
+    for t in [ANN, ROB, ADMIN] {
+        let e = conn(&m, t).register(register("w1")).await.unwrap_err();
+        assert_eq!(e.code(), Code::PermissionDenied, "{t}: {e:?}");
+        assert!(e.message().contains("worker"), "{}", e.message());
+        let hb = conn(&m, t)
+            .take_commands(proto::WorkerPoll {
+                name: "w1".into(),
+                ..Default::default()
+            })
+            .await;
+        assert_eq!(code(hb), Code::PermissionDenied, "{t} takes w1's commands");
+    }
+    let ok = conn(&m, WORKER).register(register("w1")).await;
+    assert_eq!(code(ok), Code::Ok);
+}
+
+/// Under TLS a worker's calls must come with its own certificate: w2's
+/// key, even with the workers' token, cannot register as w1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_certificate_names_the_worker_it_registers_as() {
+    let (m, cfg) = start_with("tls", true).await;
+    let as_process = |me: &str| {
+        let mut c = cfg.clone();
+        c.tls.as_mut().unwrap().me = me.into();
+        let tls = common::tls::client_config(&c).unwrap().unwrap();
+        let ch = common::dfs::endpoint(&m.grpc.to_string(), Some(&tls))
+            .unwrap()
+            .connect_lazy();
+        common::dfs::master_conn_on(ch, WORKER).unwrap()
+    };
+    for (me, name) in [("w2", "w1"), ("client", "w1"), ("master", "w2")] {
+        let e = as_process(me).register(register(name)).await.unwrap_err();
+        assert_eq!(e.code(), Code::PermissionDenied, "{me} as {name}: {e:?}");
+        assert!(e.message().contains("certificate"), "{}", e.message());
+    }
+    let e = as_process("w2")
+        .take_commands(proto::WorkerPoll {
+            name: "w1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied);
+    for name in ["w1", "w2"] {
+        let ok = as_process(name).register(register(name)).await;
+        assert_eq!(code(ok), Code::Ok, "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_role_over_grpc() {
+    let m = start("grpc").await;
+    let (mut adm, mut ann, mut bob, mut rob) =
+        (conn(&m, ADMIN), conn(&m, ANN), conn(&m, BOB), conn(&m, ROB));
+
+    // A reader reads, and changes nothing.
+    assert_eq!(code(rob.list_jobs(proto::Empty {}).await), Code::Ok);
+    assert_eq!(code(rob.cluster_status(proto::Empty {}).await), Code::Ok);
+    assert_eq!(code(rob.get_scheduler(proto::Empty {}).await), Code::Ok);
+    let e = rob.submit_job(generator("/r/out", "")).await.unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied);
+    assert!(e.message().contains("\"rob\""), "{}", e.message());
+    let create = proto::CreateFileRequest {
+        path: "/r/f".into(),
+        ..Default::default()
+    };
+    assert_eq!(
+        code(rob.create_file(create.clone()).await),
+        Code::PermissionDenied
+    );
+    let del = proto::PathRequest { path: "/x".into() };
+    assert_eq!(code(rob.delete_file(del).await), Code::PermissionDenied);
+
+    // A user writes files, owned by them; another user may neither delete
+    // nor overwrite them.
+    let lease = ann
+        .create_file(create.clone())
+        .await
+        .unwrap()
+        .into_inner()
+        .lease;
+    let done = proto::CompleteFileRequest {
+        path: "/r/f".into(),
+        lease,
+        blocks: vec![],
+    };
+    assert_eq!(code(ann.complete_file(done).await), Code::Ok);
+    let f = rob
+        .get_file(proto::PathRequest {
+            path: "/r/f".into(),
+        })
+        .await;
+    assert_eq!(f.unwrap().into_inner().owner, "ann");
+    let e = bob
+        .delete_file(proto::PathRequest { path: "/r".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied);
+    assert!(
+        e.message().contains("/r/f belongs to \"ann\""),
+        "{}",
+        e.message()
+    );
+    let overwrite = proto::CreateFileRequest {
+        overwrite: true,
+        ..create.clone()
+    };
+    assert_eq!(
+        code(bob.create_file(overwrite).await),
+        Code::PermissionDenied
+    );
+    // A user submits jobs, owned by them, in their pool.
+    let a1 = ann
+        .submit_job(generator("/a/1", ""))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let a2 = ann
+        .submit_job(generator("/a/2", "night"))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let list = rob.list_jobs(proto::Empty {}).await.unwrap().into_inner();
+    let j1 = job(&list, a1);
+    assert_eq!(
+        (j1["owner"].as_str(), j1["queue"].as_str()),
+        (Some("ann"), Some("ann"))
+    );
+    let j2 = job(&list, a2);
+    assert_eq!(
+        (j2["owner"].as_str(), j2["queue"].as_str()),
+        (Some("ann"), Some("night"))
+    );
+
+    // ...but not another's job, the scheduler, caches or safe mode.
+    let e = bob
+        .kill_job(proto::JobRequest { job_id: a1 })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied);
+    assert!(
+        e.message().contains("belongs to \"ann\""),
+        "{}",
+        e.message()
+    );
+    assert_eq!(
+        code(rob.kill_job(proto::JobRequest { job_id: a1 }).await),
+        Code::PermissionDenied
+    );
+    let fair = proto::SchedulerRequest {
+        name: "fair".into(),
+        ..Default::default()
+    };
+    let e = ann.set_scheduler(fair.clone()).await.unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied);
+    assert!(
+        e.message().contains("change the scheduler"),
+        "{}",
+        e.message()
+    );
+    let resize = proto::CacheCapacityRequest {
+        bytes: 1 << 20,
+        ..Default::default()
+    };
+    assert_eq!(
+        code(ann.set_cache_capacity(resize).await),
+        Code::PermissionDenied
+    );
+    let pin = proto::CacheFileRequest {
+        path: "/r/f".into(),
+        cache: true,
+    };
+    assert_eq!(code(ann.cache_file(pin).await), Code::PermissionDenied);
+    let enter = proto::SafeModeRequest {
+        action: "enter".into(),
+    };
+    assert_eq!(code(ann.safe_mode(enter).await), Code::PermissionDenied);
+    let get = proto::SafeModeRequest {
+        action: "get".into(),
+    };
+    assert_eq!(code(rob.safe_mode(get).await), Code::Ok);
+
+    // The owner deletes their own files; the owner kills their own job; the
+    // admin kills anyone's and sets the scheduler.
+    let del = proto::PathRequest {
+        path: "/r/f".into(),
+    };
+    assert_eq!(code(ann.delete_file(del).await), Code::Ok);
+    assert_eq!(
+        code(ann.kill_job(proto::JobRequest { job_id: a1 }).await),
+        Code::Ok
+    );
+    assert_eq!(
+        code(adm.kill_job(proto::JobRequest { job_id: a2 }).await),
+        Code::Ok
+    );
+    assert_eq!(code(adm.set_scheduler(fair).await), Code::Ok);
+    // The admin's jobs are the admin's, in the admin's pool.
+    let a3 = adm
+        .submit_job(generator("/adm/1", ""))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let list = rob.list_jobs(proto::Empty {}).await.unwrap().into_inner();
+    assert_eq!(job(&list, a3)["owner"], "admin");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_role_over_rest() {
+    let m = start("rest").await;
+    let mut ann = conn(&m, ANN);
+    let a1 = ann
+        .submit_job(generator("/a/1", ""))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let a2 = ann
+        .submit_job(generator("/a/2", ""))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let kill = |id: u64| format!("/api/jobs/{id}/kill");
+
+    // Every role reads, and sees the owner.
+    for t in [ADMIN, ANN, BOB, ROB] {
+        let r = request(m.http, "GET", "/api/jobs", Some(t), None).await;
+        assert_eq!(r.status, 200, "{t}: {}", r.body);
+        let jobs = r.json();
+        let j = jobs
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["job_id"] == a1)
+            .unwrap();
+        assert_eq!(j["owner"], "ann");
+        let r = request(m.http, "GET", &format!("/api/jobs/{a1}"), Some(t), None).await;
+        assert_eq!(r.json()["owner"], "ann");
+    }
+    // Refused: another's job, by a user or a reader; the scheduler, by a user.
+    for t in [BOB, ROB] {
+        let r = request(m.http, "POST", &kill(a1), Some(t), Some("{}")).await;
+        assert_eq!(r.status, 403, "{t}: {}", r.body);
+        assert!(r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("permission denied"));
+    }
+    let body = r#"{"name": "fair"}"#;
+    for t in [ANN, ROB] {
+        let r = request(m.http, "PUT", "/api/scheduler", Some(t), Some(body)).await;
+        assert_eq!(r.status, 403, "{t}: {}", r.body);
+    }
+    let r = request(m.http, "GET", "/api/scheduler", Some(ANN), None).await;
+    assert_eq!(r.json()["name"], "fifo", "a refused switch changed nothing");
+    // Allowed: the owner's kill, the admin's kill and switch.
+    let r = request(m.http, "POST", &kill(a1), Some(ANN), Some("{}")).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = request(m.http, "POST", &kill(a2), Some(ADMIN), Some("{}")).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = request(m.http, "PUT", "/api/scheduler", Some(ADMIN), Some(body)).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+}
