@@ -487,6 +487,9 @@ impl Dfs {
                 id: alloc.block_id,
                 len: data.len() as u64,
                 crc32c: crc,
+                // Stored in each replica's meta and reported: a replica
+                // of another generation never passes for this block.
+                generation: alloc.generation,
             };
             let writes = alloc.targets.iter().map(|t| {
                 let data = data.clone();

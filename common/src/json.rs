@@ -95,6 +95,7 @@ mod tests {
                 id: 7,
                 len: 10,
                 crc32c: 1,
+                generation: 0,
             }),
             replicas: vec![w("w1"), w("w2")],
             cached_on: vec![w("w2")],

@@ -148,6 +148,7 @@ mod tests {
             id,
             len: data.len() as u64,
             crc32c: crc32c::crc32c(data),
+            generation: 0,
         }
     }
 

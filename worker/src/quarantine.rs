@@ -100,6 +100,7 @@ mod tests {
             id: 8,
             len: data.len() as u64,
             crc32c: crc32c::crc32c(data),
+            generation: 0,
         };
         store.put(info, data).unwrap();
         store.take_delta();

@@ -106,6 +106,7 @@ mod tests {
                 id,
                 len: data.len() as u64,
                 crc32c: crc32c::crc32c(data),
+                generation: 0,
             };
             n.store.put(info, data).unwrap();
         }

@@ -178,12 +178,14 @@ mod tests {
             id: 1,
             len: 0,
             crc32c: 0,
+            generation: 0,
         });
         assert!(block_header(Some(&c)).is_err());
         c.block = Some(proto::BlockInfo {
             id: 1,
             len: 5,
             crc32c: 0,
+            generation: 0,
         });
         assert_eq!(block_header(Some(&c)).unwrap().len, 5);
     }

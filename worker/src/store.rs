@@ -1,5 +1,5 @@
 //! The block store: one file per block plus a small meta file holding its
-//! length and CRC32C, read back through `memmap2` and verified on every read,
+//! length, CRC32C and generation stamp, read back through `memmap2` and verified on every read,
 //! as an HDFS DataNode verifies its checksums.
 //!
 //! A block is written to `tmp/`, fsynced, and renamed into place with its
@@ -50,7 +50,12 @@ pub struct BlockStore {
     corrupt: Mutex<std::collections::HashSet<u64>>,
 }
 
-const META_LEN: usize = 12;
+/// A meta file: length (u64), CRC32C (u32), generation stamp (u64), little
+/// endian. Meta files of blocks written before generations existed hold the
+/// first two only ([`OLD_META_LEN`]) and read as generation 0, as the
+/// namespace's records of those blocks do.
+const META_LEN: usize = 20;
+const OLD_META_LEN: usize = 12;
 
 impl BlockStore {
     /// Opens `data_dir/blocks`, dropping leftovers of interrupted writes.
@@ -72,13 +77,14 @@ impl BlockStore {
                 continue;
             };
             match read_meta(&entry.path()) {
-                Ok((len, crc)) if data_len(&dir, id) == Some(len) => {
+                Ok((len, crc, generation)) if data_len(&dir, id) == Some(len) => {
                     blocks.insert(
                         id,
                         BlockInfo {
                             id,
                             len,
                             crc32c: crc,
+                            generation,
                         },
                     );
                 }
@@ -206,7 +212,16 @@ impl BlockStore {
         lock: bool,
     ) -> Result<Bytes, StoreError> {
         let info = self.info(id).ok_or(StoreError::Missing(id))?;
-        if let Some(why) = want.and_then(|w| mismatch(w, info.len, info.crc32c)) {
+        if let Some(why) = want.and_then(|w| {
+            mismatch(w, info.len, info.crc32c).or_else(|| {
+                (w.generation != info.generation).then(|| {
+                    format!(
+                        "generation {} (a stale replica), the namespace has generation {}",
+                        info.generation, w.generation
+                    )
+                })
+            })
+        }) {
             tracing::error!(block = id, %why, "replica differs from the namespace");
             return Err(StoreError::Corrupt { id, why });
         }
@@ -357,7 +372,8 @@ impl BlockWrite {
             let mut m = File::create(&self.tmp_meta)?;
             let mut meta = [0u8; META_LEN];
             meta[..8].copy_from_slice(&info.len.to_le_bytes());
-            meta[8..].copy_from_slice(&info.crc32c.to_le_bytes());
+            meta[8..12].copy_from_slice(&info.crc32c.to_le_bytes());
+            meta[12..].copy_from_slice(&info.generation.to_le_bytes());
             m.write_all(&meta)?;
             m.sync_all()?;
             fs::rename(&self.tmp_data, store.data_path(info.id))?;
@@ -393,17 +409,23 @@ pub fn mismatch(want: &BlockInfo, len: u64, crc: u32) -> Option<String> {
     })
 }
 
-fn read_meta(path: &Path) -> io::Result<(u64, u32)> {
+/// Length, CRC32C and generation stamp from a meta file of either format.
+fn read_meta(path: &Path) -> io::Result<(u64, u32, u64)> {
     let b = fs::read(path)?;
-    if b.len() != META_LEN {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "bad meta length",
-        ));
-    }
+    let generation = match b.len() {
+        META_LEN => u64::from_le_bytes(b[12..].try_into().unwrap()),
+        OLD_META_LEN => 0,
+        _ => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "bad meta length",
+            ))
+        }
+    };
     Ok((
         u64::from_le_bytes(b[..8].try_into().unwrap()),
-        u32::from_le_bytes(b[8..].try_into().unwrap()),
+        u32::from_le_bytes(b[8..12].try_into().unwrap()),
+        generation,
     ))
 }
 
@@ -434,6 +456,7 @@ mod tests {
             id,
             len: data.len() as u64,
             crc32c: crc32c::crc32c(data),
+            generation: 0,
         }
     }
 
@@ -507,6 +530,60 @@ mod tests {
             b"old bytes"
         );
         assert!(s.contains(8));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A replica with the right id, length and CRC but another generation
+    /// stamp (a stale copy) is never served when the reader says what the
+    /// namespace holds; its stamp survives a reopen (issue 28).
+    #[test]
+    fn a_replica_of_another_generation_is_refused() {
+        let dir = tmp("generation");
+        let s = BlockStore::open(&dir).unwrap();
+        let stale = BlockInfo {
+            generation: 4,
+            ..info(9, b"same bytes")
+        };
+        s.put(stale, b"same bytes").unwrap();
+        drop(s);
+        let s = BlockStore::open(&dir).unwrap();
+        assert_eq!(s.report(), vec![stale]);
+        let want = BlockInfo {
+            generation: 5,
+            ..stale
+        };
+        let e = s.read_expecting(9, Some(&want), false).unwrap_err();
+        assert!(e.to_string().contains("generation 4"), "{e}");
+        assert_eq!(
+            &s.read_expecting(9, Some(&stale), false).unwrap()[..],
+            b"same bytes"
+        );
+        // The current generation written over it replaces it.
+        s.put(want, b"same bytes").unwrap();
+        assert_eq!(s.info(9), Some(want));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Meta files written before generation stamps (length and CRC, 12
+    /// bytes) still load, as generation 0, the namespace's stamp for
+    /// blocks written then.
+    #[test]
+    fn an_old_meta_file_reads_as_generation_zero() {
+        let dir = tmp("oldmeta");
+        let blocks = dir.join("blocks");
+        fs::create_dir_all(&blocks).unwrap();
+        fs::write(blocks.join("blk_5"), b"old block").unwrap();
+        let mut meta = 9u64.to_le_bytes().to_vec();
+        meta.extend_from_slice(&crc32c::crc32c(b"old block").to_le_bytes());
+        fs::write(blocks.join("blk_5.meta"), meta).unwrap();
+        let s = BlockStore::open(&dir).unwrap();
+        assert_eq!(s.report(), vec![info(5, b"old block")]);
+        assert_eq!(s.info(5).unwrap().generation, 0);
+        let want = info(5, b"old block");
+        assert_eq!(
+            &s.read_expecting(5, Some(&want), false).unwrap()[..],
+            b"old block"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -33,6 +33,7 @@ fn put(b: &mut Blocks, path: &str) -> u64 {
                 id,
                 len: 3000,
                 crc32c: 7,
+                generation: b.ns.generation,
             }],
             mtime_ms: 1,
         },
@@ -96,6 +97,7 @@ fn a_failed_checkpoint_neither_fails_a_durable_edit_nor_loses_later_ones() {
                     id,
                     len: 10,
                     crc32c: 1,
+                    generation: 0,
                 }],
                 mtime_ms: 1,
             },
@@ -119,6 +121,7 @@ fn a_failed_checkpoint_neither_fails_a_durable_edit_nor_loses_later_ones() {
                                     id,
                                     len: 10,
                                     crc32c: 1,
+                                    generation: 0,
                                 }],
                                 mtime_ms: 1,
                             },
@@ -136,4 +139,44 @@ fn a_failed_checkpoint_neither_fails_a_durable_edit_nor_loses_later_ones() {
         assert!(b.ns.files.contains_key(p), "acknowledged {p} lost");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 28 point 1: a replica with the block's id, length and CRC but
+/// another generation stamp (a stale copy) is never counted as the block,
+/// and the worker is told to quarantine it; the master's generation rises
+/// at every open and survives it (before the fix, the stale replica was
+/// counted as live).
+#[test]
+fn a_replica_of_another_generation_is_not_the_block() {
+    let (cfg, dir) = config("generation", 100);
+    let (id, first) = {
+        let mut b = Blocks::open(&cfg, Instant::now()).unwrap();
+        let first = b.ns.generation;
+        assert!(first >= 1);
+        (put(&mut b, "/f"), first)
+    };
+    let mut b = Blocks::open(&cfg, Instant::now()).unwrap();
+    assert!(
+        b.ns.generation > first,
+        "the generation rises at every open"
+    );
+    assert_eq!(b.ns.files["/f"].blocks[0].generation, first);
+    let good = b.ns.files["/f"].blocks[0];
+    let stale = BlockMeta {
+        generation: first + 1,
+        ..good
+    };
+    let (stored, quarantine) = b.full_report("w1", &[stale], &[]);
+    assert_eq!((stored, quarantine), (0, vec![id]));
+    assert!(b.locations.get(&id).is_none_or(|s| s.is_empty()));
+    let (stored, commands) = b.incremental_report("w2", &[stale], &[], &[], &[]);
+    assert_eq!(stored, 0);
+    assert_eq!(
+        commands,
+        vec![crate::cluster::command::Command::QuarantineBlock(id)]
+    );
+    let (stored, quarantine) = b.full_report("w3", &[good], &[]);
+    assert_eq!((stored, quarantine.len()), (1, 0));
+    assert_eq!(b.locations[&id].len(), 1);
+    let _ = std::fs::remove_dir_all(dir);
 }

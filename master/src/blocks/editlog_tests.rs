@@ -14,6 +14,7 @@ fn add(path: &str, id: u64) -> Edit {
                 id,
                 len: 5,
                 crc32c: 9,
+                generation: 0,
             }],
             mtime_ms: 1,
         },

@@ -62,6 +62,8 @@ pub struct AddBlock {
 pub struct NewBlock {
     pub block_id: u64,
     pub targets: Vec<WorkerAddr>,
+    /// The generation stamp the writer gives the block's replicas.
+    pub generation: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -217,6 +219,7 @@ impl Blocks {
             .push(id);
         Ok(NewBlock {
             block_id: id,
+            generation: self.ns.generation,
             targets: targets
                 .iter()
                 .filter_map(|t| cluster.get(&t.name).map(|w| w.addr()))
@@ -262,6 +265,15 @@ impl Blocks {
                 return Err(MasterError::InvalidArgument(format!(
                     "block {} is stored on no worker",
                     b.id
+                )));
+            }
+            // Pending blocks were all allocated in this run's generation
+            // (a restart forgets them): replicas stamped otherwise would
+            // never count as the block.
+            if b.generation != self.ns.generation {
+                return Err(MasterError::InvalidArgument(format!(
+                    "block {} has generation {}, allocated in {}: write the file again",
+                    b.id, b.generation, self.ns.generation
                 )));
             }
             blocks.push(*b);

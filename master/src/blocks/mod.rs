@@ -126,10 +126,18 @@ impl Blocks {
         Ok(self.log.sync()?)
     }
 
-    /// A block a worker may keep: in the namespace with that length, or part
-    /// of a file being written.
-    fn is_known_block(&self, id: u64, len: u64) -> bool {
-        self.pending_blocks.contains(&id) || self.owners.get(&id).is_some_and(|o| o.meta.len == len)
+    /// A block a worker may keep: in the namespace with that length and
+    /// generation, or part of a file being written (in this generation). A
+    /// replica with the right id but another generation is a stale copy
+    /// (an id handed out again, a worker back from long ago): it is treated
+    /// as unknown, quarantined and never counted, whatever its CRC says.
+    fn is_known_block(&self, b: &BlockMeta) -> bool {
+        if self.pending_blocks.contains(&b.id) {
+            return b.generation == self.ns.generation;
+        }
+        self.owners
+            .get(&b.id)
+            .is_some_and(|o| o.meta.len == b.len && o.meta.generation == b.generation)
     }
 
     /// A worker's full reports at registration: returns how many of its
@@ -149,7 +157,7 @@ impl Blocks {
             if self.is_corrupt_on(b.id, worker) {
                 continue;
             }
-            if self.is_known_block(b.id, b.len) {
+            if self.is_known_block(b) {
                 self.locations
                     .entry(b.id)
                     .or_default()
@@ -182,7 +190,7 @@ impl Blocks {
     ) -> (usize, Vec<Command>) {
         let mut commands = Vec::new();
         for b in added {
-            if self.is_known_block(b.id, b.len) {
+            if self.is_known_block(b) {
                 // A fresh copy written over a corrupt one is good.
                 self.unmark_corrupt(b.id, worker);
                 self.locations

@@ -28,6 +28,7 @@ fn meta(id: u64) -> BlockMeta {
         id,
         len: 100,
         crc32c: 1,
+        generation: 0,
     }
 }
 

@@ -27,6 +27,7 @@ impl From<proto::BlockInfo> for BlockMeta {
             id: b.id,
             len: b.len,
             crc32c: b.crc32c,
+            generation: b.generation,
         }
     }
 }
@@ -189,6 +190,7 @@ impl From<BlockMeta> for proto::BlockInfo {
             id: b.id,
             len: b.len,
             crc32c: b.crc32c,
+            generation: b.generation,
         }
     }
 }
@@ -310,6 +312,7 @@ impl From<NewBlock> for proto::AddBlockResponse {
         proto::AddBlockResponse {
             block_id: b.block_id,
             targets: all(b.targets),
+            generation: b.generation,
         }
     }
 }

@@ -309,6 +309,7 @@ mod tests {
                     id: 1,
                     len: 12,
                     crc32c: 0,
+                    generation: 0,
                 }],
                 mtime_ms: 0,
             },
