@@ -243,6 +243,7 @@ impl Blocks {
 
     pub fn complete_file(&mut self, req: CompleteFile, cluster: &Cluster) -> Result<()> {
         let path = DfsPath::parse_file(&req.path)?;
+        let generation = self.ns.generation;
         let p = self.pending_mut(req.lease, path.as_str())?;
         let mut blocks = Vec::with_capacity(req.blocks.len());
         for cb in &req.blocks {
@@ -270,10 +271,10 @@ impl Blocks {
             // Pending blocks were all allocated in this run's generation
             // (a restart forgets them): replicas stamped otherwise would
             // never count as the block.
-            if b.generation != self.ns.generation {
+            if b.generation != generation {
                 return Err(MasterError::InvalidArgument(format!(
-                    "block {} has generation {}, allocated in {}: write the file again",
-                    b.id, b.generation, self.ns.generation
+                    "block {} has generation {}, allocated in {generation}: write the file again",
+                    b.id, b.generation
                 )));
             }
             blocks.push(*b);
