@@ -88,7 +88,7 @@ fuzz_target!(|data: &[u8]| {
             let (head, index) = body.split_at(body.len().min(16));
             if let Ok(r) = FetchPartitionRequest::decode(head) {
                 if let Ok(idx) = worker::mapout::MapOutputIndex::parse(index) {
-                    assert_eq!(idx.parts.len(), index.len() / 24);
+                    assert_eq!(idx.parts.len(), index.len() / worker::mapout::INDEX_ENTRY);
                     let _ = idx.parts.get(r.partition as usize);
                 }
             }

@@ -31,7 +31,7 @@ pub struct PartInfo {
 
 /// Bytes per partition in an index file: offset, length, records, CRC32C
 /// (as a u64).
-const INDEX_ENTRY: usize = 32;
+pub const INDEX_ENTRY: usize = 32;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MapOutputIndex {
