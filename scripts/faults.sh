@@ -673,7 +673,7 @@ sc_malformed() {
   bad "existing output" 'output /in already exists' job submit wordcount --input /in --output /in
   bad "relative output" 'path "o5" is not absolute' job submit wordcount --input /in --output o5
   bad "sort buffer 0" 'sort-buffer must be between 1MiB and 4GiB' job submit wordcount --input /in --output /o6 --sort-buffer 0
-  bad "sort buffer 1 byte" 'sort buffer must be between 1MiB and 4GiB' job submit wordcount --input /in --output /o6 --sort-buffer 1
+  bad "sort buffer 1 byte" 'sort buffer 1 bytes is out of range: it must be at least 1MiB' job submit wordcount --input /in --output /o6 --sort-buffer 1
   bad "bad parameter" 'param "novalue" is not key=value' job submit wordcount --input /in --output /o7 --param novalue
   bad "bad format" "invalid value 'nonsense' for '--format" job submit sort --input /in --output /o8 --format nonsense
   bad "non-UTF-8 path" 'invalid UTF-8' job submit wordcount --input "$(printf '/in\xff')" --output /o9
