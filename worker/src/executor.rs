@@ -233,16 +233,8 @@ pub fn peak_rss() -> u64 {
 mod tests {
     use super::*;
 
-    fn node(tag: &str) -> (Arc<Node>, PathBuf) {
-        let dir = std::env::temp_dir().join(format!("mr-exec-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let text = format!(
-            "token = \"t\"\n[master]\naddr = \"127.0.0.1:1\"\ndata_dir = \"{0}/m\"\n\
-             [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:2\"\ndata_dir = \"{0}/w1\"\n",
-            dir.display()
-        );
-        let cfg = common::config::ClusterConfig::parse(&text).unwrap();
-        (Node::open(cfg, "w1").unwrap(), dir)
+    fn node(tag: &str) -> (Arc<Node>, std::path::PathBuf) {
+        crate::node::test_node("exec", tag)
     }
 
     /// The last attempt's own report answer carries the job's cleanup while

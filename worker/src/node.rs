@@ -117,3 +117,18 @@ impl Node {
         }
     }
 }
+
+/// A one-worker node over a fresh directory for unit tests: `module` and
+/// `tag` name the directory, so tests of different modules never share one.
+#[cfg(test)]
+pub(crate) fn test_node(module: &str, tag: &str) -> (Arc<Node>, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("mr-{module}-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = format!(
+        "token = \"t\"\n[master]\naddr = \"127.0.0.1:1\"\ndata_dir = \"{0}/m\"\n\
+         [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:2\"\ndata_dir = \"{0}/w1\"\n",
+        dir.display()
+    );
+    let cfg = ClusterConfig::parse(&text).unwrap();
+    (Node::open(cfg, "w1").unwrap(), dir)
+}
