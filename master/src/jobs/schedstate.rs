@@ -108,15 +108,11 @@ pub fn save(data_dir: &Path, sched: &dyn Scheduler) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::sched::{build, Locality, SchedulerSpec, TaskReport};
+    use common::sched::{build, Locality, Scheduler, SchedulerSpec, TaskReport};
 
-    #[test]
-    fn a_policy_gets_back_what_it_learnt_and_ignores_a_bad_file() {
-        let dir = std::env::temp_dir().join(format!("mr-schedstate-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let spec = SchedulerSpec::new("atlas");
-        let mut s = build(&spec).unwrap();
-        assert!(s.save_state().is_some());
+    /// Five rack-local reports: enough to move atlas's state off its
+    /// defaults.
+    fn learn(s: &mut dyn Scheduler) {
         for _ in 0..5 {
             let r = TaskReport {
                 locality: Locality::RackLocal,
@@ -127,6 +123,16 @@ mod tests {
             };
             s.on_task_finished(&Default::default(), &r);
         }
+    }
+
+    #[test]
+    fn a_policy_gets_back_what_it_learnt_and_ignores_a_bad_file() {
+        let dir = std::env::temp_dir().join(format!("mr-schedstate-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let spec = SchedulerSpec::new("atlas");
+        let mut s = build(&spec).unwrap();
+        assert!(s.save_state().is_some());
+        learn(s.as_mut());
         save(&dir, s.as_ref());
         let mut fresh = build(&spec).unwrap();
         assert_ne!(fresh.save_state(), s.save_state());
@@ -148,16 +154,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let spec = SchedulerSpec::new("atlas");
         let mut s = build(&spec).unwrap();
-        for _ in 0..5 {
-            let r = TaskReport {
-                locality: Locality::RackLocal,
-                runtime_s: 2.0,
-                bytes_read: 1 << 20,
-                succeeded: true,
-                ..Default::default()
-            };
-            s.on_task_finished(&Default::default(), &r);
-        }
+        learn(s.as_mut());
         save(&dir, s.as_ref());
         let p = path(&dir, "atlas");
         let mut b = std::fs::read(&p).unwrap();
