@@ -111,6 +111,9 @@ struct SimArgs {
     /// Map slots per node.
     #[arg(long, default_value_t = 4)]
     slots: u32,
+    /// Reduce slots per node (the trace's jobs have reduces).
+    #[arg(long, default_value_t = 1)]
+    reduce_slots: u32,
     #[arg(long, default_value_t = 3)]
     replication: usize,
     /// Fraction of slots free at the start (the rest run other work).
@@ -139,8 +142,9 @@ struct SimArgs {
     map_scale: f64,
     /// Replay a SWIM trace's rows (as `mr bench trace` does: bytes scaled
     /// to --nodes, whole blocks of --block-size, at most --max-maps maps,
-    /// arrivals compressed by --compression or to --load); replaces
-    /// --workload. The simulator models the maps only.
+    /// arrivals compressed by --compression or to --load, at most
+    /// --max-reduces reduces fetching the row's scaled shuffle); replaces
+    /// --workload.
     #[arg(long)]
     trace: Option<PathBuf>,
     /// The trace slice: rows FROM..FROM+N.
@@ -156,6 +160,8 @@ struct SimArgs {
     byte_scale: Option<f64>,
     #[arg(long, default_value_t = 24)]
     max_maps: u32,
+    #[arg(long, default_value_t = 4)]
+    max_reduces: u32,
     /// Trace seconds per simulated second.
     #[arg(long, default_value_t = 60.0)]
     compression: f64,
@@ -174,6 +180,16 @@ struct SimArgs {
     /// Heartbeat interval, seconds.
     #[arg(long, default_value_t = 3.0)]
     heartbeat: f64,
+    /// When launches happen: `offer` (this project's master: at once on
+    /// any node, idle nodes offered when work appears) or `heartbeat`
+    /// (Hadoop's, the papers': a node gets work on its own heartbeat).
+    #[arg(long, default_value = "offer", value_parser = ["offer", "heartbeat"])]
+    launch: String,
+    /// Remote reads and shuffle fetches share node ports and rack uplinks
+    /// (max-min fair, re-evaluated as transfers start and end), whatever
+    /// --model says.
+    #[arg(long)]
+    shared_network: bool,
     /// Task model from `mr sim calibrate` (default: this project's LAN
     /// measurements).
     #[arg(long)]
@@ -210,6 +226,30 @@ enum SimCmd {
         #[arg(long)]
         history: PathBuf,
         /// Write the model here (for `mr sim --model FILE`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Score the simulator on runs it was not fitted on, from finished
+    /// `mr bench trace --out` directories alone (no cluster): fit on one
+    /// run of the first directory, simulate every policy at every load of
+    /// every directory, and write held-out Spearman and per-policy errors
+    /// beside the rate-from-config control (default: the first
+    /// directory's simulator-heldout.md).
+    ///
+    /// Example: mr sim heldout bench-load-fb09 bench-load-fb09-seed2 bench-load-fb10
+    Heldout {
+        /// `mr bench trace --out` directories; the first holds the fitted run.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// The fitted run's load (default: the first directory's first).
+        #[arg(long)]
+        fit_load: Option<String>,
+        /// The fitted run's policy (default: the first directory's first).
+        #[arg(long)]
+        fit_policy: Option<String>,
+        /// The fitted run's repetition.
+        #[arg(long, default_value_t = 1)]
+        fit_rep: u32,
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -1091,11 +1131,33 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     {
         return cmd::sim::calibrate(history, out.as_deref());
     }
+    if let Cmd::Sim(SimArgs {
+        cmd:
+            Some(SimCmd::Heldout {
+                dirs,
+                fit_load,
+                fit_policy,
+                fit_rep,
+                out,
+            }),
+        ..
+    }) = &cli.cmd
+    {
+        let fit = cli::bench::heldout::FitChoice {
+            load: fit_load.clone(),
+            policy: fit_policy.clone(),
+            rep: *fit_rep,
+        };
+        let path = cli::bench::heldout::run(dirs, &fit, out.as_deref())?;
+        eprintln!("report: {}", path.display());
+        return Ok(());
+    }
     if let Cmd::Sim(a) = &cli.cmd {
         let cfg = sim::SimConfig {
             nodes: a.nodes,
             racks: a.racks.unwrap_or(sim::SimConfig::default_racks(a.nodes)),
             slots: a.slots,
+            reduce_slots: a.reduce_slots,
             replication: a.replication,
             idle_ratio: a.idle_ratio,
             tasks: a.tasks,
@@ -1105,16 +1167,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             block_size: a.block_size,
             blocks: a.blocks,
             heartbeat_s: a.heartbeat,
+            offers: a.launch == "offer",
             pools: 3,
             seed: a.seed,
-            model: match &a.model {
-                Some(p) => {
-                    sim::calibrate::from_json(&std::fs::read_to_string(p).map_err(|e| {
-                        anyhow::anyhow!("cannot read the model {}: {e}", p.display())
-                    })?)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
-                }
-                None => Default::default(),
+            model: {
+                let mut m = match &a.model {
+                    Some(p) => {
+                        sim::calibrate::from_json(&std::fs::read_to_string(p).map_err(|e| {
+                            anyhow::anyhow!("cannot read the model {}: {e}", p.display())
+                        })?)
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
+                    }
+                    None => sim::model::TaskModel::default(),
+                };
+                m.shared_reads |= a.shared_network;
+                m
             },
             workload: if let Some(t) = &a.trace {
                 cmd::sim::trace_workload(&cmd::sim::TraceArgs {
@@ -1127,6 +1194,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     slots: a.slots,
                     block_size: a.block_size,
                     max_maps: a.max_maps,
+                    max_reduces: a.max_reduces,
                     compression: a.compression,
                     load: a.load,
                 })?

@@ -7,7 +7,14 @@
 //! - compute seconds per MiB: over node- and cache-local maps, whose read
 //!   time is negligible next to their compute;
 //! - read bandwidth of each remote level: input bytes over what the map
-//!   took beyond its compute time.
+//!   took beyond its compute time, times the remote maps running into the
+//!   same node meanwhile (on average over its run): the rate the port would
+//!   give one read alone, since the simulator shares it again
+//!   (`TaskModel::shared_reads`);
+//! - a reduce's time after its fetches: its runtime less its shuffle bytes
+//!   at the fitted rack rate, as a line in its shuffle MiB (least squares);
+//! - the job's tail: from its last task's end to its own, as a line in its
+//!   shuffle MiB.
 //!
 //! A level with no sample keeps the default, and the fit says so.
 
@@ -19,11 +26,16 @@ use std::path::Path;
 const MIB: f64 = (1 << 20) as f64;
 
 /// One successful map attempt of the history.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MapSample {
     pub level: Locality,
     pub bytes: u64,
     pub runtime_s: f64,
+    /// Where and when it ran (0 where the history does not say), to count
+    /// the remote reads sharing its node's port.
+    pub node: String,
+    pub start_ms: u64,
+    pub end_ms: u64,
 }
 
 /// The map samples in one history file's text; other lines are skipped.
@@ -39,10 +51,13 @@ pub fn samples(text: &str) -> Vec<MapSample> {
                 .map(|k| b[k].as_u64().unwrap_or(0))
                 .sum::<u64>();
             let runtime_s = v["runtime_s"].as_f64()?;
-            (bytes > 0 && runtime_s > 0.0).then_some(MapSample {
+            (bytes > 0 && runtime_s > 0.0).then(|| MapSample {
                 level,
                 bytes,
                 runtime_s,
+                node: v["node"].as_str().unwrap_or("").to_string(),
+                start_ms: v["start_ms"].as_u64().unwrap_or(0),
+                end_ms: v["end_ms"].as_u64().unwrap_or(0),
             })
         })
         .collect()
@@ -50,6 +65,11 @@ pub fn samples(text: &str) -> Vec<MapSample> {
 
 /// Every `*.jsonl` file under `dir` (recursively).
 pub fn load(dir: &Path) -> Result<Vec<MapSample>, String> {
+    load_with(dir, samples)
+}
+
+/// `parse` applied to every `*.jsonl` file under `dir` (recursively).
+fn load_with<T>(dir: &Path, parse: impl Fn(&str) -> Vec<T>) -> Result<Vec<T>, String> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -62,24 +82,25 @@ pub fn load(dir: &Path) -> Result<Vec<MapSample>, String> {
             } else if p.extension().is_some_and(|x| x == "jsonl") {
                 let text = std::fs::read_to_string(&p)
                     .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-                out.extend(samples(&text));
+                out.extend(parse(&text));
             }
         }
     }
     Ok(out)
 }
 
-/// One job of a history file: (shuffle MiB, seconds from its last map's
-/// end to its own end), if the file holds its final record and a map.
+/// One job of a history file: (shuffle MiB, seconds from its last
+/// task's end to its own end), if the file holds its final record and a
+/// task.
 pub fn tail_point(text: &str) -> Option<(f64, f64)> {
-    let mut last_map = 0u64;
+    let mut last_task = 0u64;
     let mut job = None;
     for v in text
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
     {
-        if v["kind"] == "map" && v["state"] == "succeeded" {
-            last_map = last_map.max(v["end_ms"].as_u64().unwrap_or(0));
+        if v["state"] == "succeeded" && (v["kind"] == "map" || v["kind"] == "reduce") {
+            last_task = last_task.max(v["end_ms"].as_u64().unwrap_or(0));
         } else if v["type"] == "job" {
             job = Some((
                 v["bytes"]["shuffle"].as_u64().unwrap_or(0),
@@ -88,37 +109,38 @@ pub fn tail_point(text: &str) -> Option<(f64, f64)> {
         }
     }
     let (shuffle, end) = job?;
-    (last_map > 0 && end >= last_map).then(|| (shuffle as f64 / MIB, (end - last_map) as f64 / 1e3))
+    (last_task > 0 && end >= last_task)
+        .then(|| (shuffle as f64 / MIB, (end - last_task) as f64 / 1e3))
 }
 
 /// Every job's tail point under `dir` (recursively).
 pub fn load_tails(dir: &Path) -> Result<Vec<(f64, f64)>, String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let rd = std::fs::read_dir(&d).map_err(|e| format!("cannot read {}: {e}", d.display()))?;
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                let text = std::fs::read_to_string(&p)
-                    .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-                out.extend(tail_point(&text));
-            }
-        }
-    }
-    Ok(out)
+    load_with(dir, |t| tail_point(t).into_iter().collect())
 }
 
-/// Fits the model's tail, `fixed + s_per_mib * shuffle MiB`, to the
-/// points by least squares, both kept at 0 or more (a negative slope
-/// becomes the points' mean as a fixed tail). Says where it came from.
-pub fn fit_tail(m: &mut TaskModel, points: &[(f64, f64)]) -> String {
+/// The successful reduces of a history file: (shuffle bytes, runtime s).
+pub fn reduce_points(text: &str) -> Vec<(u64, f64)> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "task" && v["kind"] == "reduce" && v["state"] == "succeeded")
+        .filter_map(|v| {
+            Some((
+                v["bytes"]["shuffle"].as_u64().unwrap_or(0),
+                v["runtime_s"].as_f64()?,
+            ))
+        })
+        .collect()
+}
+
+/// Every successful reduce under `dir` (recursively).
+pub fn load_reduces(dir: &Path) -> Result<Vec<(u64, f64)>, String> {
+    load_with(dir, reduce_points)
+}
+
+/// Least squares `y = fixed + slope * x`, both kept at 0 or more (a
+/// negative slope becomes the points' mean as a fixed part).
+fn fit_line(points: &[(f64, f64)]) -> (f64, f64) {
     let n = points.len() as f64;
-    if points.is_empty() {
-        return "tail 0 s: no job in the history".into();
-    }
     let (mx, my) = (
         points.iter().map(|p| p.0).sum::<f64>() / n,
         points.iter().map(|p| p.1).sum::<f64>() / n,
@@ -126,14 +148,65 @@ pub fn fit_tail(m: &mut TaskModel, points: &[(f64, f64)]) -> String {
     let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
     let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     let slope = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
-    m.tail_s_per_shuffle_mib = slope;
-    m.tail_fixed_s = (my - slope * mx).max(0.0);
+    ((my - slope * mx).max(0.0), slope)
+}
+
+/// Fits the reduce's time after its fetches: each runtime less its
+/// shuffle bytes at the model's rack rate (the fetches alone), as a line
+/// in the shuffle MiB. Says where it came from.
+pub fn fit_reduce(m: &mut TaskModel, points: &[(u64, f64)]) -> String {
+    if points.is_empty() {
+        return format!(
+            "reduce {:.3} s + {:.4} s/MiB: default (no reduce in the history)",
+            m.reduce_fixed_s, m.reduce_s_per_mib
+        );
+    }
+    let pts: Vec<(f64, f64)> = points
+        .iter()
+        .map(|&(b, t)| (b as f64 / MIB, (t - b as f64 / m.bandwidth[3]).max(0.0)))
+        .collect();
+    (m.reduce_fixed_s, m.reduce_s_per_mib) = fit_line(&pts);
+    format!(
+        "reduce {:.3} s + {:.4} s per shuffle MiB after its fetches, from {} reduces",
+        m.reduce_fixed_s,
+        m.reduce_s_per_mib,
+        points.len()
+    )
+}
+
+/// Fits the model's tail, `fixed + s_per_mib * shuffle MiB`, to the
+/// points by least squares, both kept at 0 or more (a negative slope
+/// becomes the points' mean as a fixed tail). Says where it came from.
+pub fn fit_tail(m: &mut TaskModel, points: &[(f64, f64)]) -> String {
+    if points.is_empty() {
+        return "tail 0 s: no job in the history".into();
+    }
+    (m.tail_fixed_s, m.tail_s_per_shuffle_mib) = fit_line(points);
     format!(
         "tail {:.3} s + {:.4} s per shuffle MiB from {} jobs",
         m.tail_fixed_s,
         m.tail_s_per_shuffle_mib,
         points.len()
     )
+}
+
+/// The mean number of remote reads into `s`'s node while it ran, itself
+/// included: the time-weighted overlap of the other remote maps there.
+fn sharing(s: &MapSample, all: &[MapSample]) -> f64 {
+    let len = s.end_ms.saturating_sub(s.start_ms);
+    if len == 0 || s.node.is_empty() {
+        return 1.0;
+    }
+    let overlap: u64 = all
+        .iter()
+        .filter(|o| !o.level.is_local() && o.node == s.node && !std::ptr::eq(*o, s))
+        .map(|o| {
+            o.end_ms
+                .min(s.end_ms)
+                .saturating_sub(o.start_ms.max(s.start_ms))
+        })
+        .sum();
+    1.0 + overlap as f64 / len as f64
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -173,7 +246,7 @@ pub fn fit(samples: &[MapSample]) -> Result<(TaskModel, Vec<String>), String> {
             .filter(|s| s.level == *level)
             .filter_map(|s| {
                 let read = s.runtime_s - s.bytes as f64 / MIB * m.compute_s_per_mib;
-                (read > 1e-3).then(|| s.bytes as f64 / read)
+                (read > 1e-3).then(|| s.bytes as f64 / read * sharing(s, samples))
             })
             .collect();
         let n = bw.len();
@@ -193,6 +266,9 @@ pub fn fit(samples: &[MapSample]) -> Result<(TaskModel, Vec<String>), String> {
             )),
         }
     }
+    // The rates are each read's alone (the sharing divided out), so the
+    // simulator shares them again.
+    m.shared_reads = true;
     m.validate()?;
     Ok((m, said))
 }
@@ -205,6 +281,8 @@ pub fn to_json(m: &TaskModel) -> Value {
         "jitter": m.jitter,
         "tail_fixed_s": m.tail_fixed_s,
         "tail_s_per_shuffle_mib": m.tail_s_per_shuffle_mib,
+        "reduce_fixed_s": m.reduce_fixed_s,
+        "reduce_s_per_mib": m.reduce_s_per_mib,
         "shared_reads": m.shared_reads,
     })
 }
@@ -231,6 +309,12 @@ pub fn from_json(text: &str) -> Result<TaskModel, String> {
     }
     if let Some(t) = v["tail_s_per_shuffle_mib"].as_f64() {
         m.tail_s_per_shuffle_mib = t;
+    }
+    if let Some(t) = v["reduce_fixed_s"].as_f64() {
+        m.reduce_fixed_s = t;
+    }
+    if let Some(t) = v["reduce_s_per_mib"].as_f64() {
+        m.reduce_s_per_mib = t;
     }
     if let Some(b) = v["shared_reads"].as_bool() {
         m.shared_reads = b;
@@ -310,5 +394,40 @@ mod tests {
         assert_eq!(back, m);
         // No map or no final record: no point.
         assert!(tail_point("{\"type\":\"job\",\"end_ms\":5}").is_none());
+    }
+
+    /// Two remote reads into one node that overlap for their whole run
+    /// each got half the port: the fit gives the rate one read alone gets,
+    /// twice what each measured. A reduce's fetches at the fitted rack rate
+    /// come off its runtime before the line is fitted.
+    #[test]
+    fn concurrent_reads_are_divided_out_and_fetches_off_reduces() {
+        let mib = 1u64 << 20;
+        let rec = |node: &str, start: u64| {
+            serde_json::json!({"type": "task", "kind": "map", "state": "succeeded",
+                "locality": "rack_local", "node": node, "start_ms": start, "end_ms": start + 1000,
+                "runtime_s": 1.0, "bytes": {"remote_rack": 8 * mib}})
+            .to_string()
+        };
+        let local = line("node_local", 8 * mib, 0.5);
+        // 0.0625 s/MiB compute: 0.5 s of each 1 s map is the read, 8 MiB
+        // in 0.5 s shared by two: 32 MiB/s alone.
+        let text = [local, rec("w1", 0), rec("w1", 0), rec("w2", 5000)].join("\n");
+        let s = samples(&text);
+        let (m, _) = fit(&s).unwrap();
+        assert!(m.shared_reads);
+        // Two samples at 2 x 16 MiB/s and one alone at 16 MiB/s: median 32.
+        assert!(
+            (m.bandwidth[3] - 32.0 * MIB).abs() < 1.0,
+            "{}",
+            m.bandwidth[3]
+        );
+        let mut m = TaskModel::default();
+        m.bandwidth[3] = 10.0 * MIB;
+        // Reduces of 10 and 30 MiB: fetches 1 and 3 s; after them 0.5 s +
+        // 0.1 s/MiB: runtimes 2.5 and 6.5 s.
+        fit_reduce(&mut m, &[(10 * mib, 2.5), (30 * mib, 6.5)]);
+        assert!((m.reduce_fixed_s - 0.5).abs() < 1e-9, "{m:?}");
+        assert!((m.reduce_s_per_mib - 0.1).abs() < 1e-9, "{m:?}");
     }
 }

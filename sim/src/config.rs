@@ -8,13 +8,20 @@ use crate::model::TaskModel;
 pub struct ConfigError(pub String);
 
 /// One job of an explicit schedule.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct JobSpec {
     pub arrival_s: f64,
     pub maps: usize,
-    /// Bytes its maps hand to its reduces (the model's tail grows with
-    /// them); 0 where unknown.
+    /// Reduces that run once its maps are done (0: a map-only job, which
+    /// ends with its last map). They need reduce slots.
+    pub reduces: usize,
+    /// Bytes its maps hand to its reduces: what the reduces fetch over the
+    /// network; 0 where unknown.
     pub shuffle_bytes: u64,
+    /// The blocks of the store its maps read, by map index (as the cluster
+    /// ran it: `mr bench trace` draws them per row from its pool); empty:
+    /// drawn uniformly from the `blocks` pool.
+    pub blocks: Vec<u64>,
 }
 
 /// The Facebook bins of the matchmaking paper (IV.A, Table 4), Zaharia et
@@ -52,7 +59,7 @@ pub fn facebook_mixed(
             JobSpec {
                 arrival_s: at,
                 maps: ((maps as f64 * scale).round() as usize).max(1),
-                shuffle_bytes: 0,
+                ..Default::default()
             }
         })
         .collect()
@@ -64,6 +71,8 @@ pub struct SimConfig {
     pub racks: usize,
     /// Map slots per node.
     pub slots: u32,
+    /// Reduce slots per node (jobs with reduces need some).
+    pub reduce_slots: u32,
     pub replication: usize,
     /// Fraction of map slots free at time 0; the others run background
     /// tasks (other users' work, as the LSAP paper mimics multi-user load)
@@ -84,6 +93,12 @@ pub struct SimConfig {
     /// per task, so no two tasks share a block).
     pub blocks: Option<usize>,
     pub heartbeat_s: f64,
+    /// The master's launch timing today: launches reach any node at once
+    /// and, when work appears, every node with a free slot is offered to
+    /// the policy (`Trigger::Offer`). Off: Hadoop's, which the papers
+    /// assume: a node gets work on its own heartbeat (see
+    /// [`crate::engine`]).
+    pub offers: bool,
     /// Jobs go to pools `pool1..poolN` in turn (fair, capacity and
     /// lsap-fair group by pool).
     pub pools: usize,
@@ -102,6 +117,7 @@ impl Default for SimConfig {
             nodes: 100,
             racks: 5,
             slots: 4,
+            reduce_slots: 0,
             replication: 3,
             idle_ratio: 0.5,
             tasks: None,
@@ -111,6 +127,7 @@ impl Default for SimConfig {
             block_size: 64 << 20,
             blocks: None,
             heartbeat_s: 3.0,
+            offers: true,
             pools: 3,
             seed: 1,
             model: TaskModel::default(),
@@ -191,6 +208,22 @@ impl SimConfig {
                 self.task_count(),
                 self.jobs
             ));
+        }
+        if self.reduce_slots > 1024 {
+            return bad(format!(
+                "--reduce-slots must be 0..=1024, not {}",
+                self.reduce_slots
+            ));
+        }
+        if self.reduce_slots == 0 && self.workload.iter().any(|j| j.reduces > 0) {
+            return bad("the schedule has jobs with reduces: give --reduce-slots".into());
+        }
+        if self
+            .workload
+            .iter()
+            .any(|j| !j.blocks.is_empty() && j.blocks.len() != j.maps)
+        {
+            return bad("a job's explicit blocks must be one per map".into());
         }
         if self.blocks == Some(0) {
             return bad("--blocks must be at least 1".into());

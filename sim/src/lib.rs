@@ -6,6 +6,7 @@
 //! # Layout
 //! - [`config`]: the cluster, workload and model a run is asked for.
 //! - [`model`]: task durations by locality level.
+//! - [`network`]: transfers sharing ports and uplinks, max-min fair.
 //! - [`cluster`]: block placement (HDFS's rule) and per-node LRU caches.
 //! - [`engine`]: the event loop.
 //! - [`metrics`]: what a run measured, and its JSON.
@@ -18,6 +19,7 @@ pub mod config;
 pub mod engine;
 pub mod metrics;
 pub mod model;
+pub mod network;
 pub mod scenario;
 
 pub use config::{ConfigError, SimConfig};

@@ -1,6 +1,8 @@
-//! How long a map task runs: compute time proportional to its input, plus
-//! the time to read the input at the bandwidth of its locality level, with
-//! a little seeded jitter. The defaults are this project's measurements on
+//! How long a task runs. A map: compute time proportional to its input,
+//! plus the time to read the input at the bandwidth of its locality level
+//! (or, with `shared_reads`, over the modelled network), with a little
+//! seeded jitter. A reduce: its fetches over the network, then a fixed
+//! part plus time proportional to its partition. The defaults are this project's measurements on
 //! the emulated LAN at 1 Gbit/s host ports and 300 Mbit/s rack uplinks (a
 //! 64 MiB block moved in 0.04 s node-local, 0.56 s rack-local, 1.9 s
 //! off-rack); `mr sim calibrate` fits them to a real cluster's history.
@@ -18,19 +20,25 @@ pub struct TaskModel {
     pub bandwidth: [f64; 5],
     /// Each duration is scaled by a uniform factor in 1 ± jitter.
     pub jitter: f64,
-    /// The job's tail after its last map: the reduces' launch (a
-    /// heartbeat away), the shuffle, the reduce function and the commit,
-    /// as a fixed part plus seconds per MiB of shuffle. The simulator runs
-    /// no reduce task; the tail is what the job's end waits for. Both 0 by
-    /// default (the maps-only model); `mr sim calibrate` fits them from the
-    /// history's job ends.
+    /// The job's tail after its last task (its last reduce, or its last
+    /// map when it has no reduce): the commit, as a fixed part plus seconds
+    /// per MiB of shuffle. Both 0 by default; `mr sim calibrate` fits them
+    /// from the history's job ends.
     pub tail_fixed_s: f64,
     pub tail_s_per_shuffle_mib: f64,
-    /// Remote reads share bandwidth: a read launched while `k` others come
-    /// into the same node (or, off-rack, cross the same rack uplink) gets
-    /// `1 / (k + 1)` of its level's bandwidth, fixed at its launch (an
-    /// approximation: later arrivals do not slow it down). Off by default
-    /// (the papers' scenarios were calibrated without it).
+    /// A reduce's time once its fetches are done (merge, the reduce
+    /// function, the output write): a fixed part (launch, output file,
+    /// commit of its part) plus seconds per MiB of its partition.
+    pub reduce_fixed_s: f64,
+    pub reduce_s_per_mib: f64,
+    /// Remote transfers (map reads, shuffle fetches) share the network:
+    /// each crosses its source's port out, its destination's port in and,
+    /// between racks, both racks' uplinks; ports run at the rack level's
+    /// bandwidth, uplinks at the off-rack level's, and concurrent transfers
+    /// share them max-min fairly, re-evaluated whenever one starts or ends
+    /// (`crate::network`). Off by default (the papers' scenarios were
+    /// calibrated without it): each read then takes its level's bandwidth
+    /// alone.
     pub shared_reads: bool,
 }
 
@@ -42,6 +50,8 @@ impl Default for TaskModel {
             jitter: 0.1,
             tail_fixed_s: 0.0,
             tail_s_per_shuffle_mib: 0.0,
+            reduce_fixed_s: 0.0,
+            reduce_s_per_mib: 0.015,
             shared_reads: false,
         }
     }
@@ -64,10 +74,16 @@ impl TaskModel {
         {
             return Err("the model's tail must be 0 or more seconds".into());
         }
+        if ![self.reduce_fixed_s, self.reduce_s_per_mib]
+            .iter()
+            .all(|x| *x >= 0.0 && x.is_finite())
+        {
+            return Err("the model's reduce time must be 0 or more seconds".into());
+        }
         Ok(())
     }
 
-    /// From a job's last map end to its commit, for `shuffle` bytes.
+    /// From a job's last task end to its commit, for `shuffle` bytes.
     pub fn tail_s(&self, shuffle: u64) -> f64 {
         self.tail_fixed_s + shuffle as f64 / MIB * self.tail_s_per_shuffle_mib
     }
@@ -90,19 +106,11 @@ impl TaskModel {
         }
     }
 
-    /// As [`TaskModel::duration`], the read sharing its bandwidth with
-    /// `sharers` other reads.
-    pub fn duration_shared(
-        &self,
-        level: Locality,
-        bytes: u64,
-        sharers: u32,
-        rng: &mut fastrand::Rng,
-    ) -> f64 {
-        let i = Locality::ALL.iter().position(|l| *l == level).unwrap_or(4);
+    /// A reduce's time after its fetches, for a partition of `bytes`,
+    /// with the jitter.
+    pub fn reduce_duration(&self, bytes: u64, rng: &mut fastrand::Rng) -> f64 {
         let f = 1.0 + self.jitter * (2.0 * rng.f64() - 1.0);
-        let read = bytes as f64 / self.bandwidth[i] * (sharers as f64 + 1.0);
-        (bytes as f64 / MIB * self.compute_s_per_mib + read) * f
+        (self.reduce_fixed_s + bytes as f64 / MIB * self.reduce_s_per_mib) * f
     }
 
     pub fn duration(&self, level: Locality, bytes: u64, rng: &mut fastrand::Rng) -> f64 {
@@ -131,20 +139,5 @@ mod tests {
             let mean = m.mean_duration(Locality::NodeLocal, b);
             assert!((d - mean).abs() <= mean * m.jitter + 1e-12);
         }
-    }
-
-    #[test]
-    fn a_shared_read_takes_longer_in_proportion() {
-        let m = TaskModel {
-            jitter: 0.0,
-            ..Default::default()
-        };
-        let b = 64 << 20;
-        let mut rng = fastrand::Rng::with_seed(1);
-        let alone = m.duration_shared(Locality::OffRack, b, 0, &mut rng);
-        assert!((alone - m.mean_duration(Locality::OffRack, b)).abs() < 1e-9);
-        let read = b as f64 / m.bandwidth[4];
-        let two = m.duration_shared(Locality::OffRack, b, 1, &mut rng);
-        assert!((two - alone - read).abs() < 1e-9);
     }
 }

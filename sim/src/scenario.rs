@@ -125,6 +125,8 @@ fn run_one(cfg: &SimConfig, sched: &str) -> Result<SimResult, String> {
 
 /// The LSAP paper's simulated cluster (section 4.2): 4 slots, replication
 /// 3, half the slots idle, 20 nodes per rack, as many tasks as idle slots.
+/// `offers: false` here and in every scenario: the papers assume Hadoop's
+/// heartbeats, not the launch-on-submit of this project's master.
 fn lsap_cluster(nodes: usize, seed: u64) -> SimConfig {
     SimConfig {
         nodes,
@@ -133,6 +135,7 @@ fn lsap_cluster(nodes: usize, seed: u64) -> SimConfig {
         replication: 3,
         idle_ratio: 0.5,
         seed,
+        offers: false,
         ..SimConfig::default()
     }
 }
@@ -370,6 +373,7 @@ fn lsap_fig9(seed: u64) -> Result<Figure, String> {
         jobs: 5,
         pools: 5,
         seed,
+        offers: false,
         ..SimConfig::default()
     };
     let weights = "weights=pool1:20,pool2:21,pool3:22,pool4:23,pool5:24";
@@ -425,6 +429,7 @@ fn matchmaking(seed: u64) -> Result<Figure, String> {
         heartbeat_s: 3.0,
         seed,
         workload,
+        offers: false,
         ..SimConfig::default()
     };
     let ds = [0.3, 0.9, 1.5, 3.0, 4.5, 9.0, 15.0, 30.0];
@@ -546,6 +551,7 @@ fn hybsmrp(name: &'static str, seed: u64, table: &[HybRow; 10]) -> Result<Figure
             jobs: 10.min(x as usize),
             interarrival_s: 14.0,
             seed,
+            offers: false,
             ..SimConfig::default()
         },
         &pct,
@@ -593,6 +599,7 @@ fn cache_workload(seed: u64, cache: u64, tasks: usize) -> SimConfig {
         cache_size: cache,
         blocks: Some(tasks / 5),
         seed,
+        offers: false,
         ..SimConfig::default()
     }
 }

@@ -174,7 +174,6 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
         .with_context(|| format!("cannot create the output directory {}", o.out.display()))?;
     let map_slots: u32 = cfg.workers.iter().map(|w| w.map_slots).sum();
     let reduce_slots: u32 = cfg.workers.iter().map(|w| w.reduce_slots).sum();
-    let cluster_cfg = cfg.clone();
     let mut runner = Runner::new(Cluster::connect(cfg)?).await?;
     let mut scale = Scale::new(
         runner.workers,
@@ -226,7 +225,6 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
     let mut runs: Vec<RunRow> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     let mut compressions = Vec::new();
-    let mut load_jobs: Vec<super::heldout::LoadJobs> = Vec::new();
     for &target in &loads {
         let compression = match target {
             Some(l) => load::compression_for(l, task_s, map_slots + reduce_slots, span)
@@ -242,17 +240,6 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
         let replayed_span = span / compression;
         let offered = load::offered(task_s, map_slots + reduce_slots, replayed_span);
         let load_label = target.map_or(format!("x{compression:.1}"), |l| format!("{l}"));
-        load_jobs.push(super::heldout::LoadJobs {
-            label: load_label.clone(),
-            jobs: jobs
-                .iter()
-                .map(|j| sim::config::JobSpec {
-                    arrival_s: j.at.as_secs_f64(),
-                    maps: j.maps as usize,
-                    shuffle_bytes: (j.maps as f64 * o.block_size as f64 * j.shuffle_ratio) as u64,
-                })
-                .collect(),
-        });
         for rep in 1..=o.reps {
             for policy in &o.schedulers {
                 let label = format!("load {load_label}, {policy}, rep {rep}/{}", o.reps);
@@ -343,32 +330,18 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
     trace_report::write_all(
         &o.out, &meta, &solo_jobs, &solo, &jobs_rows, &runs, &failures,
     )?;
-    // The simulator, fitted on the first run, against the others.
-    if load_jobs.len() > 1 {
-        let first = &load_jobs[0].label;
-        let policy = &o.schedulers[0];
-        let fit_dir = o
-            .out
-            .join("history")
-            .join(format!("load-{first}"))
-            .join(policy)
-            .join("rep1");
-        let fit_label = format!("load {first}, {policy}, repetition 1");
-        match super::heldout::report(
-            &cluster_cfg,
-            &fit_dir,
-            &fit_label,
-            &load_jobs,
-            &o.schedulers,
-            &jobs_rows,
-            pool.paths.len(),
-            o.block_size,
+    // The simulator, fitted on the first run, against the others, from
+    // the files just written (as `mr sim heldout OUT` does later).
+    if loads.len() > 1 {
+        if let Err(e) = super::heldout::run(
+            std::slice::from_ref(&o.out),
+            &super::heldout::FitChoice::default(),
+            None,
         ) {
-            Ok(md) => std::fs::write(o.out.join("simulator-heldout.md"), md)?,
-            Err(e) => std::fs::write(
+            std::fs::write(
                 o.out.join("simulator-heldout.md"),
                 format!("# The simulator on runs it was not fitted on\n\nNot made: {e:#}\n"),
-            )?,
+            )?;
         }
     }
     if !o.quiet {

@@ -19,6 +19,7 @@ pub struct TraceArgs {
     pub slots: u32,
     pub block_size: u64,
     pub max_maps: u32,
+    pub max_reduces: u32,
     pub compression: f64,
     pub load: Option<f64>,
 }
@@ -27,7 +28,8 @@ pub struct TraceArgs {
 /// scales it (`crate::bench::trace`): the same rows give the same map
 /// counts and, at the same compression, the same arrival times. With a
 /// load, the compression comes from the task model's node-local map time
-/// (the simulator has no reduces, so only map slots count).
+/// over the map slots. Each job has the row's reduces (at most
+/// `max_reduces`) fetching its scaled shuffle bytes.
 pub fn trace_workload(t: &TraceArgs) -> anyhow::Result<Vec<sim::config::JobSpec>> {
     use crate::bench::{load, trace};
     let file = t.file.display().to_string();
@@ -41,7 +43,13 @@ pub fn trace_workload(t: &TraceArgs) -> anyhow::Result<Vec<sim::config::JobSpec>
         .traced_nodes
         .or_else(|| trace::traced_nodes(&file))
         .ok_or_else(|| anyhow::anyhow!("{file}: give --traced-nodes"))?;
-    let mut scale = trace::Scale::new(t.nodes as u32, traced, t.block_size, t.max_maps, 1);
+    let mut scale = trace::Scale::new(
+        t.nodes as u32,
+        traced,
+        t.block_size,
+        t.max_maps,
+        t.max_reduces,
+    );
     if let Some(b) = t.byte_scale {
         if !(b > 0.0 && b.is_finite()) {
             anyhow::bail!("--byte-scale must be a number above 0");
@@ -70,7 +78,9 @@ pub fn trace_workload(t: &TraceArgs) -> anyhow::Result<Vec<sim::config::JobSpec>
         .map(|j| sim::config::JobSpec {
             arrival_s: j.at.as_secs_f64(),
             maps: j.maps as usize,
+            reduces: j.reduces as usize,
             shuffle_bytes: (j.maps as f64 * t.block_size as f64 * j.shuffle_ratio) as u64,
+            blocks: vec![],
         })
         .collect())
 }
@@ -251,8 +261,10 @@ pub fn calibrate(history: &Path, out: Option<&Path>) -> anyhow::Result<()> {
     let samples = sim::calibrate::load(history).map_err(anyhow::Error::msg)?;
     let (mut model, mut said) =
         sim::calibrate::fit(&samples).map_err(|e| anyhow::anyhow!("{}: {e}", history.display()))?;
-    // The jobs' tails after their last maps (reduce launch, shuffle,
-    // reduce, commit), from the same files' final records.
+    // The reduces' time after their fetches, and the jobs' tails after
+    // their last tasks (the commit), from the same files.
+    let reduces = sim::calibrate::load_reduces(history).map_err(anyhow::Error::msg)?;
+    said.push(sim::calibrate::fit_reduce(&mut model, &reduces));
     let tails = sim::calibrate::load_tails(history).map_err(anyhow::Error::msg)?;
     said.push(sim::calibrate::fit_tail(&mut model, &tails));
     for l in &said {

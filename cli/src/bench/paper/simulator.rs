@@ -145,7 +145,7 @@ pub async fn run(ctx: &mut Ctx<'_>) -> anyhow::Result<Report> {
             .map(|a| JobSpec {
                 arrival_s: a.at.as_secs_f64(),
                 maps: a.blocks.len(),
-                shuffle_bytes: 0,
+                ..Default::default()
             })
             .collect()
         })
