@@ -122,6 +122,26 @@ fn a_small_slice_replays_validated_with_its_scaled_sizes_and_slot_use() {
         "{summary}"
     );
     assert_eq!(read_csv(&out.join("solo.csv")).len(), 4);
+    // The header `mr sim heldout` rebuilds the cluster from, as written.
+    let meta = cli::bench::heldout::parse_summary(&summary).unwrap();
+    assert_eq!(
+        (
+            meta.shape.nodes,
+            meta.shape.racks,
+            meta.shape.replication,
+            meta.block_size,
+            meta.pool_blocks
+        ),
+        (4, 2, 2, 256 << 10, 8),
+        "{summary}"
+    );
+    assert!(meta.trace.ends_with("slice.tsv"), "{}", meta.trace);
+    // The report is made again from the directory alone.
+    let again = c.dir.join("heldout.md");
+    c.mr_ok(&["sim", "heldout", o, "--out", again.to_str().unwrap()]);
+    let md = std::fs::read_to_string(&again).unwrap();
+    assert!(md.contains("load 0.5, fifo, repetition 1"), "{md}");
+    assert!(md.contains("| delay | 1 |"), "{md}");
 }
 
 #[test]
