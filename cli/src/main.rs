@@ -487,14 +487,26 @@ enum BenchCmd {
         #[arg(long)]
         x_log2: bool,
     },
+    /// Write the summary.md and plots of an `mr bench trace --out DIR`
+    /// directory again from its CSVs and report.json, running nothing (for
+    /// a report whose format changed after a long run, or a run that was
+    /// interrupted: every finished cell is in the CSVs).
+    ///
+    /// Example: mr bench trace-report docs/bench/load
+    TraceReport {
+        /// The directory `mr bench trace --out` wrote.
+        dir: PathBuf,
+    },
     /// Replay a SWIM trace (traces/swim/: Facebook 2009 and 2010) onto the
     /// cluster: each row a synthetic job (`swim`) with the row's input,
     /// shuffle and output scaled to this cluster, its output validated. A
     /// solo pass times every job alone; then, for each --load, every policy
     /// replays the slice --reps times with the arrivals compressed to that
-    /// offered load. Writes trace-jobs.csv, trace-runs.csv, solo.csv and
-    /// summary.md (means with 95 % intervals, slot use, paired differences
-    /// with --baseline) into --out. Definitions:
+    /// offered load. Writes trace-jobs.csv, trace-runs.csv, solo.csv,
+    /// report.json, summary.md (means with 95 % intervals, slot use, paired
+    /// differences with --baseline and with the best other policy) and,
+    /// with two loads or more, job-time-vs-load.png and p99-vs-load.png
+    /// into --out, after every run. Definitions:
     /// docs/bench/comparing-policies.md.
     ///
     /// Example: mr bench trace traces/swim/FB-2009_samples_24_times_1hr_0.tsv
@@ -1111,6 +1123,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     {
         return cli::bench::plot::lines_from_csv(csv, out, title, x_label, y_label, *x_log2);
     }
+    if let Cmd::Bench(BenchArgs {
+        cmd: Some(BenchCmd::TraceReport { dir }),
+        ..
+    }) = &cli.cmd
+    {
+        return cli::bench::trace_reread::rewrite(dir);
+    }
     if let Cmd::Sim(SimArgs {
         cmd:
             Some(SimCmd::Scenario {
@@ -1437,7 +1456,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     };
                     cli::bench::replay::run(cfg, &o, command).await
                 }
-                Some(BenchCmd::Sched { .. }) | Some(BenchCmd::Plot { .. }) => {
+                Some(BenchCmd::Sched { .. })
+                | Some(BenchCmd::Plot { .. })
+                | Some(BenchCmd::TraceReport { .. }) => {
                     unreachable!("handled before loading the config")
                 }
             }

@@ -28,7 +28,9 @@ pub mod results;
 pub mod runner;
 pub mod sweep;
 pub mod trace;
+pub mod trace_plot;
 pub mod trace_report;
+pub mod trace_reread;
 
 use anyhow::bail;
 use std::path::PathBuf;

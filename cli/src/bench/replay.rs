@@ -221,10 +221,33 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
     let task_s: f64 = solo.iter().map(|s| s.1 + s.2).sum();
     let span = trace::span_s(&slice.rows);
 
+    // The commit is read now: a long run outlives commits made meanwhile,
+    // and the report names what the binaries were built from.
+    let mut meta = ReportMeta {
+        command,
+        date_ms: common::now_ms(),
+        commit: git_state(),
+        cluster: runner.base_config.clone(),
+        map_slots,
+        reduce_slots,
+        trace: slice.file.clone(),
+        from: o.from,
+        rows: slice.rows.len(),
+        traced_nodes: slice.traced_nodes,
+        scale,
+        pool_blocks: pool.paths.len(),
+        compressions: Vec::new(),
+        task_s,
+        span_s: span,
+        reps: o.reps,
+        baseline: o.baseline().to_string(),
+        policies: o.schedulers.clone(),
+        solo_policy: o.solo_policy.clone(),
+        seed: o.seed,
+    };
     let mut jobs_rows: Vec<JobRow> = Vec::new();
     let mut runs: Vec<RunRow> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
-    let mut compressions = Vec::new();
     for &target in &loads {
         let compression = match target {
             Some(l) => load::compression_for(l, task_s, map_slots + reduce_slots, span)
@@ -235,7 +258,7 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
                 })?,
             None => o.compression,
         };
-        compressions.push((target, compression));
+        meta.compressions.push((target, compression));
         let jobs = trace::scale(&slice.rows, o.from, &scale, compression);
         let replayed_span = span / compression;
         let offered = load::offered(task_s, map_slots + reduce_slots, replayed_span);
@@ -300,33 +323,17 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
                         failures.push(msg);
                     }
                 }
+                // Written after every cell, so an interrupted matrix keeps
+                // what it measured.
+                meta.date_ms = common::now_ms();
+                trace_report::write_all(
+                    &o.out, &meta, &solo_jobs, &solo, &jobs_rows, &runs, &failures,
+                )?;
             }
         }
     }
     progress.end();
     restore_scheduler(&runner, &before).await;
-    let meta = ReportMeta {
-        command,
-        date_ms: common::now_ms(),
-        commit: git_state(),
-        cluster: runner.base_config.clone(),
-        map_slots,
-        reduce_slots,
-        trace: slice.file.clone(),
-        from: o.from,
-        rows: slice.rows.len(),
-        traced_nodes: slice.traced_nodes,
-        scale,
-        pool_blocks: pool.paths.len(),
-        compressions,
-        task_s,
-        span_s: span,
-        reps: o.reps,
-        baseline: o.baseline().to_string(),
-        policies: o.schedulers.clone(),
-        solo_policy: o.solo_policy.clone(),
-        seed: o.seed,
-    };
     trace_report::write_all(
         &o.out, &meta, &solo_jobs, &solo, &jobs_rows, &runs, &failures,
     )?;

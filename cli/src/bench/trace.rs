@@ -122,7 +122,7 @@ pub fn slice(rows: &[TraceRow], from: usize, jobs: usize) -> Vec<TraceRow> {
 }
 
 /// How rows become jobs on this cluster.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Scale {
     /// Our workers over the traced cluster's nodes.
     pub bytes: f64,

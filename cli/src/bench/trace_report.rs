@@ -103,8 +103,10 @@ pub struct RunRow {
     pub reduce_slot_use: f64,
 }
 
-/// The experiment as a whole, for the summary's header.
-#[derive(Debug, Clone)]
+/// The experiment as a whole, for the summary's header. Kept beside the
+/// CSVs as `report.json`, so `mr bench trace-report` can write the summary
+/// and plots again from a finished directory.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ReportMeta {
     pub command: String,
     pub date_ms: u64,
@@ -205,6 +207,22 @@ fn run_fields(r: &RunRow) -> Vec<String> {
     ]
 }
 
+fn header(h: &[&str]) -> String {
+    csv_line(&h.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+}
+
+/// `trace-jobs.csv` as written (and read back by `trace_reread`).
+pub fn jobs_csv(jobs: &[JobRow]) -> String {
+    jobs.iter()
+        .fold(header(JOB_HEADER), |s, r| s + &csv_line(&job_fields(r)))
+}
+
+/// `trace-runs.csv` as written.
+pub fn runs_csv(runs: &[RunRow]) -> String {
+    runs.iter()
+        .fold(header(RUN_HEADER), |s, r| s + &csv_line(&run_fields(r)))
+}
+
 pub fn write_all(
     dir: &Path,
     meta: &ReportMeta,
@@ -214,18 +232,9 @@ pub fn write_all(
     runs: &[RunRow],
     failures: &[String],
 ) -> anyhow::Result<()> {
-    let head = |h: &[&str]| csv_line(&h.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-    let mut s = head(JOB_HEADER);
-    for r in jobs {
-        s += &csv_line(&job_fields(r));
-    }
-    std::fs::write(dir.join("trace-jobs.csv"), s)?;
-    let mut s = head(RUN_HEADER);
-    for r in runs {
-        s += &csv_line(&run_fields(r));
-    }
-    std::fs::write(dir.join("trace-runs.csv"), s)?;
-    let mut s = head(&[
+    std::fs::write(dir.join("trace-jobs.csv"), jobs_csv(jobs))?;
+    std::fs::write(dir.join("trace-runs.csv"), runs_csv(runs))?;
+    let mut s = header(&[
         "row",
         "name",
         "maps",
@@ -252,8 +261,34 @@ pub fn write_all(
         ]);
     }
     std::fs::write(dir.join("solo.csv"), s)?;
+    let sidecar = Sidecar {
+        meta: meta.clone(),
+        failures: failures.to_vec(),
+    };
+    std::fs::write(
+        dir.join("report.json"),
+        serde_json::to_vec_pretty(&sidecar)?,
+    )?;
+    write_summary(dir, meta, jobs, runs, failures)
+}
+
+/// What the CSVs do not hold: the header's facts and the failed runs.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Sidecar {
+    pub meta: ReportMeta,
+    pub failures: Vec<String>,
+}
+
+/// `summary.md` and the job-time plots.
+pub fn write_summary(
+    dir: &Path,
+    meta: &ReportMeta,
+    jobs: &[JobRow],
+    runs: &[RunRow],
+    failures: &[String],
+) -> anyhow::Result<()> {
     std::fs::write(dir.join("summary.md"), summary(meta, jobs, runs, failures))?;
-    Ok(())
+    super::trace_plot::job_time_against_load(dir, &meta.policies, jobs)
 }
 
 fn p99(v: &[f64]) -> f64 {
@@ -278,6 +313,54 @@ fn keyed(rows: &[&JobRow]) -> BTreeMap<(u32, usize), f64> {
 
 fn show(i: Option<Interval>) -> String {
     i.map_or("-".into(), |i| i.to_string())
+}
+
+/// Each policy against the best of the others at one load (the lowest
+/// mean job time): the ratio of the means, the paired difference of the
+/// same jobs, and the two p99s. This is the comparison a claim that a
+/// policy wins needs: against the strongest rival, not a weak baseline.
+fn against_best_other(meta: &ReportMeta, jobs: &[JobRow], load: &str) -> String {
+    let of = |p: &str| -> Vec<&JobRow> {
+        jobs.iter()
+            .filter(|r| r.load == load && r.policy == p)
+            .collect()
+    };
+    let mean =
+        |rows: &[&JobRow]| rows.iter().map(|r| r.exec_time_s).sum::<f64>() / rows.len() as f64;
+    let means: Vec<(&String, f64)> = meta
+        .policies
+        .iter()
+        .filter_map(|p| {
+            let rows = of(p);
+            (!rows.is_empty()).then(|| (p, mean(&rows)))
+        })
+        .collect();
+    if means.len() < 2 {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\nAgainst the best other policy at this load (the lowest mean job time of the rest): ratio of the means, paired difference of the same jobs, s [95 %], and the p99s\n\n| policy | best other | mean / other's | minus other, s [95 %] | p99 / other's p99 |\n|---|---|---:|---|---:|\n",
+    );
+    for &(p, m) in &means {
+        let Some(&(b, mb)) = means
+            .iter()
+            .filter(|(q, _)| *q != p)
+            .min_by(|x, y| x.1.total_cmp(&y.1))
+        else {
+            continue;
+        };
+        let (rows, brows) = (of(p), of(b));
+        let d = bootstrap::paired(&keyed(&rows), &keyed(&brows), RESAMPLES, BOOT_SEED)
+            .map_or("no pairs".into(), |d| bootstrap::verdict(&d));
+        let times = |r: &[&JobRow]| r.iter().map(|r| r.exec_time_s).collect::<Vec<_>>();
+        let _ = writeln!(
+            s,
+            "| {p} | {b} | {:.2}x | {d} | {:.2}x |",
+            m / mb,
+            p99(&times(&rows)) / p99(&times(&brows))
+        );
+    }
+    s
 }
 
 /// The markdown summary.
@@ -415,6 +498,7 @@ pub fn summary(meta: &ReportMeta, jobs: &[JobRow], runs: &[RunRow], failures: &[
                 }
             }
         }
+        s += &against_best_other(meta, jobs, load);
     }
     if !failures.is_empty() {
         s += "\n## Failed runs (not counted)\n\n";

@@ -1,0 +1,68 @@
+//! The trace replay's plots: each policy's mean and 99th-percentile job
+//! time against the offered load, one line per policy, so where a policy
+//! pulls ahead or falls behind as the cluster fills shows at a glance.
+
+use super::plot::{self, Series};
+use super::trace_report::JobRow;
+use std::path::Path;
+
+/// Writes `job-time-vs-load.png` (mean) and `p99-vs-load.png`; nothing when
+/// fewer than two loads are numbers (a fixed compression has no load).
+pub fn job_time_against_load(
+    dir: &Path,
+    policies: &[String],
+    jobs: &[JobRow],
+) -> anyhow::Result<()> {
+    let mut loads: Vec<f64> = jobs.iter().filter_map(|r| r.load.parse().ok()).collect();
+    loads.sort_by(f64::total_cmp);
+    loads.dedup();
+    if loads.len() < 2 {
+        return Ok(());
+    }
+    let series = |stat: &dyn Fn(&mut Vec<f64>) -> f64| -> Vec<Series> {
+        policies
+            .iter()
+            .filter_map(|p| {
+                let points: Vec<(f64, f64)> = loads
+                    .iter()
+                    .filter_map(|&l| {
+                        let mut t: Vec<f64> = jobs
+                            .iter()
+                            .filter(|r| &r.policy == p && r.load.parse::<f64>().ok() == Some(l))
+                            .map(|r| r.exec_time_s)
+                            .collect();
+                        (!t.is_empty()).then(|| (l, stat(&mut t)))
+                    })
+                    .collect();
+                (!points.is_empty()).then(|| Series {
+                    label: p.clone(),
+                    points,
+                })
+            })
+            .collect()
+    };
+    let fmt = |x: f64| format!("{x}");
+    let mean = |t: &mut Vec<f64>| t.iter().sum::<f64>() / t.len() as f64;
+    let p99 = |t: &mut Vec<f64>| {
+        t.sort_by(f64::total_cmp);
+        super::bootstrap::quantile(t, 0.99)
+    };
+    plot::lines(
+        &dir.join("job-time-vs-load.png"),
+        "Mean job time against offered load",
+        "offered load",
+        "mean job time, s",
+        &series(&mean),
+        false,
+        &fmt,
+    )?;
+    plot::lines(
+        &dir.join("p99-vs-load.png"),
+        "99th-percentile job time against offered load",
+        "offered load",
+        "p99 job time, s",
+        &series(&p99),
+        false,
+        &fmt,
+    )
+}
