@@ -10,6 +10,11 @@
 #     asks the API server, as the ServiceAccount mr-worker, which may only
 #     `get` nodes (rbac.yaml). A node without the label gives rack
 #     "default".
+#   - on a worker with MR_TLS_SECRET set (overlays with TLS): the CA's
+#     certificate and the pod's own POD_NAME.pem and POD_NAME.key, read out
+#     of that Secret through the API into /etc/mr/tls (memory, mode 0400).
+#     The Secret holds every worker's pair and is never mounted, so no
+#     other worker's key reaches this node or the worker's container.
 # Needs sh, sed, nslookup and kubectl: the image mr-kubectl
 # (kustomization images: maps it to one that has them).
 set -eu
@@ -30,6 +35,21 @@ if [ -n "${NODE_NAME:-}" ]; then
   }
   rack_edit="/^name = \"$POD_NAME\"\$/,/^rack = /s/^rack = .*/rack = \"$rack\"/"
   echo "configure: $POD_NAME on node $NODE_NAME, zone $zone: rack $rack"
+fi
+if [ -n "${MR_TLS_SECRET:-}" ]; then
+  mkdir -p /etc/mr/tls
+  for f in ca.pem "$POD_NAME.pem" "$POD_NAME.key"; do
+    # base64decode: kubectl's template function; an absent key prints nothing.
+    kubectl get secret "$MR_TLS_SECRET" \
+      -o "go-template={{with index .data \"$f\"}}{{base64decode .}}{{end}}" > "/etc/mr/tls/$f.new"
+    [ -s "/etc/mr/tls/$f.new" ] || {
+      echo "configure: the Secret $MR_TLS_SECRET has no $f: run \`mr config init --tls\` with $POD_NAME in the cluster file and list its files in the overlay" >&2
+      exit 1
+    }
+    chmod 0400 "/etc/mr/tls/$f.new"
+    mv "/etc/mr/tls/$f.new" "/etc/mr/tls/$f"
+  done
+  echo "configure: $POD_NAME's certificate and key, and the CA's certificate, from $MR_TLS_SECRET"
 fi
 sed -e "s|@TOKEN@|$token|" ${rack_edit:+-e "$rack_edit"} /etc/mr-template/cluster.toml > /etc/mr/cluster.toml.new
 mv /etc/mr/cluster.toml.new /etc/mr/cluster.toml
