@@ -441,7 +441,7 @@ fn assert_view(j: &Value, full: bool, who: &str) {
         assert!(j["progress"]["maps_done"].is_u64(), "{who}: progress {j}");
         assert_eq!(
             (j["maps"].as_u64(), j["state"].as_str()),
-            (Some(1), Some("running"))
+            (Some(1), Some("queued"))
         );
     }
 }
