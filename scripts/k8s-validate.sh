@@ -236,6 +236,8 @@ case "\$1 \$2" in
   *) exit 1 ;;
 esac
 EOF
+# The overlay's cluster file (six workers, [tls]) as the template.
+cp "$O/cluster.toml" "$TMP/pod/template/cluster.toml"
 rm -rf "$TMP/pod/etc" && mkdir -p "$TMP/pod/etc"
 runinit POD_NAME=mr-worker-4 NODE_NAME=node-a SELF_DNS=x MR_TLS_SECRET=mr-tls-workers >/dev/null \
   || fail "configure.sh with TLS failed for mr-worker-4"
