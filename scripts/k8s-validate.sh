@@ -14,9 +14,20 @@
 #  4. checks what the schemas cannot: the overlay's namespace reaches the
 #     RBAC subject, worker replicas equal the cluster file's entries, every
 #     referenced ConfigMap, Secret, port and image is there, the
-#     PodDisruptionBudget selects the workers with maxUnavailable 1;
-#  5. proves the validation bites: copies with an unknown field, a wrong
-#     type and a missing required field must each be refused, naming it.
+#     PodDisruptionBudget selects the workers with maxUnavailable 1; the
+#     master's Secret holds its own key and no other, no worker mounts a
+#     key, and only the workers' ServiceAccount may read their Secret;
+#     the workers' identity (the Secret mr-worker-token) reaches the
+#     master's and the workers' init steps and no other container;
+#  5. runs a worker's init step on the rendered overlay's Secret (a stub
+#     API server answering with the real kubectl's template): the pod gets
+#     the CA's certificate and its own pair, nothing else, and its cluster
+#     file both tokens; without mr-worker-token mounted, or with it equal
+#     to the admin's token, the step refuses;
+#  6. proves the validation bites: copies with an unknown field, a wrong
+#     type and a missing required field must each be refused, naming it,
+#     and copies that mount the workers' keys in the workers, or their
+#     worker token in a worker's daemon, are refused.
 # Needs kubectl (for kustomize) and kubernetes-validate (PyPI), which
 # scripts/install-deps.sh installs; skips without them (fails under CI=true).
 #   scripts/k8s-validate.sh [--keep]
@@ -71,6 +82,7 @@ step "cluster files through the real parser; the overlay's token and certificate
 grep -q "valid, 4 workers" "$TMP/log" || fail "base/cluster.toml: $(cat "$TMP/log")"
 O="$K/overlays/example"
 od -An -N16 -tx1 /dev/urandom | tr -d ' \n' > "$O/token"
+od -An -N16 -tx1 /dev/urandom | tr -d ' \n' > "$O/worker-token"
 "$MR" -c "$O/cluster.toml" config init --tls >"$TMP/log" 2>&1 || { cat "$TMP/log" >&2; fail "mr config init --tls on the overlay's cluster file"; }
 grep -q "mr-worker-5 .*mr-worker-5.mr-worker" "$TMP/log" || fail "mr-worker-5's certificate does not name mr-worker-5.mr-worker: $(cat "$TMP/log")"
 grep -q "^master .*mr-master" "$TMP/log" || fail "the master's certificate does not name mr-master"
@@ -78,7 +90,7 @@ grep -q "^master .*mr-master" "$TMP/log" || fail "the master's certificate does 
 ok "both files load (4 and 6 workers); certificates name the Services' DNS names; the CA key stays out of the Secret"
 
 step "the init step: token and rack from a stub API server"
-mkdir -p "$TMP/stub" "$TMP/pod/template" "$TMP/pod/etc" "$TMP/pod/token"
+mkdir -p "$TMP/stub" "$TMP/pod/template" "$TMP/pod/etc" "$TMP/pod/token" "$TMP/pod/wtoken"
 cat > "$TMP/stub/kubectl" <<'EOF'
 #!/bin/sh
 # Answers `kubectl get node NODE -o go-template=...` as the API server would.
@@ -90,7 +102,7 @@ chmod +x "$TMP/stub/kubectl" "$TMP/stub/nslookup"
 cp "$K/base/cluster.toml" "$TMP/pod/template/"
 printf 's3cr3t' > "$TMP/pod/token/token"
 # The script's absolute paths point into the pod's volumes.
-sed -e "s|/etc/mr-template|$TMP/pod/template|g; s|/etc/mr-token|$TMP/pod/token|g; s|/etc/mr/|$TMP/pod/etc/|g" \
+sed -e "s|/etc/mr-template|$TMP/pod/template|g; s|/etc/mr-token|$TMP/pod/token|g; s|/etc/mr-worker-token|$TMP/pod/wtoken|g; s|/etc/mr/|$TMP/pod/etc/|g" \
   "$K/base/configure.sh" > "$TMP/configure.sh"
 runinit() { env PATH="$TMP/stub:$PATH" "$@" sh "$TMP/configure.sh"; }
 runinit POD_NAME=mr-worker-2 NODE_NAME=node-b SELF_DNS=x >/dev/null || fail "configure.sh failed for a worker"
@@ -123,7 +135,7 @@ done
 ok "$(grep -c '^kind:' "$TMP/base.yaml") objects in the base, $(grep -c '^kind:' "$TMP/example.yaml") in the example overlay, valid for the newest schema shipped and for 1.30"
 
 step "what the schemas do not check"
-"$PY" - "$TMP/example.yaml" 6 <<'PY' || fail "the rendered overlay is inconsistent"
+cat > "$TMP/check.py" <<'PY'
 import sys, tomllib, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
 want_workers = int(sys.argv[2])
@@ -148,10 +160,16 @@ parsed = tomllib.loads(cluster)
 names = [w["name"] for w in parsed["workers"]]
 assert names == [f"mr-worker-{i}" for i in range(want_workers)], names
 assert parsed["tls"] == {"ca": "tls/ca.pem", "dir": "tls"}, parsed.get("tls")
-tls = next(v for k, v in secrets.items() if k.startswith("mr-tls-"))
-want = {"ca.pem", "master.pem", "master.key", "client.pem", "client.key"} | {
-    f"mr-worker-{i}.{e}" for i in range(want_workers) for e in ("pem", "key")}
-assert set(tls["data"]) == want, set(tls["data"]) ^ want
+assert parsed["worker_token"] == "@WORKER_TOKEN@", parsed.get("worker_token")
+# Each process gets its own key only: the master's Secret holds the
+# master's pair; the workers' is mounted nowhere, read by each worker's
+# init step (its own pair) as the one ServiceAccount allowed to.
+tls_m = next(v for k, v in secrets.items() if k.startswith("mr-tls-master-"))
+assert set(tls_m["data"]) == {"ca.pem", "master.pem", "master.key"}, set(tls_m["data"])
+tls_w = secrets["mr-tls-workers"]
+want = {"ca.pem"} | {f"mr-worker-{i}.{e}" for i in range(want_workers) for e in ("pem", "key")}
+assert set(tls_w["data"]) == want, set(tls_w["data"]) ^ want
+assert not any("client.key" in s.get("data", {}) for s in secrets.values()), "the client's key is in a Secret"
 for s in sts.values():
     pod = s["spec"]["template"]["spec"]
     assert s["spec"]["selector"]["matchLabels"].items() <= s["spec"]["template"]["metadata"]["labels"].items()
@@ -182,8 +200,97 @@ assert m["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http", "sc
 pdb = kinds("PodDisruptionBudget")[0]
 assert pdb["spec"]["maxUnavailable"] == 1
 assert pdb["spec"]["selector"]["matchLabels"].items() <= worker["spec"]["template"]["metadata"]["labels"].items()
+def secret_volumes(pod):
+    names = set()
+    for v in pod["volumes"]:
+        names |= {v["secret"]["secretName"]} if "secret" in v else set()
+        for src in v.get("projected", {}).get("sources", []):
+            names |= {src["secret"]["name"]} if "secret" in src else set()
+    return names
+wpod, mpod = worker["spec"]["template"]["spec"], master["spec"]["template"]["spec"]
+token = {s for s in secrets if s.startswith("mr-token-")}
+wtoken = {s for s in secrets if s.startswith("mr-worker-token-")}
+assert len(token) == len(wtoken) == 1, (token, wtoken)
+assert set(secrets[next(iter(wtoken))]["data"]) == {"token"}
+assert secret_volumes(wpod) == token | wtoken, ("the workers mount", secret_volumes(wpod))
+assert secret_volumes(mpod) == token | wtoken | {tls_m["metadata"]["name"]}, ("the master mounts", secret_volumes(mpod))
+# The workers' identity reaches the init steps only, never a daemon's
+# container (whose cluster file is rendered from it).
+for pod in (wpod, mpod):
+    vol = next(v["name"] for v in pod["volumes"] if v.get("secret", {}).get("secretName") in wtoken)
+    users = [c["name"] for c in pod["initContainers"] + pod["containers"]
+             if any(m["name"] == vol for m in c.get("volumeMounts", []))]
+    assert users == ["configure"], ("mr-worker-token is mounted in", users)
+init = next(c for c in wpod["initContainers"] if c["name"] == "configure")
+assert {"name": "MR_TLS_SECRET", "value": "mr-tls-workers"} in init["env"], init["env"]
+readers = [r for r in kinds("Role") if any("secrets" in x["resources"] for x in r["rules"])]
+assert len(readers) == 1 and readers[0]["rules"] == [
+    {"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["mr-tls-workers"], "verbs": ["get"]}], readers
+rb = [b for b in kinds("RoleBinding") if b["roleRef"]["name"] == readers[0]["metadata"]["name"]]
+assert [s["name"] for b in rb for s in b["subjects"]] == [wpod["serviceAccountName"]], rb
 PY
-ok "namespace mr everywhere (the RBAC subject too); 6 replicas = 6 entries; every ConfigMap, Secret, volume, probe port and image resolves; PDB maxUnavailable 1 on the workers"
+"$PY" "$TMP/check.py" "$TMP/example.yaml" 6 || fail "the rendered overlay is inconsistent"
+ok "namespace mr everywhere (the RBAC subject too); 6 replicas = 6 entries; every ConfigMap, Secret, volume, probe port and image resolves; PDB maxUnavailable 1 on the workers; the master mounts its own key only, the workers none, and only their ServiceAccount reads their Secret; mr-worker-token reaches the two init steps only"
+
+step "a worker's init step with TLS: its own key, from the rendered Secret"
+mkdir -p "$TMP/secrets"
+"$PY" - "$TMP/example.yaml" "$TMP/secrets" <<'PY'
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "Secret":
+        yaml.safe_dump(d, open(f"{sys.argv[2]}/{d['metadata']['name']}.yaml", "w"))
+PY
+# `kubectl get secret NAME -o go-template=T` as the API server and kubectl
+# answer it: the real kubectl runs the template on the rendered Secret.
+cat > "$TMP/stub/kubectl" <<EOF
+#!/bin/sh
+case "\$1 \$2" in
+  "get node") printf 'zone-a' ;;
+  "get secret")
+    [ -f "$TMP/secrets/\$3.yaml" ] || { echo "Error from server (NotFound): secrets \"\$3\" not found" >&2; exit 1; }
+    [ "\$4" = -o ] || exit 1
+    exec $(command -v kubectl) label --local -f "$TMP/secrets/\$3.yaml" stub=1 -o "\$5" ;;
+  *) exit 1 ;;
+esac
+EOF
+# The overlay's cluster file (six workers, worker_token, [tls]) as the
+# template, the tokens the overlay's Secrets hold.
+cp "$O/cluster.toml" "$TMP/pod/template/cluster.toml"
+cp "$O/token" "$TMP/pod/token/token"
+cp "$O/worker-token" "$TMP/pod/wtoken/token"
+rm -rf "$TMP/pod/etc" && mkdir -p "$TMP/pod/etc"
+runinit POD_NAME=mr-worker-4 NODE_NAME=node-a SELF_DNS=x MR_TLS_SECRET=mr-tls-workers >/dev/null \
+  || fail "configure.sh with TLS failed for mr-worker-4"
+[ "$(cd "$TMP/pod/etc/tls" && ls | tr '\n' ' ')" = "ca.pem mr-worker-4.key mr-worker-4.pem " ] \
+  || fail "mr-worker-4's /etc/mr/tls holds $(ls "$TMP/pod/etc/tls"), not just ca.pem and its own pair"
+for f in ca.pem mr-worker-4.pem mr-worker-4.key; do
+  cmp -s "$TMP/pod/etc/tls/$f" "$O/tls/$f" || fail "$f differs from what mr config init --tls wrote"
+  [ "$(stat -c %a "$TMP/pod/etc/tls/$f")" = 400 ] || fail "$f is mode $(stat -c %a "$TMP/pod/etc/tls/$f"), not 0400"
+done
+"$MR" -c "$TMP/pod/etc/cluster.toml" config init >/dev/null || fail "mr-worker-4's cluster file with its certificates does not load"
+"$PY" - "$TMP/pod/etc/cluster.toml" "$O/token" "$O/worker-token" <<'PY' || fail "mr-worker-4's cluster file does not hold both tokens"
+import sys, tomllib
+c = tomllib.load(open(sys.argv[1], "rb"))
+assert c["token"] == open(sys.argv[2]).read(), "token"
+assert c["worker_token"] == open(sys.argv[3]).read(), "worker_token"
+PY
+rm -rf "$TMP/pod/etc" && mkdir -p "$TMP/pod/etc"
+mv "$TMP/pod/wtoken/token" "$TMP/pod/wtoken/gone"
+! runinit POD_NAME=mr-worker-4 NODE_NAME=node-a SELF_DNS=x MR_TLS_SECRET=mr-tls-workers >"$TMP/log" 2>&1 \
+  || fail "a template with @WORKER_TOKEN@ and no mr-worker-token mounted was let through"
+grep -q "no Secret mr-worker-token is mounted" "$TMP/log" || fail "the refusal does not name mr-worker-token: $(cat "$TMP/log")"
+cp "$O/token" "$TMP/pod/wtoken/token"
+! runinit POD_NAME=mr-worker-4 NODE_NAME=node-a SELF_DNS=x MR_TLS_SECRET=mr-tls-workers >"$TMP/log" 2>&1 \
+  || fail "a worker_token equal to the token was let through"
+grep -q "must differ from the token" "$TMP/log" || fail "the refusal does not say the tokens are equal: $(cat "$TMP/log")"
+mv "$TMP/pod/wtoken/gone" "$TMP/pod/wtoken/token"
+rm -rf "$TMP/pod/etc" && mkdir -p "$TMP/pod/etc"
+rm -rf "$TMP/pod/etc" && mkdir -p "$TMP/pod/etc"
+m_secret=$(cd "$TMP/secrets" && ls mr-tls-master-*.yaml | sed 's/\.yaml$//')
+! runinit POD_NAME=mr-worker-4 NODE_NAME=node-a SELF_DNS=x MR_TLS_SECRET="$m_secret" >"$TMP/log" 2>&1 \
+  || fail "a Secret without the pod's pair was let through"
+grep -q "has no mr-worker-4.pem" "$TMP/log" || fail "the refusal does not say what is missing: $(cat "$TMP/log")"
+ok "mr-worker-4 gets ca.pem, mr-worker-4.pem and mr-worker-4.key (mode 0400), the bytes mr config init wrote, and no other key, and both tokens; a Secret without its pair, a missing or reused worker_token are refused"
 
 step "a manifest with a wrong field is refused"
 broken() { # name sed-expression file-under-base expected-text
@@ -201,4 +308,34 @@ broken() { # name sed-expression file-under-base expected-text
 broken "an unknown field (podManagmentPolicy)" 's/podManagementPolicy:/podManagmentPolicy:/' worker.yaml podManagmentPolicy
 broken "a wrong type (replicas: \"one\")" 's/^  replicas: 1$/  replicas: "one"/' master.yaml "'one' is not of type 'integer'"
 broken "a missing required field (a container without a name)" 's/^        - name: master$/        - stdin: false/' master.yaml "'name' is a required property"
+# What the schemas allow and the checks above refuse: every worker's key
+# mounted in the workers.
+rm -rf "$TMP/broken" && cp -r "$K" "$TMP/broken"
+cat >> "$TMP/broken/overlays/example/tls-worker.yaml" <<'EOF'
+      containers:
+        - name: worker
+          volumeMounts:
+            - { name: tls, mountPath: /etc/mr/tls, readOnly: true }
+      volumes:
+        - name: tls
+          secret: { secretName: mr-tls-workers }
+EOF
+kubectl kustomize "$TMP/broken/overlays/example" > "$TMP/broken.yaml" || fail "kubectl kustomize of the mounted-keys copy failed"
+validate "$TMP/broken.yaml" >/dev/null 2>&1 || fail "the mounted-keys copy should be schema-valid (the checks must be what refuses it)"
+! "$PY" "$TMP/check.py" "$TMP/broken.yaml" 6 >"$TMP/log" 2>&1 || fail "a rendering that mounts every worker's key in the workers passed the checks"
+grep -q "mr-tls-workers" "$TMP/log" || { cat "$TMP/log" >&2; fail "the refusal of mounted keys does not name the Secret"; }
+ok "every worker's key mounted in the workers: refused (schema-valid, caught by the checks)"
+# And the workers' identity mounted in a worker's daemon container.
+rm -rf "$TMP/broken" && cp -r "$K" "$TMP/broken"
+cat >> "$TMP/broken/overlays/example/worker-token.yaml" <<'EOF'
+      containers:
+        - name: worker
+          volumeMounts:
+            - { name: worker-token, mountPath: /etc/mr-worker-token, readOnly: true }
+EOF
+kubectl kustomize "$TMP/broken/overlays/example" > "$TMP/broken.yaml" || fail "kubectl kustomize of the mounted-worker-token copy failed"
+validate "$TMP/broken.yaml" >/dev/null 2>&1 || fail "the mounted-worker-token copy should be schema-valid"
+! "$PY" "$TMP/check.py" "$TMP/broken.yaml" 6 >"$TMP/log" 2>&1 || fail "a rendering that mounts mr-worker-token in the worker daemon passed the checks"
+grep -q "mr-worker-token is mounted in" "$TMP/log" || { cat "$TMP/log" >&2; fail "the refusal of a mounted worker token does not name it"; }
+ok "mr-worker-token mounted in the worker's daemon: refused (schema-valid, caught by the checks)"
 echo "k8s-validate: all passed"

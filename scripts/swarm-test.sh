@@ -3,11 +3,17 @@
 # one-node swarm made on this machine (needs a Docker engine that is in no
 # swarm yet; skips otherwise, and fails instead under CI=true). About 70 s
 # here:
-#  1. builds the scratch image from the debug binaries; `swarm.sh up`
-#     makes the swarm and deploys master + 3 workers in 2 racks: every
-#     worker alive in its rack, every service's placement constraint and
-#     rack label in place, the web UI's /healthz published on the host;
-#  2. `swarm.sh scale 4`: a fourth worker joins in rack r1;
+#  1. builds the scratch image from the debug binaries (MR_BIN_DIR:
+#     others); `swarm.sh up` makes the swarm and deploys master + 3
+#     workers in 2 racks: every worker alive in its rack, every service's
+#     placement constraint and rack label in place, the web UI's /healthz
+#     published on the host; the admin's cluster file holds no
+#     worker_token, the services' file one of its own, and each service
+#     mounts exactly its secrets (with --tls: the CA's certificate and its
+#     own certificate and key, nothing of another process's; the client's
+#     key and the CA's key in no secret; the web UI speaks HTTPS only);
+#  2. `swarm.sh scale 4`: a fourth worker joins in rack r2 (with --tls,
+#     with a certificate of its own);
 #  3. writes a text input and runs WordCount; while w2's maps run (held
 #     until a file appears, worker/src/hold.rs, so the kill lands mid-map
 #     whatever the build's speed) w2's container is SIGKILLed: the swarm
@@ -18,7 +24,8 @@
 #     secret or swarm is left, and the test's image is removed. The same
 #     cleanup runs on any failure.
 # It takes /tmp/mr-docker.lock (Docker is shared with the other tests).
-#   scripts/swarm-test.sh [--keep]     (--keep: keep the temp dir)
+#   scripts/swarm-test.sh [--tls] [--keep]   (--tls: the cluster with TLS;
+#                                             --keep: keep the temp dir)
 
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,14 +36,22 @@ if [ -z "${MR_DOCKER_LOCKED:-}" ] && command -v flock >/dev/null; then
   export MR_DOCKER_LOCKED=1
   exec flock /tmp/mr-docker.lock "$0" "$@"
 fi
-KEEP=0
-[ "${1:-}" = --keep ] && KEEP=1
+KEEP=0 TLS=0
+for a in "$@"; do
+  case "$a" in
+    --keep) KEEP=1 ;;
+    --tls) TLS=1 ;;
+    *) echo "usage: scripts/swarm-test.sh [--tls] [--keep]" >&2; exit 2 ;;
+  esac
+done
+NAME=swarm-test
+[ "$TLS" = 0 ] || NAME="swarm-test --tls"
 
 if ! command -v docker >/dev/null || ! docker info >/dev/null 2>&1; then
-  skip swarm-test "no Docker engine answers"
+  skip "$NAME" "no Docker engine answers"
 fi
 state=$(docker info -f '{{.Swarm.LocalNodeState}}')
-[ "$state" = inactive ] || skip swarm-test "this engine is already in a swarm ($state): the test makes its own and leaves it"
+[ "$state" = inactive ] || skip "$NAME" "this engine is already in a swarm ($state): the test makes its own and leaves it"
 
 export MR_BIN_DIR=${MR_BIN_DIR:-$ROOT/target/debug}
 export MR_IMAGE=mr-runtime:swarm-test
@@ -44,6 +59,11 @@ MR="$MR_BIN_DIR/mr"
 if [ ! -x "$MR" ] || [ ! -x "$MR_BIN_DIR/mr-master" ] || [ ! -x "$MR_BIN_DIR/mr-worker" ]; then
   cargo build --workspace --bins
 fi
+# The image carries the binaries of MR_BIN_DIR: target/debug or target/release.
+BUILD=(--no-build --debug)
+[ "$(cd "$MR_BIN_DIR" && pwd)" = "$ROOT/target/release" ] && BUILD=(--no-build)
+TLS_ARGS=()
+[ "$TLS" = 1 ] && TLS_ARGS=(--tls)
 TMP=$(mktemp -d /tmp/mr-swarm-test.XXXXXX)
 C="$TMP/cluster"
 STACK=mrst
@@ -67,7 +87,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() {
-  echo "swarm-test: FAIL: $*" >&2
+  echo "$NAME: FAIL: $*" >&2
   docker stack ps --no-trunc "$STACK" 2>/dev/null | head -n 20 >&2 || true
   for s in master w1 w2; do docker service logs --tail 5 "${STACK}_$s" >&2 2>/dev/null || true; done
   exit 1
@@ -80,10 +100,10 @@ state_of() { mr job status "$1" --json | python3 -c 'import json,sys; print(json
 w2_container() { docker ps -q --filter "label=com.docker.swarm.service.name=${STACK}_w2"; }
 UI_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
-step "build the image; a one-node swarm with master + 3 workers in 2 racks"
-"$ROOT/scripts/docker.sh" build --debug --no-build >/dev/null || fail "image build failed"
+step "build the image; a one-node swarm with master + 3 workers in 2 racks$([ "$TLS" = 1 ] && echo ", TLS")"
+"$ROOT/scripts/docker.sh" build "${BUILD[@]}" >/dev/null || fail "image build failed"
 "${SW[@]}" up --workers 3 --racks 2 --dir "$C" --stack $STACK --ui-port "$UI_PORT" \
-  --block-size 2MiB --replication 2 --heartbeat 500ms >"$TMP/up.log" 2>&1 || { cat "$TMP/up.log" >&2; fail "up failed"; }
+  --block-size 2MiB --replication 2 --heartbeat 500ms "${TLS_ARGS[@]}" >"$TMP/up.log" 2>&1 || { cat "$TMP/up.log" >&2; fail "up failed"; }
 [ "$(docker info -f '{{.Swarm.LocalNodeState}}')" = active ] || fail "no swarm after up"
 mr cluster status --json > "$TMP/status.json" || fail "cluster status"
 python3 - "$TMP/status.json" <<'PY' || fail "cluster status is not 3 alive workers in racks r1, r2"
@@ -99,19 +119,63 @@ for i in 1 2 3; do
   l=$(docker service inspect -f '{{index .Spec.Labels "mr.rack"}}' "${STACK}_w$i")
   [ "$l" = "r$r" ] || fail "w$i's rack label is '$l'"
 done
-python3 - "$UI_PORT" <<'PY' || fail "the master's /healthz is not published on 127.0.0.1:$UI_PORT"
-import sys, urllib.request
+python3 - "$UI_PORT" "$TLS" "$C/tls/ca.pem" <<'PY' || fail "the master's /healthz is not published on localhost:$UI_PORT"
+import http.client, ssl, sys, time, urllib.request
+port, tls, ca = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
+# With TLS: HTTPS verified against the cluster CA (the master's
+# certificate names localhost), and clear HTTP gets no HTTP answer.
+url = f"{'https' if tls else 'http'}://localhost:{port}/healthz"
+ctx = ssl.create_default_context(cafile=ca) if tls else None
 for _ in range(50):
     try:
-        body = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/healthz", timeout=5).read()
+        body = urllib.request.urlopen(url, timeout=5, context=ctx).read()
         assert body == b"ok\n", body
         break
     except OSError:
-        import time; time.sleep(0.2)
+        time.sleep(0.2)
 else:
     raise SystemExit("no answer")
+if tls:
+    try:
+        urllib.request.urlopen(f"http://localhost:{port}/healthz", timeout=5).read()
+    except (OSError, http.client.HTTPException):
+        pass  # refused, or a TLS alert that is no HTTP response
+    else:
+        raise SystemExit("clear HTTP was answered")
 PY
-ok "3 workers alive in racks r1, r2 (services constrained to node.labels.mr.rack.rN); /healthz answers on the host"
+ok "3 workers alive in racks r1, r2 (services constrained to node.labels.mr.rack.rN); /healthz answers on the host$([ "$TLS" = 1 ] && echo " over HTTPS only")"
+
+# What each service mounts: the services' file (both tokens), and with
+# TLS the CA's certificate and its own pair; nothing else.
+check_secrets() { # workers
+  local tok wtok svc got want f
+  tok=$(sed -nE 's/^token = "(.*)"/\1/p' "$C/cluster.toml")
+  wtok=$(sed -nE 's/^worker_token = "(.*)"/\1/p' "$C/services.toml")
+  ! grep -q '^worker_token' "$C/cluster.toml" || fail "the admin's cluster file holds the worker_token"
+  [ -n "$wtok" ] && [ "$wtok" != "$tok" ] || fail "the services' file has no worker_token of its own"
+  [ "$(grep -v '^worker_token = ' "$C/services.toml")" = "$(cat "$C/cluster.toml")" ] \
+    || fail "services.toml is not cluster.toml plus worker_token"
+  [ "$(stat -c %a "$C/cluster.toml") $(stat -c %a "$C/services.toml")" = "600 600" ] || fail "a file holding tokens is not mode 0600"
+  for svc in master $(seq -f 'w%g' 1 "$1"); do
+    got=$(docker service inspect -f '{{range .Spec.TaskTemplate.ContainerSpec.Secrets}}{{.File.Name}}:{{printf "%o" .File.Mode}}={{.SecretName}} {{end}}' "${STACK}_$svc")
+    want="cluster.toml:400=$STACK-cluster-$(sha256sum "$C/services.toml" | cut -c1-12) "
+    if [ "$TLS" = 1 ]; then
+      want+="tls/ca.pem:400=$STACK-ca-$(sha256sum "$C/tls/ca.pem" | cut -c1-12) "
+      for f in pem key; do
+        want+="tls/$svc.$f:400=$STACK-$svc-$f-$(sha256sum "$C/tls/$svc.$f" | cut -c1-12) "
+      done
+    fi
+    [ "$(tr ' ' '\n' <<<"$got" | sort)" = "$(tr ' ' '\n' <<<"$want" | sort)" ] \
+      || fail "$svc mounts '$got', not '$want'"
+  done
+  if [ "$TLS" = 1 ]; then
+    # The client's pair and the CA's key stay on the host: in no secret.
+    [ -f "$C/tls/client.key" ] && [ -f "$C/ca.key" ] || fail "no client.key or ca.key on the host"
+    ! docker secret ls --format '{{.Name}}' | grep -qE -- "-(client|ca-key)" || fail "a secret holds the client's or the CA's key"
+  fi
+}
+check_secrets 3
+ok "each service mounts $([ "$TLS" = 1 ] && echo "the services' file, ca.pem and its own pair only" || echo "the services' file only") (0400); the admin's file has no worker_token, the services' one of its own"
 
 step "scale to 4 workers"
 quiet "${SW[@]}" scale 4 --dir "$C" || fail "scale 4 failed"
@@ -123,7 +187,8 @@ assert len(w) == 4 and all(x["state"] == "alive" for x in w.values()), w
 assert w["w4"]["rack"] == "r2", w["w4"]
 PY
 [ "$(docker service ls -q --filter "label=com.docker.stack.namespace=$STACK" | wc -l)" = 5 ] || fail "not 5 services"
-ok "4 workers alive, w4 in rack r2"
+check_secrets 4
+ok "4 workers alive, w4 in rack r2, each service with its own secrets"
 
 step "input; the oracle from mr local wordcount"
 quiet mr gen randomtextwriter --size 16MiB --output /in || fail "randomtextwriter failed"
@@ -177,7 +242,8 @@ step "down --volumes: no stack, volume, secret, network or swarm left"
 [ "$(docker info -f '{{.Swarm.LocalNodeState}}')" = inactive ] || fail "the swarm is still active"
 [ -z "$(docker ps -aq --filter "label=com.docker.stack.namespace=$STACK")" ] || fail "containers left"
 [ -z "$(docker volume ls -q --filter "label=com.docker.stack.namespace=$STACK")" ] || fail "volumes left"
+[ ! -d "$C/tls" ] && [ ! -f "$C/services.toml" ] && [ ! -f "$C/ca.key" ] || fail "files holding secrets left in $C"
 ! docker network ls --format '{{.Name}}' | grep -qE "^(${STACK}_mr|ingress)$" || fail "networks left"
 [ "$gw_before" = 1 ] || ! docker network inspect docker_gwbridge >/dev/null 2>&1 || fail "docker_gwbridge left"
 ok "nothing left behind"
-echo "swarm-test: all passed in $(( $(date +%s) - t0 ))s"
+echo "$NAME: all passed in $(( $(date +%s) - t0 ))s"

@@ -4,8 +4,8 @@
 #
 #   scripts/swarm.sh up [--workers N] [--racks R] [--dir D] [--stack S]
 #                       [--block-size SIZE] [--replication N] [--heartbeat DUR]
-#                       [--cache SIZE] [--slots N] [--ui-port P]
-#   scripts/swarm.sh files [up's options]  only writes D/cluster.toml and D/stack.yml (to deploy by hand)
+#                       [--cache SIZE] [--slots N] [--ui-port P] [--tls]
+#   scripts/swarm.sh files [up's options]  only writes D's files and D/stack.yml (to deploy by hand)
 #   scripts/swarm.sh scale N --dir D     workers w1..wN (more: added; fewer: wN+1.. removed)
 #   scripts/swarm.sh status --dir D      services, tasks, cluster status
 #   scripts/swarm.sh mr ARGS... --dir D  runs `mr ARGS` in a container on the stack's network
@@ -29,13 +29,22 @@
 # Names, not IPs: Swarm gives a restarted task a new address, so the
 # cluster file names services (master:7070, w3:7100; DNS round robin, no
 # virtual IP) and each process binds 0.0.0.0 (MR_LISTEN, MR_HTTP_LISTEN:
-# a task's own name resolves only once it runs). The cluster file
-# holds the token: it travels as a Swarm secret (mode 0400, in memory on
-# the nodes), named after its content, so a changed file rolls the services.
+# a task's own name resolves only once it runs).
+#
+# Secrets: D/cluster.toml is the admin's file (its token; what `swarm.sh
+# mr` and a user's `mr` read). The services read D/services.toml, the same
+# plus a `worker_token` (the workers' identity, which the admin's token
+# cannot take), which never leaves the host otherwise. With --tls, `mr
+# config init --tls` makes a CA (key D/ca.key) and a certificate per
+# process in D/tls, and each service gets only its own: the master
+# master.pem/.key, worker wK wK.pem/.key, every one ca.pem; client.pem,
+# client.key and ca.key stay on the host. Each file travels as a Swarm
+# secret (mode 0400, in memory on the nodes, under /run/secrets), named
+# after its content, so a changed file rolls the services that mount it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
-usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "swarm.sh: $*" >&2; exit 1; }
 
 cmd=${1:-}
@@ -55,7 +64,7 @@ case "$cmd" in
 esac
 
 WORKERS=4 RACKS=2 DIR="./mr-swarm" STACK="" BLOCK="64MiB" REPL=3 HB="1s" CACHE="256MiB"
-SLOTS=2 UI_PORT=7080 VOLUMES=0
+SLOTS=2 UI_PORT=7080 VOLUMES=0 TLS=0
 IMAGE=${MR_IMAGE:-mr-runtime:latest}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -70,6 +79,7 @@ while [ $# -gt 0 ]; do
     --slots) SLOTS=$2; shift 2 ;;
     --ui-port) UI_PORT=$2; shift 2 ;;
     --volumes) VOLUMES=1; shift ;;
+    --tls) TLS=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option $1" ;;
   esac
@@ -90,6 +100,7 @@ fi
 mkdir -p "$DIR"
 DIR="$(cd "$DIR" && pwd)"
 CONF="$DIR/cluster.toml"
+SERVICES="$DIR/services.toml"
 STACKFILE="$DIR/stack.yml"
 STATE="$DIR/swarm.env"
 # What `up` decided (the stack's name, whether it made the swarm) is kept
@@ -110,6 +121,8 @@ BLOCK=${SAVED_BLOCK:-$BLOCK}
 REPL=${SAVED_REPL:-$REPL}
 HB=${SAVED_HB:-$HB}
 NET="${STACK}_mr"
+# TLS is what the cluster file says, once written: later commands keep it.
+[ -f "$CONF" ] && grep -q '^\[tls\]' "$CONF" && TLS=1
 
 save_state() {
   cat > "$STATE" <<EOF
@@ -137,16 +150,36 @@ validate() {
 
 rack_of() { echo $(( ($1 - 1) % RACKS + 1 )); }
 
+rand_token() { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; }
+
+# `mr` on this host's files (D at /swarm): the image's, so that nothing
+# else need be installed; else one on PATH.
+mr_tool() {
+  if command -v docker >/dev/null && docker image inspect "$IMAGE" >/dev/null 2>&1; then
+    docker run --rm --network none --user "$(id -u):$(id -g)" \
+      --mount "type=bind,src=$DIR,dst=/swarm" -e RUST_LOG=warn \
+      "$IMAGE" /bin/mr --config /swarm/cluster.toml "$@"
+  elif command -v mr >/dev/null; then
+    mr --config "$CONF" "$@"
+  else
+    die "--tls needs mr to make the certificates: the image $IMAGE (scripts/docker.sh build) or mr on PATH"
+  fi
+}
+
 # The cluster file, by hand: `mr config init` takes IP addresses only,
-# and here every address is a service's name.
+# and here every address is a service's name. Both tokens are kept when
+# the file is rewritten (scale), so clients and workers stay valid.
 write_conf() { # workers
-  local token i old_token=""
-  [ -f "$CONF" ] && old_token=$(sed -nE 's/^token = "(.*)"/\1/p' "$CONF")
-  token=${old_token:-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')}
+  local token="" wtoken="" i
+  [ -f "$CONF" ] && token=$(sed -nE 's/^token = "(.*)"/\1/p' "$CONF")
+  [ -f "$SERVICES" ] && wtoken=$(sed -nE 's/^worker_token = "(.*)"/\1/p' "$SERVICES")
+  token=${token:-$(rand_token)}
+  wtoken=${wtoken:-$(rand_token)}
   (
     umask 077
     {
-      echo "# Written by scripts/swarm.sh; every service reads it as a Swarm secret."
+      echo "# Written by scripts/swarm.sh: the admin's cluster file (mr, swarm.sh mr)."
+      echo "# The services read services.toml: this and the workers' worker_token."
       echo "token = \"$token\""
       echo
       echo "[master]"
@@ -177,17 +210,45 @@ write_conf() { # workers
     } > "$CONF.new"
   )
   mv "$CONF.new" "$CONF"
+  if [ "$TLS" = 1 ]; then
+    # The CA (D/ca.key) is made once and kept; every certificate is
+    # (re)issued, a new worker's too. `localhost`: the web UI published
+    # on the host.
+    mr_tool config init --tls --san localhost > "$DIR/tls.log" 2>&1 \
+      || { cat "$DIR/tls.log" >&2; die "mr config init --tls failed"; }
+  fi
+  (
+    umask 077
+    sed "/^token = /a worker_token = \"$wtoken\"" "$CONF" > "$SERVICES.new"
+  )
+  mv "$SERVICES.new" "$SERVICES"
+}
+
+# A secret cannot change: a new file is a new secret (named after its
+# content), which rolls the services that mount it.
+secret_name() { # key file
+  echo "$STACK-$1-$(sha256sum "$2" | cut -c1-12)"
+}
+
+# What service NAME mounts: the services' cluster file; with TLS the CA's
+# certificate and NAME's own pair, where [tls] (relative to the file)
+# finds them.
+service_secrets() { # name
+  echo "    secrets:"
+  echo "      - {source: cluster, target: cluster.toml, mode: 0400}"
+  if [ "$TLS" = 1 ]; then
+    echo "      - {source: ca, target: tls/ca.pem, mode: 0400}"
+    echo "      - {source: $1-pem, target: tls/$1.pem, mode: 0400}"
+    echo "      - {source: $1-key, target: tls/$1.key, mode: 0400}"
+  fi
 }
 
 # Every listed worker of the cluster file gets a service.
 write_stack() {
-  local n i r secret
+  local n i r p
   n=$(grep -c '^\[\[workers\]\]' "$CONF")
-  # A secret cannot change: a new file is a new secret, which rolls the
-  # services that mount it.
-  secret="${STACK}-cluster-$(sha256sum "$CONF" | cut -c1-12)"
   {
-    echo "# Written by scripts/swarm.sh for $n workers; deploy with"
+    echo "# Written by scripts/swarm.sh for $n workers$([ "$TLS" = 1 ] && echo ", TLS"); deploy with"
     echo "#   docker stack deploy --resolve-image never -c stack.yml $STACK"
     echo "version: \"3.8\""
     echo "networks:"
@@ -195,21 +256,34 @@ write_stack() {
     echo "    driver: overlay"
     echo "    attachable: true        # scripts/swarm.sh mr runs the CLI on it"
     echo "secrets:"
-    echo "  cluster:"
-    echo "    file: ./cluster.toml"
-    echo "    name: $secret"
+    echo "  cluster:                  # cluster.toml and worker_token: the master and the workers only"
+    echo "    file: ./services.toml"
+    echo "    name: $(secret_name cluster "$SERVICES")"
+    if [ "$TLS" = 1 ]; then
+      echo "  ca:"
+      echo "    file: ./tls/ca.pem"
+      echo "    name: $(secret_name ca "$DIR/tls/ca.pem")"
+      for p in master $(seq -f 'w%g' 1 "$n"); do
+        echo "  $p-pem:"
+        echo "    file: ./tls/$p.pem"
+        echo "    name: $(secret_name "$p-pem" "$DIR/tls/$p.pem")"
+        echo "  $p-key:"
+        echo "    file: ./tls/$p.key"
+        echo "    name: $(secret_name "$p-key" "$DIR/tls/$p.key")"
+      done
+    fi
     echo "volumes:"
     echo "  master-data: {}"
     for i in $(seq 1 "$n"); do echo "  w$i-data: {}"; done
     echo "x-common: &common"
     echo "  image: $IMAGE"
     echo "  networks: [mr]"
-    echo "  secrets: [{source: cluster, target: cluster.toml, mode: 0400}]"
     echo "services:"
     echo "  master:"
     echo "    <<: *common"
     echo "    command: [\"/bin/mr-master\", \"--config\", \"/run/secrets/cluster.toml\"]"
     echo "    environment: [\"RUST_LOG=info\", \"MR_LISTEN=0.0.0.0:7070\", \"MR_HTTP_LISTEN=0.0.0.0:7080\"]"
+    service_secrets master
     echo "    volumes: [\"master-data:/data/master\"]"
     if [ "$UI_PORT" != 0 ]; then
       echo "    ports: [{target: 7080, published: $UI_PORT, protocol: tcp, mode: host}]"
@@ -229,6 +303,7 @@ write_stack() {
       echo "    <<: *common"
       echo "    command: [\"/bin/mr-worker\", \"--config\", \"/run/secrets/cluster.toml\", \"--name\", \"w$i\"]"
       echo "    environment: [\"RUST_LOG=info\", \"MR_DRAIN_TIMEOUT=30s\", \"MR_LISTEN=0.0.0.0:7100\"]"
+      service_secrets "w$i"
       echo "    volumes: [\"w$i-data:/data/w$i\"]"
       # No health check: the only one the image can run asks the master,
       # so the swarm would replace every worker whenever the master is
@@ -244,11 +319,18 @@ write_stack() {
 }
 
 # One-off `mr` in a container on the stack's network: the workers'
-# addresses are names on the overlay, which this host cannot reach.
+# addresses are names on the overlay, which this host cannot reach. It
+# reads the admin's file (no worker_token) and, with TLS, the client's
+# certificate.
 in_net() { # docker-run-options... -- mr-args...
-  local opts=()
+  local opts=() f
   while [ "$1" != -- ]; do opts+=("$1"); shift; done
   shift
+  if [ "$TLS" = 1 ]; then
+    for f in ca.pem client.pem client.key; do
+      opts+=(--mount "type=bind,src=$DIR/tls/$f,dst=/etc/mr/tls/$f,readonly")
+    done
+  fi
   docker run --rm "${opts[@]}" --network "$NET" \
     --mount "type=bind,src=$CONF,dst=/etc/mr/cluster.toml,readonly" \
     -e RUST_LOG=warn "$IMAGE" /bin/mr --config /etc/mr/cluster.toml "$@"
@@ -259,12 +341,23 @@ deploy() {
   local log
   log=$(cd "$DIR" && docker stack deploy --prune --resolve-image never -c stack.yml "$STACK" 2>&1) \
     || { echo "$log" >&2; die "docker stack deploy failed"; }
-  # Secrets of earlier versions of the file, no longer mounted.
+  # Secrets of earlier versions of the files, no longer mounted (one a
+  # task that is still stopping holds goes with `down`).
   local s cur
-  cur=$(sed -nE 's/^    name: (.*-cluster-.*)/\1/p' "$STACKFILE")
+  cur=$(sed -nE 's/^    name: (.*)/\1/p' "$STACKFILE")
   for s in $(docker secret ls --filter "label=com.docker.stack.namespace=$STACK" --format '{{.Name}}'); do
-    [ "$s" = "$cur" ] || docker secret rm "$s" >/dev/null 2>&1 || true
+    grep -qxF "$s" <<<"$cur" || docker secret rm "$s" >/dev/null 2>&1 || true
   done
+}
+
+# The files, written once: a later up (or files) keeps them, tokens and
+# certificates included; --tls on a cluster without TLS adds it.
+need_conf() {
+  if [ ! -f "$CONF" ] || [ ! -f "$SERVICES" ]; then
+    write_conf "$WORKERS"
+  elif [ "$TLS" = 1 ] && { ! grep -q '^\[tls\]' "$CONF" || [ ! -f "$DIR/tls/client.pem" ]; }; then
+    write_conf "$(grep -c '^\[\[workers\]\]' "$CONF")"
+  fi
 }
 
 wait_alive() { # workers
@@ -278,9 +371,9 @@ wait_alive() { # workers
 case "$cmd" in
   files)
     validate
-    [ -f "$CONF" ] || write_conf "$WORKERS"
+    need_conf
     write_stack
-    echo "wrote $CONF and $STACKFILE (docker stack deploy --resolve-image never -c $STACKFILE $STACK, from $DIR)"
+    echo "wrote $CONF, $SERVICES$([ "$TLS" = 1 ] && echo ", $DIR/tls") and $STACKFILE (docker stack deploy --resolve-image never -c $STACKFILE $STACK, from $DIR)"
     ;;
   up)
     validate
@@ -305,14 +398,14 @@ case "$cmd" in
     # On a one-node swarm this node hosts every rack; on more nodes, label
     # each one with `swarm.sh label NODE RACK` and take the racks off this one.
     [ "$(docker node ls -q | wc -l)" -gt 1 ] || docker node update "${labels[@]}" "$self" >/dev/null
-    [ -f "$CONF" ] || write_conf "$WORKERS"
+    need_conf
     deploy
     n=$(grep -c '^\[\[workers\]\]' "$CONF")
     wait_alive "$n"
     echo "swarm cluster up: stack $STACK, $n workers in $RACKS racks; config $CONF (mr runs on the stack's network: scripts/swarm.sh mr ... --dir $DIR)"
     ;;
   scale)
-    [ -f "$CONF" ] || die "no cluster in $DIR (run up first)"
+    [ -f "$CONF" ] && [ -f "$SERVICES" ] || die "no cluster in $DIR (run up first)"
     [[ "$ARG1" =~ ^[0-9]+$ ]] && [ "$ARG1" -ge 1 ] && [ "$ARG1" -le 100 ] || die "scale takes 1..100 workers"
     # A longer or shorter worker list is a new cluster file: the master
     # restarts with it (running jobs fail), the kept workers roll over.
@@ -354,7 +447,10 @@ case "$cmd" in
       # Leaving keeps the bridge the swarm made; it was not there before.
       [ "$SAVED_GWBRIDGE" = 1 ] || docker network rm docker_gwbridge >/dev/null 2>&1 || true
     fi
-    if [ "$VOLUMES" = 1 ]; then rm -f "$CONF" "$STACKFILE" "$STATE"; fi
+    if [ "$VOLUMES" = 1 ]; then
+      rm -f "$CONF" "$SERVICES" "$STACKFILE" "$STATE" "$DIR/ca.key" "$DIR/tls.log"
+      rm -rf "$DIR/tls"
+    fi
     echo "swarm cluster down$([ "$SAVED_INITED" = 1 ] && echo ", swarm left")$([ "$VOLUMES" = 1 ] && echo ", volumes removed")"
     ;;
 esac

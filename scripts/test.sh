@@ -8,7 +8,7 @@
 # (scripts/docker-test.sh, about 40 s), the SSH deployment test
 # (scripts/deploy-test.sh, about 60 s), the Kubernetes manifests validated
 # offline (scripts/k8s-validate.sh, under a minute) and the Docker Swarm test
-# (scripts/swarm-test.sh, about 70 s).
+# (scripts/swarm-test.sh, about 70 s, then again with --tls).
 #
 # As root on Debian it first installs what these tests need
 # (scripts/install-deps.sh). Under CI=true a test that cannot run fails
@@ -46,3 +46,4 @@ scripts/deploy-test.sh
 # kubernetes-validate), and a real one-node Docker Swarm (a Docker engine).
 scripts/k8s-validate.sh
 scripts/swarm-test.sh
+scripts/swarm-test.sh --tls

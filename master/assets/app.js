@@ -79,12 +79,15 @@ function legend(counts) {
 function token() { return sessionStorage.getItem(TOKEN_KEY); }
 
 class Unauthorized extends Error {}
+/// A 403: this token's role or ownership does not reach what was asked.
+class Forbidden extends Error {}
 
 async function api(path, opts = {}) {
   const headers = Object.assign({ Authorization: 'Bearer ' + token() }, opts.headers || {});
   const r = await fetch(path, Object.assign({}, opts, { headers }));
   const body = await r.json().catch(() => ({}));
   if (r.status === 401) throw new Unauthorized(body.error || 'unauthorized');
+  if (r.status === 403) throw new Forbidden(body.error || 'forbidden');
   if (!r.ok) throw new Error(body.error || r.status + ' ' + r.statusText);
   return body;
 }
@@ -163,20 +166,29 @@ function progress(j) {
 
 const isFinal = (s) => s === 'succeeded' || s === 'failed' || s === 'killed';
 
+/// Whether the master sent this job in full: it does to the job's owner
+/// and to admins; anyone else gets its summary, without counters (or
+/// paths, or errors), and may neither open nor kill it.
+const isFull = (j) => 'counters' in j;
+
 function renderJobs(jobs) {
   jobs = jobs.slice().sort((a, b) => b.job_id - a.job_id);
   $('no-jobs').hidden = jobs.length > 0;
-  $('jobs').querySelector('tbody').innerHTML = jobs.map((j) => `
-    <tr id="job-row-${j.job_id}" data-state="${j.state}">
-      <td><a href="#/job/${j.job_id}">${j.job_id}</a></td>
-      <td><a href="#/job/${j.job_id}">${esc(j.job)}</a><br><small class="muted">${esc(j.output)}</small></td>
+  $('jobs').querySelector('tbody').innerHTML = jobs.map((j) => {
+    const full = isFull(j);
+    const link = (text) => full ? `<a href="#/job/${j.job_id}">${text}</a>` : text;
+    return `
+    <tr id="job-row-${j.job_id}" data-state="${j.state}" data-view="${full ? 'full' : 'summary'}">
+      <td>${link(j.job_id)}</td>
+      <td>${link(esc(j.job))}<br><small class="muted">${full ? esc(j.output) : 'summary only: not your job'}</small></td>
       <td><span class="badge ${j.state}">${j.state}</span></td>
       <td class="progress">${progress(j)}</td>
       <td>${secs(j.exec_time_s)}</td>
       <td>${esc(j.scheduler)}${j.owner ? `<br><small class="muted owner">by ${esc(j.owner)}</small>` : ''}</td>
-      <td>${localityBar(j.locality || {})}</td>
-      <td>${isFinal(j.state) ? '' : `<button class="kill" data-job="${j.job_id}">kill</button>`}</td>
-    </tr>`).join('');
+      <td>${full ? localityBar(j.locality || {}) : ''}</td>
+      <td>${isFinal(j.state) || !full ? '' : `<button class="kill" data-job="${j.job_id}">kill</button>`}</td>
+    </tr>`;
+  }).join('');
 }
 
 async function overview() {
@@ -251,8 +263,29 @@ function timeline(job, workers) {
     '<span><i class="l-failed" style="border:1.5px solid var(--off_rack)"></i>failed attempt</span></div>';
 }
 
+/// Another's job: the master refused its details (403); show why, and the
+/// summary every role sees in the list.
+async function jobRefused(id, why) {
+  const j = (await api('/api/jobs')).find((j) => String(j.job_id) === id);
+  $('job-title').innerHTML = `job ${esc(id)}` + (j ? `: ${esc(j.job)} <span class="badge ${j.state}">${j.state}</span>` : '');
+  $('job-summary').innerHTML = `<p class="error" id="job-refused">${esc(why)}</p>` + (j ? `<dl>
+    <dt>progress</dt><dd class="progress">${progress(j)}</dd>
+    <dt>owner</dt><dd>${esc(j.owner || 'admin')}</dd>
+    <dt>time</dt><dd>${secs(j.exec_time_s)} with scheduler <b>${esc(j.scheduler)}</b></dd>
+  </dl>` : '');
+  $('job-details').hidden = true;
+  document.body.dataset.loaded = 'job';
+}
+
 async function jobPage(id) {
-  const [job, c] = await Promise.all([api('/api/jobs/' + encodeURIComponent(id)), api('/api/workers')]);
+  let job, c;
+  try {
+    [job, c] = await Promise.all([api('/api/jobs/' + encodeURIComponent(id)), api('/api/workers')]);
+  } catch (e) {
+    if (e instanceof Forbidden) return jobRefused(id, e.message);
+    throw e;
+  }
+  $('job-details').hidden = false;
   renderWorkers(c);
   $('job-title').innerHTML = `job ${job.job_id}: ${esc(job.job)} <span class="badge ${job.state}">${job.state}</span>` +
     (isFinal(job.state) ? '' : ` <button class="kill" data-job="${job.job_id}">kill</button>`);

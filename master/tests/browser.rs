@@ -1,8 +1,10 @@
 //! The web UI in a real browser: headless Chromium loads the page from a
 //! live loopback cluster that has run a job and is running another, and
 //! the test checks what the page's JavaScript drew: the workers by rack,
-//! the jobs' progress, the task timeline. Screenshots are kept under
-//! `target/ui-test/`. Skipped, saying why, where Chromium is missing or
+//! the jobs' progress, the task timeline, and what a `reader` gets instead
+//! of others' jobs: their summaries, and a refusal on a job's page.
+//! Screenshots are kept under `target/ui-test/`. Skipped, saying why,
+//! where Chromium is missing or
 //! cannot start (`scripts/install-deps.sh` installs Debian's `chromium`);
 //! a failure under `CI=true`.
 
@@ -247,6 +249,46 @@ async fn the_ui_shows_workers_jobs_and_the_task_timeline() {
         );
     }
     assert!(dom.contains(&format!("maps {maps}/{maps}")));
+
+    // --- a reader: every job (all the admin's) in summary, with neither a
+    // link nor a kill button; a job's page shows the refusal and the summary
+    let url = format!("{base}#/?token={}", c.reader_token);
+    let dom = browse(&bin, &profile, &url, &["--dump-dom".into()]).await;
+    std::fs::write(artifacts.join("overview-reader.html"), &dom).unwrap();
+    assert!(
+        dom.contains("data-loaded=\"overview\""),
+        "the reader's page did not render:\n{dom}"
+    );
+    assert!(
+        dom.contains("id=\"job-row-1\" data-state=\"succeeded\" data-view=\"summary\""),
+        "job 1 in summary"
+    );
+    assert!(
+        !dom.contains("href=\"#/job/1\""),
+        "no link to another's job"
+    );
+    assert_eq!(count(&dom, "class=\"kill\""), 0, "no kill button");
+    assert!(
+        dom.contains(&format!("maps {maps}/{maps}")),
+        "the summary's progress"
+    );
+    assert!(!dom.contains("/out/wc"), "no output path");
+    let url = format!("{base}#/job/1?token={}", c.reader_token);
+    let dom = browse(&bin, &profile, &url, &["--dump-dom".into()]).await;
+    std::fs::write(artifacts.join("job-reader.html"), &dom).unwrap();
+    assert!(
+        dom.contains("data-loaded=\"job\""),
+        "the reader's job page did not render:\n{dom}"
+    );
+    assert!(
+        dom.contains("id=\"job-refused\"") && dom.contains("permission denied: job 1 belongs to"),
+        "the refusal:\n{dom}"
+    );
+    assert!(!dom.contains("id=\"timeline-svg\""), "no timeline");
+    assert!(
+        dom.contains(&format!("maps {maps}/{maps}")),
+        "the summary's progress"
+    );
 
     // --- screenshots, kept as test artifacts
     for (name, url) in [

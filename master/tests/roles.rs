@@ -321,6 +321,7 @@ async fn each_role_over_grpc() {
         action: "get".into(),
     };
     assert_eq!(code(rob.safe_mode(get).await), Code::Ok);
+    assert_eq!(code(rob.fsck(proto::Empty {}).await), Code::Ok);
 
     // The owner deletes their own files; the owner kills their own job; the
     // admin kills anyone's and sets the scheduler.
@@ -366,7 +367,7 @@ async fn each_role_over_rest() {
         .job_id;
     let kill = |id: u64| format!("/api/jobs/{id}/kill");
 
-    // Every role reads, and sees the owner.
+    // Every role reads the list, and sees the owner.
     for t in [ADMIN, ANN, BOB, ROB] {
         let r = request(m.http, "GET", "/api/jobs", Some(t), None).await;
         assert_eq!(r.status, 200, "{t}: {}", r.body);
@@ -378,8 +379,6 @@ async fn each_role_over_rest() {
             .find(|j| j["job_id"] == a1)
             .unwrap();
         assert_eq!(j["owner"], "ann");
-        let r = request(m.http, "GET", &format!("/api/jobs/{a1}"), Some(t), None).await;
-        assert_eq!(r.json()["owner"], "ann");
     }
     // Refused: another's job, by a user or a reader; the scheduler, by a user.
     for t in [BOB, ROB] {
@@ -404,4 +403,191 @@ async fn each_role_over_rest() {
     assert_eq!(r.status, 200, "{}", r.body);
     let r = request(m.http, "PUT", "/api/scheduler", Some(ADMIN), Some(body)).await;
     assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// The keys of a job object, sorted.
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    k.sort();
+    k
+}
+
+fn summary_keys() -> Vec<String> {
+    let mut k: Vec<String> = master::jobs::owner::SUMMARY_FIELDS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    k.sort();
+    k
+}
+
+/// What each role's list shows of a job: the owner and the admin all of
+/// it, anyone else its summary, with no path, counter or error in it.
+fn assert_view(j: &Value, full: bool, who: &str) {
+    assert_eq!(j["owner"], "ann", "{who}");
+    if full {
+        for k in ["output", "input", "counters", "bytes", "locality", "error"] {
+            assert!(
+                j.get(k).is_some(),
+                "{who} sees ann's job in full, with {k}: {j}"
+            );
+        }
+        assert_eq!(j["output"], "/a/1");
+    } else {
+        assert_eq!(keys(j), summary_keys(), "{who} sees only the summary");
+        for k in ["output", "input", "counters", "error", "tasks"] {
+            assert!(j.get(k).is_none(), "{who} sees {k} of ann's job: {j}");
+        }
+        assert!(j["progress"]["maps_done"].is_u64(), "{who}: progress {j}");
+        assert_eq!(
+            (j["maps"].as_u64(), j["state"].as_str()),
+            (Some(1), Some("queued"))
+        );
+    }
+}
+
+/// A job's details are its owner's and the admins': lists summarise
+/// others' jobs, a request for one of them (status, wait, history) is
+/// refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn others_see_a_jobs_summary_and_never_its_details_over_grpc() {
+    let m = start("see-grpc").await;
+    let (mut adm, mut ann, mut bob, mut rob) =
+        (conn(&m, ADMIN), conn(&m, ANN), conn(&m, BOB), conn(&m, ROB));
+    let a1 = ann
+        .submit_job(generator("/a/1", ""))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let b1 = bob
+        .submit_job(generator("/b/1", ""))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    for (name, c, full) in [
+        ("admin", &mut adm, true),
+        ("ann", &mut ann, true),
+        ("bob", &mut bob, false),
+        ("rob", &mut rob, false),
+    ] {
+        let list = c.list_jobs(proto::Empty {}).await.unwrap().into_inner();
+        assert_view(&job(&list, a1), full, name);
+        let get = c.get_job(proto::JobRequest { job_id: a1 }).await;
+        let wait = c
+            .wait_job(proto::WaitJobRequest {
+                job_id: a1,
+                wait_ms: 1,
+            })
+            .await;
+        if full {
+            let v: Value = serde_json::from_str(&get.unwrap().into_inner().json).unwrap();
+            assert_view(&v, true, name);
+            let v: Value = serde_json::from_str(&wait.unwrap().into_inner().json).unwrap();
+            assert_eq!(v["output"], "/a/1", "{name} waits for ann's job");
+        } else {
+            let e = get.unwrap_err();
+            assert_eq!(e.code(), Code::PermissionDenied, "{name}: {e:?}");
+            assert!(
+                e.message()
+                    .contains(&format!("job {a1} belongs to \"ann\"; user \"{name}\"")),
+                "{}",
+                e.message()
+            );
+            assert_eq!(code(wait), Code::PermissionDenied, "{name} waits");
+        }
+    }
+    // Bob's own job is his in full.
+    let list = bob.list_jobs(proto::Empty {}).await.unwrap().into_inner();
+    assert_eq!(job(&list, b1)["output"], "/b/1");
+    // A job's history, once it has one: the owner's and the admin's only.
+    assert_eq!(
+        code(ann.kill_job(proto::JobRequest { job_id: a1 }).await),
+        Code::Ok
+    );
+    for (name, c, ok) in [
+        ("admin", &mut adm, true),
+        ("ann", &mut ann, true),
+        ("bob", &mut bob, false),
+        ("rob", &mut rob, false),
+    ] {
+        let h = c.job_history(proto::JobRequest { job_id: a1 }).await;
+        if ok {
+            let lines = h.unwrap().into_inner().json;
+            assert!(
+                lines.last().unwrap().contains("\"/a/1\""),
+                "{name}: {lines:?}"
+            );
+        } else {
+            assert_eq!(
+                code(h),
+                Code::PermissionDenied,
+                "{name} reads ann's history"
+            );
+        }
+    }
+    // An unknown job is still "not found", whoever asks.
+    let e = bob
+        .get_job(proto::JobRequest { job_id: 999 })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::NotFound);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn others_see_a_jobs_summary_and_never_its_details_over_rest() {
+    let m = start("see-rest").await;
+    let a1 = conn(&m, ANN)
+        .submit_job(generator("/a/1", ""))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    for (name, t, full) in [
+        ("admin", ADMIN, true),
+        ("ann", ANN, true),
+        ("bob", BOB, false),
+        ("rob", ROB, false),
+    ] {
+        let r = request(m.http, "GET", "/api/jobs", Some(t), None).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.body);
+        let jobs = r.json();
+        let j = jobs
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["job_id"] == a1)
+            .unwrap();
+        assert_view(j, full, name);
+        let r = request(m.http, "GET", &format!("/api/jobs/{a1}"), Some(t), None).await;
+        if full {
+            assert_eq!(r.status, 200, "{name}: {}", r.body);
+            let v = r.json();
+            assert_view(&v, true, name);
+            assert!(v["tasks"].is_array(), "{name}: {v}");
+        } else {
+            assert_eq!(r.status, 403, "{name}: {}", r.body);
+            let e = r.json()["error"].as_str().unwrap().to_string();
+            assert!(
+                e.contains("permission denied") && e.contains("belongs to \"ann\""),
+                "{e}"
+            );
+        }
+    }
+    // An unknown job is unknown to everyone; the rest of the API is open
+    // to every role.
+    let r = request(m.http, "GET", "/api/jobs/999", Some(ROB), None).await;
+    assert_eq!(r.status, 404, "{}", r.body);
+    for path in [
+        "/api/workers",
+        "/api/files?path=/",
+        "/api/cache",
+        "/api/scheduler",
+        "/api/fsck",
+        "/metrics",
+    ] {
+        let r = request(m.http, "GET", path, Some(ROB), None).await;
+        assert_eq!(r.status, 200, "the reader's GET {path}: {}", r.body);
+    }
 }

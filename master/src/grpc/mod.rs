@@ -179,19 +179,22 @@ impl Master for MasterService {
 
     #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id))]
     async fn get_job(&self, req: Request<JobRequest>) -> Rpc<JobJson> {
-        let v = self.lock().job_json(req.get_ref().job_id)?;
+        let id = req.get_ref().job_id;
+        let v = self.lock().job_json(id)?;
+        crate::jobs::owner::may_see(&identity(&req), &v, id)?;
         Ok(Response::new(JobJson {
             json: v.to_string(),
         }))
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
-    async fn list_jobs(&self, _req: Request<Empty>) -> Rpc<JobList> {
+    async fn list_jobs(&self, req: Request<Empty>) -> Rpc<JobList> {
+        let who = identity(&req);
         let json = self
             .lock()
             .list_jobs()
-            .iter()
-            .map(|v| v.to_string())
+            .into_iter()
+            .map(|v| crate::jobs::owner::view_for(&who, v).to_string())
             .collect();
         Ok(Response::new(JobList { json }))
     }
@@ -211,7 +214,10 @@ impl Master for MasterService {
 
     #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id))]
     async fn job_history(&self, req: Request<JobRequest>) -> Rpc<JobList> {
-        let json = self.lock().job_history(req.get_ref().job_id)?;
+        let id = req.get_ref().job_id;
+        let s = self.lock();
+        crate::jobs::owner::may_see(&identity(&req), &s.job_json(id)?, id)?;
+        let json = s.job_history(id)?;
         Ok(Response::new(JobList { json }))
     }
 
@@ -278,6 +284,9 @@ impl Master for MasterService {
 
     #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id))]
     async fn wait_job(&self, req: Request<WaitJobRequest>) -> Rpc<JobJson> {
+        let id = req.get_ref().job_id;
+        let job = self.lock().job_json(id)?;
+        crate::jobs::owner::may_see(&identity(&req), &job, id)?;
         let r = req.into_inner();
         let wait = std::time::Duration::from_millis(r.wait_ms);
         let v = crate::core::wait::wait_job(&self.state, r.job_id, wait).await?;

@@ -1,6 +1,7 @@
 //! REST handlers: parse, take the lock, call one plain function on
 //! `MasterState`, answer JSON. Read-only except job kill and the
-//! scheduler switch. Shapes are those of the CLI's `--json` where both
+//! scheduler switch; a job's details are its owner's and the admins'
+//! (`jobs::owner`). Shapes are those of the CLI's `--json` where both
 //! show the same thing (see `common::json` and `state/views.rs`).
 
 use super::error::ApiError;
@@ -39,14 +40,26 @@ pub async fn fsck(State(s): State<Shared>) -> ApiResult {
 }
 
 #[tracing::instrument(level = "debug", skip_all)]
-pub async fn jobs(State(s): State<Shared>) -> ApiResult {
-    json(Value::Array(lock(&s).list_jobs()))
+pub async fn jobs(State(s): State<Shared>, Extension(who): Extension<Identity>) -> ApiResult {
+    let jobs = lock(&s).list_jobs();
+    json(
+        jobs.into_iter()
+            .map(|j| crate::jobs::owner::view_for(&who, j))
+            .collect(),
+    )
 }
 
+/// One job's details: its owner's and the admins' only (403 for others).
 #[tracing::instrument(level = "debug", skip_all, fields(job = %raw))]
-pub async fn job(State(s): State<Shared>, Path(raw): Path<String>) -> ApiResult {
+pub async fn job(
+    State(s): State<Shared>,
+    Extension(who): Extension<Identity>,
+    Path(raw): Path<String>,
+) -> ApiResult {
     let id = id(&raw, "job")?;
-    json(lock(&s).job_detail_json(id, std::time::Instant::now())?)
+    let st = lock(&s);
+    crate::jobs::owner::may_see(&who, &st.job_json(id)?, id)?;
+    json(st.job_detail_json(id, std::time::Instant::now())?)
 }
 
 #[tracing::instrument(skip_all, fields(job = %raw))]

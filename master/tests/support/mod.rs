@@ -25,6 +25,8 @@ pub struct Cluster {
     pub dir: PathBuf,
     pub config: PathBuf,
     pub token: String,
+    /// A `reader`'s token: sees every job (all the admin's) in summary.
+    pub reader_token: String,
     pub grpc: SocketAddr,
     pub http: SocketAddr,
     pub workers: Vec<String>,
@@ -88,6 +90,10 @@ impl Cluster {
             ));
             workers.push(w);
         }
+        let reader_token = format!("{token}-reader");
+        toml.push_str(&format!(
+            "\n[[users]]\nname = \"viewer\"\ntoken = \"{reader_token}\"\nrole = \"reader\"\n"
+        ));
         let config = dir.join("cluster.toml");
         std::fs::write(&config, &toml).unwrap();
         let cfg = common::config::ClusterConfig::parse(&toml).unwrap();
@@ -115,6 +121,7 @@ impl Cluster {
             dir,
             config,
             token,
+            reader_token,
             grpc,
             http,
             workers,
