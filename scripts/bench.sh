@@ -147,11 +147,11 @@ PY
 
 # One timed floor run on DIR/floor-in, read once first so that it comes
 # from the page cache; its JSON report goes to DIR/floor-RUN.json.
-floor_run() { # label run job extra-floor-args...
-  local label=$1 run=$2 job=$3; shift 3
+floor_run() { # label run job
+  local label=$1 run=$2 job=$3
   echo "== $label: floor run ($run)" >&2
   cat "$DIR"/floor-in/part-* > /dev/null
-  "$MR" bench floor --job "$job" --input "$DIR"/floor-in/part-* --out "$DIR/floor.out" "$@" --json > "$DIR/floor-$run.json"
+  "$MR" bench floor --job "$job" --input "$DIR"/floor-in/part-* --out "$DIR/floor.out" --json > "$DIR/floor-$run.json"
 }
 
 cluster_run() { # label run-label job extra-job-args...

@@ -1114,7 +1114,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             (FloorJobArg::Sort, f) => FloorJob::Sort {
                 lines: *f == Some(RecordFormat::Lines),
             },
-            (_, Some(_)) => anyhow::bail!("--format is Sort's only: wordcount reads lines and terasort 100-byte records"),
+            (_, Some(_)) => anyhow::bail!(
+                "--format is Sort's only: wordcount reads lines and terasort 100-byte records"
+            ),
             (FloorJobArg::Wordcount, None) => FloorJob::WordCount,
             (FloorJobArg::Terasort, None) => FloorJob::TeraSort,
         };

@@ -206,7 +206,10 @@ mod tests {
     #[test]
     fn a_missing_file_is_named() {
         let err = load(&[PathBuf::from("/nonexistent/floor-input")], false).unwrap_err();
-        assert!(err.to_string().contains("/nonexistent/floor-input"), "{err}");
+        assert!(
+            err.to_string().contains("/nonexistent/floor-input"),
+            "{err}"
+        );
         assert!(matches!(load(&[], false), Err(FloorError::NoInput)));
     }
 }

@@ -38,7 +38,9 @@ pub enum FloorJob {
     WordCount,
     /// Sort, total order: KvRecords (`mr gen randomwriter`) or, with
     /// `lines`, `KEY<TAB>VALUE` text lines (`sort --format lines`).
-    Sort { lines: bool },
+    Sort {
+        lines: bool,
+    },
     TeraSort,
 }
 
@@ -82,7 +84,11 @@ pub enum FloorError {
         "{}: ends with a partial record of {bytes} bytes, where TeraSort's records are {len} bytes: each input file's length must be a multiple of {len} (as `mr gen teragen` writes them)",
         path.display()
     )]
-    PartialRecord { path: PathBuf, bytes: u64, len: usize },
+    PartialRecord {
+        path: PathBuf,
+        bytes: u64,
+        len: usize,
+    },
     #[error("{}: not KvRecords (as `mr gen randomwriter` writes; use --format lines for text): {source}", path.display())]
     Kv { path: PathBuf, source: FormatError },
     #[error("{0} records: more than the floor's 48-bit record index holds")]
@@ -263,19 +269,35 @@ mod tests {
     }
 
     fn concat(paths: &[PathBuf]) -> Vec<u8> {
-        paths.iter().flat_map(|p| std::fs::read(p).unwrap()).collect()
+        paths
+            .iter()
+            .flat_map(|p| std::fs::read(p).unwrap())
+            .collect()
     }
 
     /// The job's own map and reduce code (`mr local`) on the same input.
-    fn job_output(name: &str, params: &JobParams, input: &[u8]) -> (Vec<u8>, BTreeMap<String, u64>) {
+    fn job_output(
+        name: &str,
+        params: &JobParams,
+        input: &[u8],
+    ) -> (Vec<u8>, BTreeMap<String, u64>) {
         let job = registry::lookup(name).unwrap();
-        let run = try_run_local(job.as_ref(), params, input, 3, &[], opts()).unwrap();
+        let reducers = job.fixed_reducers().unwrap_or(3);
+        let run = try_run_local(job.as_ref(), params, input, reducers, &[], opts()).unwrap();
         (run.parts.concat(), run.counters)
     }
 
     /// The validator's verdict lines on `data`, told what the sort counted.
-    fn validate(name: &str, mut params: JobParams, data: &[u8], counters: &BTreeMap<String, u64>) -> String {
-        for (c, p) in [("input_records", "expect_records"), ("input_checksum", "expect_checksum")] {
+    fn validate(
+        name: &str,
+        mut params: JobParams,
+        data: &[u8],
+        counters: &BTreeMap<String, u64>,
+    ) -> String {
+        for (c, p) in [
+            ("input_records", "expect_records"),
+            ("input_checksum", "expect_checksum"),
+        ] {
             if let Some(v) = counters.get(c) {
                 params.extra.insert(p.into(), v.to_string());
             }
@@ -290,7 +312,10 @@ mod tests {
         let inputs = generate(&d.0, "teragen", 100 * 3000, 4);
         let out = d.0.join("out");
         let r = run(FloorJob::TeraSort, &inputs, &out).unwrap();
-        assert_eq!((r.records, r.output_bytes, r.input_files), (3000, 300_000, 4));
+        assert_eq!(
+            (r.records, r.output_bytes, r.input_files),
+            (3000, 300_000, 4)
+        );
         let got = std::fs::read(&out).unwrap();
         let (want, counters) = job_output("terasort", &JobParams::default(), &concat(&inputs));
         assert_eq!(got, want, "the same bytes as TeraSort's parts in order");
@@ -374,9 +399,17 @@ mod tests {
         let d = Dir::new("bad");
         let short = d.0.join("short");
         std::fs::write(&short, [7u8; 150]).unwrap();
-        let err = run(FloorJob::TeraSort, &[short.clone()], &d.0.join("out")).unwrap_err();
+        let err = run(
+            FloorJob::TeraSort,
+            std::slice::from_ref(&short),
+            &d.0.join("out"),
+        )
+        .unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("partial record of 50 bytes") && msg.contains("short"), "{msg}");
+        assert!(
+            msg.contains("partial record of 50 bytes") && msg.contains("short"),
+            "{msg}"
+        );
         let err = run(FloorJob::Sort { lines: false }, &[short], &d.0.join("out")).unwrap_err();
         assert!(err.to_string().contains("not KvRecords"), "{err}");
     }

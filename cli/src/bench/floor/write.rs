@@ -12,7 +12,12 @@ const CHUNK: usize = 8 << 20;
 /// Writes `parts` back to back into `path` (created or truncated), one
 /// thread per part; `len(e)` must be the number of bytes `emit(e, ..)`
 /// appends. Returns the bytes written, after the fsync.
-pub fn write_parts<E, L, W>(path: &Path, parts: &[Vec<E>], len: L, emit: W) -> Result<u64, FloorError>
+pub fn write_parts<E, L, W>(
+    path: &Path,
+    parts: &[Vec<E>],
+    len: L,
+    emit: W,
+) -> Result<u64, FloorError>
 where
     E: Sync,
     L: Fn(&E) -> usize + Sync,
@@ -80,7 +85,13 @@ mod tests {
 
     #[test]
     fn an_unwritable_output_is_named() {
-        let err = write_parts(Path::new("/nonexistent/out"), &[vec![1u8]], |_| 1, |_, _| {}).unwrap_err();
+        let err = write_parts(
+            Path::new("/nonexistent/out"),
+            &[vec![1u8]],
+            |_| 1,
+            |_, _| {},
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("/nonexistent/out"), "{err}");
     }
 }
