@@ -1,28 +1,40 @@
 #!/usr/bin/env bash
-# The engine benchmark: for each of WordCount, Sort and TeraSort, generate
-# SIZE of input on a 6-worker loopback cluster, run the job (output
-# replication 1), run the same map and reduce code in one process on the
-# same input (`mr local`), and print job time, throughput, the ratio to the
-# single-process baseline measured in this run, where each job's time went
-# (the summary's phases_s) and each worker's peak memory. Every run's
-# output is validated (see validate_run) before the table is printed.
+# The engine benchmark: for each of WordCount, Sort (total order) and
+# TeraSort, generate SIZE of input on a 6-worker loopback cluster, run the
+# job (output replication 1) and, in the same run on the same input, its
+# floor: `mr bench floor`, a tight program doing the job's work in one
+# process with two threads (read the input from the page cache, count or
+# sort in memory, write the output with fsync). The table gives job time,
+# throughput, the floor's time and the job's ratio to it (the figure that
+# counts: the machine's speed moves between runs, the ratio much less),
+# where each job's time went (the summary's phases_s) and each worker's peak
+# memory. Every run's output is validated (see validate_run) before the
+# table is printed.
 #   scripts/bench.sh [--size 1GiB] [--dir DIR] [--block-size 64MiB] [--reducers 6]
-#                    [--jobs wordcount,sort,terasort] [--cold] [--reps 1] [--no-local]
+#                    [--jobs wordcount,sort,terasort] [--cold] [--reps 1] [--no-floor]
 #                    [--rows FILE]
-# --reps N: each job runs N times on the same input; the table shows every
-# run and the median of the N (job time, phases; memory: the highest).
-# --no-local: skip the single-process baseline, which holds the whole input
-# in one process's memory (skipped anyway above 2 GiB).
+# --reps N: each job runs N times on the same input, each run right after a
+# floor run; the table shows every run and the median of the N (job time,
+# phases; floor time and ratio with their range; memory: the highest).
+# The floor's input: the job's input parts copied once with `mr fs get`
+# into DIR/floor-in (the same bytes the workers' blocks hold), read once
+# more before each floor run so that every run reads them from the page
+# cache. It replaces `mr local` (the job's own map and reduce code in one
+# process), which this script ran before.
+# --no-floor (or --no-local): skip the floor, which holds the whole input
+# in one process's memory (skipped anyway above 2 GiB); the output is then
+# checked by the validators only.
 # --rows FILE: also write one JSON row per run there (scripts/scaling.sh).
 # --cold: each job runs twice, first with the input dropped from the block
 # caches and from the OS page cache (root: sync, then 3 into
 # /proc/sys/vm/drop_caches), then again at once (warm); the table shows both.
+# The floor always reads from the page cache.
 # Each worker's peak anonymous memory (RssAnon, sampled every 100 ms: heap
 # and buffers, not the file pages of memory-mapped blocks) is printed per run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SIZE=1GiB BLOCK=64MiB REDUCERS=6 JOBS=wordcount,sort,terasort COLD=0 REPS=1 LOCAL=1 ROWS=
+SIZE=1GiB BLOCK=64MiB REDUCERS=6 JOBS=wordcount,sort,terasort COLD=0 REPS=1 FLOOR=1 ROWS=
 DIR=$(mktemp -d /tmp/mr-bench.XXXXXX)
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -33,9 +45,9 @@ while [ $# -gt 0 ]; do
     --jobs) JOBS=$2; shift 2 ;;
     --cold) COLD=1; shift ;;
     --reps) REPS=$2; shift 2 ;;
-    --no-local) LOCAL=0; shift ;;
+    --no-floor|--no-local) FLOOR=0; shift ;;
     --rows) ROWS=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -47,9 +59,9 @@ if not m: sys.exit(1)
 u = (m.group(2) or "B").upper().replace("I", "")
 print(int(m.group(1)) * 1024 ** "BKMGT".index(u[0]) if u != "B" else int(m.group(1)))' "$SIZE") \
   || { echo "bench: --size must be a size such as 1GiB or 512MiB, got $SIZE" >&2; exit 2; }
-if [ "$LOCAL" = 1 ] && [ "$BYTES" -gt $((2 << 30)) ]; then
-  echo "bench: $SIZE does not fit the single-process baseline's memory: running without it (validators only)" >&2
-  LOCAL=0
+if [ "$FLOOR" = 1 ] && [ "$BYTES" -gt $((2 << 30)) ]; then
+  echo "bench: $SIZE does not fit the floor's memory (it holds the whole input): running without it (validators only)" >&2
+  FLOOR=0
 fi
 cargo build --release --bins --workspace
 MR="$ROOT/target/release/mr"
@@ -76,10 +88,12 @@ sample_anon() {
   for n in "${!peak[@]}"; do echo "$n ${peak[$n]}"; done | sort > "$DIR/anon.peak"
 }
 
-# The output of a run checked twice: the job's validator (TeraValidate,
+# The output of a run checked twice: by the job's validator (TeraValidate,
 # SortValidate with the sort's own record count and checksum), and, when
-# the single-process baseline ran, the same bytes in the same order as its
-# output (whatever the parts' boundaries). A failed check stops the bench.
+# the floor ran, against the floor's output of the same run: the same bytes
+# in the same order for the sorts (whatever the parts' boundaries), the same
+# word counts for WordCount (whose parts are hash-partitioned). A failed
+# check stops the bench.
 parts_of() { "$MR" fs ls "$1" --json | python3 -c 'import json,sys; [print(e["path"]) for e in sorted(json.load(sys.stdin), key=lambda e: e["path"]) if "/part-" in e["path"]]'; }
 validate_run() { # label run job
   local label=$1 run=$2 job=$3 v
@@ -97,16 +111,47 @@ if "input_checksum" in c: print("--param expect_checksum=%d" % c["input_checksum
     python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["state"]=="succeeded" else 1)' "$DIR/check.json" \
       || { echo "bench: $label ($run): ${v[0]} failed: $(cat "$DIR/check.json")" >&2; exit 1; }
   fi
-  if [ "$LOCAL" = 1 ]; then
-    local got
-    got=$(parts_of "/out-$label" | while read -r p; do "$MR" fs cat "$p"; done | sha256sum | cut -d' ' -f1)
-    [ "$got" = "$(cat "$DIR/local.sha")" ] \
-      || { echo "bench: $label ($run): the output differs from the single-process run's" >&2; exit 1; }
+  if [ "$FLOOR" = 1 ]; then
+    if [ "$job" = wordcount ]; then
+      parts_of "/out-$label" | while read -r p; do "$MR" fs cat "$p"; done > "$DIR/cluster.out"
+      python3 - "$DIR/cluster.out" "$DIR/floor.out" <<'PY' \
+        || { echo "bench: $label ($run): the job's word counts differ from the floor's" >&2; exit 1; }
+import sys
+def counts(path):
+    m = {}
+    for line in open(path, "rb"):
+        w, n = line.rstrip(b"\n").rsplit(b"\t", 1)
+        if w in m:
+            sys.exit(f"{path}: {w!r} counted twice")
+        m[w] = int(n)
+    return m
+sys.exit(0 if counts(sys.argv[1]) == counts(sys.argv[2]) else 1)
+PY
+      rm -f "$DIR/cluster.out"
+    else
+      local got want
+      got=$(parts_of "/out-$label" | while read -r p; do "$MR" fs cat "$p"; done | sha256sum | cut -d' ' -f1)
+      want=$(sha256sum < "$DIR/floor.out" | cut -d' ' -f1)
+      [ "$got" = "$want" ] \
+        || { echo "bench: $label ($run): the output differs from the floor's" >&2; exit 1; }
+    fi
+    rm -f "$DIR/floor.out"
   fi
   local how=()
   [ ${#v[@]} -gt 0 ] && how+=("${v[0]}")
-  [ "$LOCAL" = 1 ] && how+=("the same bytes as the single-process run")
+  if [ "$FLOOR" = 1 ]; then
+    if [ "$job" = wordcount ]; then how+=("the same word counts as the floor"); else how+=("the same bytes as the floor's output"); fi
+  fi
   echo "== $label: $run output validated: ${how[*]:-nothing to check it against}" >&2
+}
+
+# One timed floor run on DIR/floor-in, read once first so that it comes
+# from the page cache; its JSON report goes to DIR/floor-RUN.json.
+floor_run() { # label run job
+  local label=$1 run=$2 job=$3
+  echo "== $label: floor run ($run)" >&2
+  cat "$DIR"/floor-in/part-* > /dev/null
+  "$MR" bench floor --job "$job" --input "$DIR"/floor-in/part-* --out "$DIR/floor.out" --json > "$DIR/floor-$run.json"
 }
 
 cluster_run() { # label run-label job extra-job-args...
@@ -128,21 +173,11 @@ bench() { # label generator job extra-job-args...
   local label=$1 gen=$2 job=$3; shift 3
   echo "== $label: generating $SIZE with $gen" >&2
   "$MR" gen "$gen" --size "$SIZE" --output "/in-$label" >/dev/null
-  if [ "$LOCAL" = 1 ]; then
-    echo "== $label: single-process baseline" >&2
-    : > "$DIR/local.in"
-    for p in $(parts_of "/in-$label"); do
-      "$MR" fs cat "$p" >> "$DIR/local.in"
-    done
-    rm -rf "$DIR/local.out"
-    local order=()
-    [ "$job" = sort ] && order=(--total-order)
-    "$MR" local "$job" "$DIR/local.in" --reducers "$REDUCERS" --format kv "${order[@]}" --output "$DIR/local.out" --json > "$DIR/local.json"
-    rm -f "$DIR/local.in"
-    cat $(ls "$DIR"/local.out/part-* | sort) | sha256sum | cut -d' ' -f1 > "$DIR/local.sha"
-    rm -rf "$DIR/local.out"
-  else
-    echo '{}' > "$DIR/local.json"
+  rm -rf "$DIR/floor-in"
+  if [ "$FLOOR" = 1 ]; then
+    echo "== $label: copying the input for the floor" >&2
+    mkdir -p "$DIR/floor-in"
+    "$MR" fs get "/in-$label/part-*" "$DIR/floor-in" --json > /dev/null
   fi
   local kinds=(as-left)
   [ "$COLD" = 1 ] && kinds=(cold warm)
@@ -151,17 +186,19 @@ bench() { # label generator job extra-job-args...
     for kind in "${kinds[@]}"; do
       local run=$kind
       [ "$REPS" -gt 1 ] && run="$kind-$rep"
+      if [ "$FLOOR" = 1 ]; then floor_run "$label" "$run" "$job"; else echo '{}' > "$DIR/floor-$run.json"; fi
       cluster_run "$label" "$run" "$job" "$@"
       validate_run "$label" "$run" "$job"
       runs+=("$run")
     done
   done
+  rm -rf "$DIR/floor-in"
   for run in "${runs[@]}"; do
-    python3 - "$label" "$run" "$DIR/job-$run.json" "$DIR/local.json" "$DIR/anon-$run.peak" >> "$OUT" <<'PY'
+    python3 - "$label" "$run" "$DIR/job-$run.json" "$DIR/floor-$run.json" "$DIR/anon-$run.peak" >> "$OUT" <<'PY'
 import json, sys
-j = json.load(open(sys.argv[3])); l = json.load(open(sys.argv[4]))
+j = json.load(open(sys.argv[3])); f = json.load(open(sys.argv[4]))
 anon = dict((n, int(kb)) for n, kb in (x.split() for x in open(sys.argv[5]) if x.strip()))
-print(json.dumps({"label": sys.argv[1], "run": sys.argv[2], "job": j, "local": l, "anon_kb": anon}))
+print(json.dumps({"label": sys.argv[1], "run": sys.argv[2], "job": j, "floor": f, "anon_kb": anon}))
 PY
   done
 }
@@ -193,16 +230,34 @@ for (label, k), rs in groups.items():
         for r in rs:
             for n, kb in r["anon_kb"].items():
                 anon[n] = max(anon.get(n, 0), kb)
-        table.append({"label": label, "run": f"{k}:median", "job": j, "local": rs[0]["local"], "anon_kb": anon})
-print(f"{'benchmark':<11}{'run':>14}{'input MiB':>10}{'cluster s':>11}{'MiB/s':>8}{'local s':>9}{'cluster/local':>15}{'local %':>9}{'state':>11}")
+        # The floor and the ratio: medians with their range over the runs,
+        # each ratio a job run over the floor run just before it.
+        fl = [r["floor"]["exec_time_s"] for r in rs if "exec_time_s" in r["floor"]]
+        ratios = [r["job"]["exec_time_s"] / r["floor"]["exec_time_s"] for r in rs if "exec_time_s" in r["floor"]]
+        f = dict(rs[0]["floor"])
+        if fl:
+            f["exec_time_s"] = statistics.median(fl)
+            f["range_s"] = (min(fl), max(fl))
+            f["ratio"] = (statistics.median(ratios), min(ratios), max(ratios))
+        table.append({"label": label, "run": f"{k}:median", "job": j, "floor": f, "anon_kb": anon})
+print(f"{'benchmark':<11}{'run':>14}{'input MiB':>10}{'cluster s':>11}{'MiB/s':>8}{'floor s':>20}{'cluster/floor':>20}{'local %':>9}{'state':>11}")
 for r in table:
-    j, l = r["job"], r["local"]
+    j, f = r["job"], r["floor"]
     mib = j["bytes"]["local"] + j["bytes"]["cache"] + j["bytes"]["remote_rack"] + j["bytes"]["remote_off_rack"]
-    mib = l.get("input_bytes", mib) / (1 << 20)
-    t, lt = j["exec_time_s"], l.get("exec_time_s")
+    mib = f.get("input_bytes", mib) / (1 << 20)
+    t, ft = j["exec_time_s"], f.get("exec_time_s")
     loc = j["locality"]; maps = max(j["maps"], 1)
-    lcol = f"{lt:>9.2f}{t/lt:>15.2f}" if lt else f"{'-':>9}{'-':>15}"
-    print(f"{r['label']:<11}{r['run']:>14}{mib:>10.0f}{t:>11.2f}{mib/t:>8.1f}{lcol}{100*(loc['cache_local']+loc['node_local'])/maps:>9.0f}{j['state']:>11}")
+    if not ft:
+        fcol = f"{'-':>20}{'-':>20}"
+    elif "ratio" in f:
+        (lo, hi), (rm, rlo, rhi) = f["range_s"], f["ratio"]
+        fcol = f"{f'{ft:.2f} ({lo:.2f}-{hi:.2f})':>20}{f'{rm:.2f} ({rlo:.2f}-{rhi:.2f})':>20}"
+    else:
+        fcol = f"{ft:>20.2f}{t/ft:>20.2f}"
+    print(f"{r['label']:<11}{r['run']:>14}{mib:>10.0f}{t:>11.2f}{mib/t:>8.1f}{fcol}{100*(loc['cache_local']+loc['node_local'])/maps:>9.0f}{j['state']:>11}")
+print("(floor: `mr bench floor`, the job's work in one process with two threads on the same")
+print("input from the page cache, output fsynced; median rows: median (range) over the runs,")
+print("each ratio a job run over the floor run just before it)")
 print()
 print("where the time went, s (map: the map phase's span; shuffle to commit: the reduce that")
 print("finished last; other: the rest of the job's time, waits for heartbeats and the job's commit)")

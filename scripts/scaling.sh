@@ -25,7 +25,7 @@ mkdir -p "$OUT"
 IFS=, read -r -a S <<<"$SIZES"
 for s in "${S[@]}"; do
   echo "== scaling: terasort at ${s} GiB, $REPS run(s)" >&2
-  scripts/bench.sh --size "${s}GiB" --jobs terasort --reps "$REPS" --no-local \
+  scripts/bench.sh --size "${s}GiB" --jobs terasort --reps "$REPS" --no-floor \
     --rows "$OUT/rows-$s.jsonl" > "$OUT/bench-$s.txt"
 done
 python3 - "$OUT" "${S[@]}" <<'PY'

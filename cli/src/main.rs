@@ -467,6 +467,39 @@ enum BenchCmd {
         #[arg(long)]
         json: bool,
     },
+    /// A job's floor: its work done by a tight program in this process
+    /// with two threads, timed. The program reads the input files into
+    /// memory (from the page cache once they have been read), counts the
+    /// words or sorts the records there, and writes the output the job
+    /// would (WordCount's `word<TAB>count` lines, the sorts' records in total
+    /// order) to one file with an fsync. scripts/bench.sh runs it on each
+    /// job's input in the same run as the job and divides the job's time by
+    /// it: the cost of the runtime on a machine whose speed moves between
+    /// runs. No cluster needed.
+    ///
+    /// Example: mr fs get '/in/part-*' /tmp/in && mr bench floor --job
+    /// terasort --input /tmp/in/part-* --out /tmp/floor.out --json
+    Floor {
+        /// wordcount, sort (total order) or terasort.
+        #[arg(long, value_enum)]
+        job: FloorJobArg,
+        /// The input files, read in the order given (the job's input parts
+        /// in path order, as `mr fs get '/in/part-*' DIR` writes them).
+        #[arg(long, num_args = 1.., required = true)]
+        input: Vec<PathBuf>,
+        /// The output file (created or truncated): the job's output parts
+        /// as one file.
+        #[arg(long)]
+        out: PathBuf,
+        /// Sort only: `kv` (length-prefixed records, `mr gen
+        /// randomwriter`'s) or `lines` (KEY<TAB>VALUE), as `mr local`.
+        #[arg(long, value_enum)]
+        format: Option<RecordFormat>,
+        /// One JSON object with the timings (read_s, work_s, write_s,
+        /// exec_time_s) and the record counts.
+        #[arg(long)]
+        json: bool,
+    },
     /// A line chart from a CSV of `series,x,y` rows (a header row is
     /// skipped): one line per series. scripts/scaling.sh draws the engine's
     /// time per GiB against the input size with it.
@@ -947,6 +980,14 @@ enum FsCmd {
     },
 }
 
+/// The jobs `mr bench floor` has a tight program for.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FloorJobArg {
+    Wordcount,
+    Sort,
+    Terasort,
+}
+
 /// How Sort's records are framed; clap refuses any other word.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum RecordFormat {
@@ -1107,6 +1148,37 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }) = &cli.cmd
     {
         return cmd::schedbench::run(nodes, scheduler, *at_scale, *json);
+    }
+    if let Cmd::Bench(BenchArgs {
+        cmd:
+            Some(BenchCmd::Floor {
+                job,
+                input,
+                out,
+                format,
+                json,
+            }),
+        ..
+    }) = &cli.cmd
+    {
+        use cli::bench::floor::{self, FloorJob};
+        let job = match (job, format) {
+            (FloorJobArg::Sort, f) => FloorJob::Sort {
+                lines: *f == Some(RecordFormat::Lines),
+            },
+            (_, Some(_)) => anyhow::bail!(
+                "--format is Sort's only: wordcount reads lines and terasort 100-byte records"
+            ),
+            (FloorJobArg::Wordcount, None) => FloorJob::WordCount,
+            (FloorJobArg::Terasort, None) => FloorJob::TeraSort,
+        };
+        let r = tokio::task::block_in_place(|| floor::run(job, input, out))?;
+        if *json {
+            println!("{}", serde_json::to_string(&r)?);
+        } else {
+            println!("{}", r.summary());
+        }
+        return Ok(());
     }
     if let Cmd::Bench(BenchArgs {
         cmd:
@@ -1458,7 +1530,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
                 Some(BenchCmd::Sched { .. })
                 | Some(BenchCmd::Plot { .. })
-                | Some(BenchCmd::TraceReport { .. }) => {
+                | Some(BenchCmd::TraceReport { .. })
+                | Some(BenchCmd::Floor { .. }) => {
                     unreachable!("handled before loading the config")
                 }
             }
