@@ -219,10 +219,21 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 
 /// The fitted model, and a line per parameter saying where it came from.
 pub fn fit(samples: &[MapSample]) -> Result<(TaskModel, Vec<String>), String> {
+    fit_over(samples, TaskModel::default())
+}
+
+/// [`fit`] starting from `prior`: a parameter no sample speaks to keeps the
+/// prior's value. A run on a shaped network whose maps never read across
+/// racks then keeps the uplink's configured rate for off-rack reads, not
+/// the default's gigabit figure, which is several times the real link.
+pub fn fit_over(
+    samples: &[MapSample],
+    prior: TaskModel,
+) -> Result<(TaskModel, Vec<String>), String> {
     if samples.is_empty() {
         return Err("the history holds no successful map task".into());
     }
-    let mut m = TaskModel::default();
+    let mut m = prior;
     let mut said = Vec::new();
     let local: Vec<f64> = samples
         .iter()
@@ -236,7 +247,7 @@ pub fn fit(samples: &[MapSample]) -> Result<(TaskModel, Vec<String>), String> {
             said.push(format!("compute {c:.4} s/MiB from {n} local maps"));
         }
         None => said.push(format!(
-            "compute {:.4} s/MiB: default (no local map in the history)",
+            "compute {:.4} s/MiB: the prior's (no local map in the history)",
             m.compute_s_per_mib
         )),
     }
@@ -260,7 +271,7 @@ pub fn fit(samples: &[MapSample]) -> Result<(TaskModel, Vec<String>), String> {
                 ));
             }
             None => said.push(format!(
-                "{} {:.1} MB/s: default (no usable sample)",
+                "{} {:.1} MB/s: the prior's (no usable sample)",
                 level.as_str(),
                 m.bandwidth[i] / 1e6
             )),
@@ -361,10 +372,28 @@ mod tests {
         assert!((m.bandwidth[4] - 16.0 * MIB).abs() < 1.0);
         assert!(said
             .iter()
-            .any(|l| l.contains("cache_rack_local") && l.contains("default")));
+            .any(|l| l.contains("cache_rack_local") && l.contains("prior")));
         let back = from_json(&to_json(&m).to_string()).unwrap();
         assert_eq!(back, m);
         assert!(fit(&[]).is_err());
+        // A level without a sample keeps the prior's rate; one with
+        // samples does not.
+        let no_off_rack: Vec<MapSample> = s
+            .iter()
+            .filter(|x| x.level != Locality::OffRack)
+            .cloned()
+            .collect();
+        let mut prior = TaskModel::default();
+        prior.bandwidth[3] = 1.0e6;
+        prior.bandwidth[4] = 6.25e6;
+        let (m, said) = fit_over(&no_off_rack, prior).unwrap();
+        assert_eq!(m.bandwidth[4], 6.25e6);
+        assert!((m.bandwidth[3] - 64.0 * MIB).abs() < 1.0);
+        assert!(
+            said.iter()
+                .any(|l| l.contains("off_rack") && l.contains("prior")),
+            "{said:?}"
+        );
         assert!(from_json("{\"bandwidth\": [1, 2]}").is_err());
     }
 

@@ -387,8 +387,11 @@ pub fn report(dirs: &[TraceDir], fit: &FitChoice) -> anyhow::Result<String> {
         );
     }
     let err = |e: String| anyhow::anyhow!("fitting on {}: {e}", fit_dir.display());
+    // Levels the fitted run never read at keep the configured rates, as
+    // the control has them.
+    let prior = config_model(first.meta.shape.host_rate, first.meta.shape.uplink_rate);
     let (mut fitted, mut notes) = sim::calibrate::load(&fit_dir)
-        .and_then(|s| sim::calibrate::fit(&s))
+        .and_then(|s| sim::calibrate::fit_over(&s, prior))
         .map_err(err)?;
     let reduces = sim::calibrate::load_reduces(&fit_dir).map_err(err)?;
     notes.push(sim::calibrate::fit_reduce(&mut fitted, &reduces));
