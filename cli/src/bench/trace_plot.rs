@@ -41,7 +41,11 @@ pub fn job_time_against_load(
             })
             .collect()
     };
-    let fmt = |x: f64| format!("{x}");
+    // Ticks at two decimals, trailing zeros dropped: 0.3, not 0.30000000000000004.
+    let fmt = |x: f64| {
+        let s = format!("{x:.2}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
     let mean = |t: &mut Vec<f64>| t.iter().sum::<f64>() / t.len() as f64;
     let p99 = |t: &mut Vec<f64>| {
         t.sort_by(f64::total_cmp);

@@ -2,7 +2,9 @@
 //! interrupted) `mr bench trace` directory written again from its CSVs and
 //! `report.json`, running nothing. A report's format can then improve
 //! without a two-hour matrix being run again, and the figures stay the
-//! measured ones.
+//! measured ones. (The CSVs keep times to the millisecond, so a slowdown
+//! of a job that took a few milliseconds alone can move in its third
+//! digit; job times, intervals of job times and slot use do not.)
 
 use super::trace_report::{self, JobRow, RunRow, Sidecar, JOB_HEADER, RUN_HEADER};
 use anyhow::{bail, Context};
