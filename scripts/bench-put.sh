@@ -26,6 +26,7 @@ while [ $# -gt 0 ]; do
     *) echo "bench-put: unknown option $1" >&2; exit 2 ;;
   esac
 done
+mkdir -p "$DIR"
 [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || { echo "bench-put: --reps must be a whole number >= 1" >&2; exit 2; }
 BYTES=$(python3 - "$SIZE" <<'EOF'
 import re, sys
@@ -43,7 +44,7 @@ if [ -z "${MR_BIN_DIR:-}" ]; then
   export MR_BIN_DIR="$PWD/target/release"
 fi
 NEW="$MR_BIN_DIR"
-trap 'for c in new old; do MR_BIN_DIR=$NEW scripts/cluster.sh down --dir "$DIR/$c" >/dev/null 2>&1 || true; done; rm -rf "$DIR"' EXIT
+trap 'for c in new old; do MR_BIN_DIR=$NEW scripts/cluster.sh down --dir "$DIR/$c" >/dev/null 2>&1 || true; done; rm -rf "$DIR/new" "$DIR/old" "$DIR/in.bin" "$DIR/rows.txt"' EXIT
 
 head -c "$BYTES" /dev/urandom > "$DIR/in.bin"
 up() { # name bindir
@@ -60,7 +61,7 @@ for rep in $(seq 1 "$REPS"); do
     mr=("${BIN[$side]}/mr" --config "$DIR/$side/cluster.toml" -q)
     secs=$("${mr[@]}" fs put --json -f -r "$REPL" "$DIR/in.bin" /bench-put/in.bin \
       | python3 -c 'import json,sys; print(json.load(sys.stdin)["secs"])')
-    "${mr[@]}" fs rm /bench-put >/dev/null
+    "${mr[@]}" fs rm /bench-put >/dev/null 2>&1
     echo "$side $secs" >> "$DIR/rows.txt"
     echo "== $side repetition $rep of $REPS: $secs s" >&2
   done
