@@ -716,3 +716,57 @@ mod keepalive_tests {
         drop(held);
     }
 }
+
+#[cfg(test)]
+mod pipeline_tests {
+    use super::*;
+
+    /// The chunks' CRCs are each chunk's, and the combined one is the
+    /// whole block's: what a target checks per chunk and at the end.
+    #[test]
+    fn chunk_crcs_are_per_chunk_and_combine_to_the_whole() {
+        let data: Vec<u8> = (0..(2 * CHUNK + 1000) as u32)
+            .map(|i| ((i * 31) >> 3) as u8)
+            .collect();
+        let (crcs, whole) = chunk_crcs(&data);
+        assert_eq!(crcs.len(), 3);
+        for (c, crc) in data.chunks(CHUNK).zip(&crcs) {
+            assert_eq!(crc32c::crc32c(c), *crc);
+        }
+        assert_eq!(whole, crc32c::crc32c(&data));
+        assert_eq!(chunk_crcs(&[]), (Vec::new(), 0));
+    }
+
+    fn t(name: &str) -> proto::WorkerAddr {
+        proto::WorkerAddr {
+            name: name.into(),
+            addr: String::new(),
+            rack: String::new(),
+        }
+    }
+
+    /// The target the writer leaves out next: the one the pipeline names,
+    /// else the first whose copy is missing from the answer.
+    #[test]
+    fn pipeline_outcome_names_the_target_to_exclude() {
+        let targets = [t("a"), t("b"), t("c")];
+        let answer = |stored: &[&str], failed: Option<&str>| proto::WriteBlockResponse {
+            worker: "a".into(),
+            stored: stored.iter().map(|s| s.to_string()).collect(),
+            failed: failed.map(|w| proto::PipelineFailure {
+                worker: w.into(),
+                error: "down".into(),
+            }),
+        };
+        assert_eq!(
+            pipeline_outcome(&targets, &answer(&["a", "b", "c"], None)),
+            None
+        );
+        assert_eq!(
+            pipeline_outcome(&targets, &answer(&[], Some("c"))),
+            Some(("c".into(), "down".into()))
+        );
+        let (bad, _) = pipeline_outcome(&targets, &answer(&["a", "c"], None)).unwrap();
+        assert_eq!(bad, "b");
+    }
+}

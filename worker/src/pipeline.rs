@@ -41,6 +41,8 @@ pub async fn receive(
     let info = block_header(first.as_ref())?;
     let mut first = first.expect("checked by block_header");
     let downstream = std::mem::take(&mut first.downstream);
+    // A copy this worker already held is not this write's to drop.
+    let held = node.store.info(info.id) == Some(info);
     // Chunks go to a blocking writer thread as they arrive: the block is
     // never whole in memory here.
     let (tx, mut rx) = mpsc::channel::<(Bytes, u32)>(QUEUE);
@@ -110,6 +112,11 @@ pub async fn receive(
     if let Some(f) = &failed {
         tracing::warn!(block = info.id, worker = %f.worker, "pipeline broken downstream: {}", f.error);
         stored.clear();
+        // The writer tries again under a new block id: this copy would be
+        // an orphan until a block report had it deleted.
+        if !held {
+            node.store.delete(info.id);
+        }
     }
     tracing::debug!(block = info.id, len = info.len, ?stored, "block stored");
     Ok(WriteBlockResponse {
@@ -121,7 +128,7 @@ pub async fn receive(
 
 /// The CRC32C of chunk `c` at byte `at` of `info`: the one it carries,
 /// once checked, or computed when the sender gave none.
-fn check_chunk(info: &BlockInfo, at: u64, c: &WriteBlockChunk) -> Result<u32, Status> {
+pub fn check_chunk(info: &BlockInfo, at: u64, c: &WriteBlockChunk) -> Result<u32, Status> {
     let crc = crc32c::crc32c(&c.data);
     match c.crc32c {
         Some(want) if want != crc => Err(Status::data_loss(format!(
@@ -328,6 +335,30 @@ mod tests {
         assert_eq!(f.worker, "w9");
         assert!(!f.error.is_empty());
         assert!(!w1.store.contains(12));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The second target fails only once the head holds the whole block
+    /// (it cannot store it: its temp directory is gone): the head, which
+    /// had already fsynced its copy, drops it and names w2.
+    #[tokio::test]
+    async fn a_next_target_failing_at_the_end_leaves_no_copy_on_the_head() {
+        let (w1, w2, dir) = two_nodes("late").await;
+        std::fs::remove_dir_all(dir.join("w2/blocks/tmp")).unwrap();
+        // One chunk: queued for w2 before w2 can answer, so the head gets
+        // to its commit and learns of the failure from the answer.
+        let data = vec![7u8; 512];
+        let a = receive(
+            w1.clone(),
+            feed(chunks(14, &data, vec![target("w2", &w2.me.addr)])),
+        )
+        .await
+        .unwrap();
+        assert!(a.stored.is_empty(), "{a:?}");
+        assert_eq!(a.failed.expect("a failure").worker, "w2");
+        assert!(!w1.store.contains(14));
+        assert!(!w2.store.contains(14));
+        assert!(w1.store.take_delta().0.is_empty(), "reported as added");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
