@@ -104,6 +104,64 @@ fn dead_worker_is_detected_and_blocks_are_rereplicated() {
     });
 }
 
+/// A block's pipeline broken in the middle: the writer's own worker w1
+/// heads it, and the only worker of the other rack, w2, the second target
+/// placement picks, is dead but not yet declared so. w1 answers that w2
+/// failed, the writer tries the block again without w2, and the put
+/// succeeds with every block on w1 and w3 (issue 27).
+#[test]
+fn a_dead_second_target_breaks_the_pipeline_and_the_block_goes_elsewhere() {
+    let mut c = Cluster::start(
+        "pipeline",
+        Opts {
+            workers: 3,
+            replication: 2,
+            // w2 stays live in the master's eyes for the whole put.
+            heartbeat: "1s",
+            dead_after: 60,
+            ..Opts::default()
+        },
+    );
+    assert_eq!(c.racks()["w2"], "r2");
+    assert_eq!(c.racks()["w1"], c.racks()["w3"]);
+    c.kill("w2");
+    let cfg = common::config::ClusterConfig::load(&c.config).unwrap();
+    let data = bytes::Bytes::from(random_bytes(3 << 20, 7));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let opts = common::dfs::PutOptions {
+        replication: 2,
+        writer: "w1".into(),
+        ..Default::default()
+    };
+    let n = rt
+        .block_on(async {
+            let dfs = common::dfs::Dfs::connect(&cfg)?;
+            dfs.put_bytes("/pipeline.bin", data.clone(), &opts).await
+        })
+        .unwrap();
+    assert_eq!(n, 3 << 20);
+    let st = c.stat("/pipeline.bin");
+    let blocks = st["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 3);
+    for b in blocks {
+        let mut r = replicas(b);
+        r.sort();
+        assert_eq!(r, ["w1", "w3"], "block {b}");
+    }
+    let log = std::fs::read_to_string(c.dir.join("w1.log")).unwrap();
+    assert!(
+        log.contains("pipeline broken downstream") && log.contains("w2"),
+        "w1 never reported the broken pipeline: {}",
+        c.logs_tail()
+    );
+    let out = c.dir.join("out.bin");
+    c.mr_ok(&["fs", "get", "/pipeline.bin", out.to_str().unwrap()]);
+    assert!(
+        std::fs::read(&out).unwrap() == data,
+        "get returned other bytes"
+    );
+}
+
 #[test]
 fn master_restart_keeps_every_file() {
     let mut c = Cluster::start("restart", Opts::default());

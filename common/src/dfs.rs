@@ -1,9 +1,13 @@
 //! The DFS client, used by the `mr` CLI, by workers replicating blocks and,
 //! later, by tasks reading input and writing output.
 //!
-//! Writes go to every target of a block in parallel (fan-out rather than the
-//! HDFS pipeline: one hop less of latency, the same bytes on a LAN), and a
-//! put returns only after each target acknowledged an fsynced copy.
+//! A block goes to its targets through a pipeline, as in HDFS: the writer
+//! streams it to the first target, which writes it and forwards it to the
+//! next while it receives (`worker/src/pipeline.rs`); every chunk carries
+//! its CRC32C, checked on each hop. The writer sends each block once
+//! instead of once per replica, and a put returns only after every target
+//! acknowledged an fsynced copy. A target that fails, first or further
+//! down, is left out of the block's next attempt.
 //! Reads prefer a replica in some worker's cache, then the caller's rack, and
 //! fall through to the next replica on any error; every read is checked
 //! against the block's CRC32C.
@@ -154,24 +158,77 @@ pub fn worker_conn_on(ch: Channel, token: &str) -> Result<WorkerConn> {
         .max_encoding_message_size(MAX_MESSAGE))
 }
 
+/// The CRC32C of each `CHUNK` of `data`, and of the whole: one pass over
+/// the bytes gives both (the whole is combined from the chunks').
+pub fn chunk_crcs(data: &[u8]) -> (Vec<u32>, u32) {
+    let mut whole = 0;
+    let crcs = data
+        .chunks(CHUNK)
+        .map(|c| {
+            let crc = crc32c::crc32c(c);
+            whole = crc32c::crc32c_combine(whole, crc, c.len());
+            crc
+        })
+        .collect();
+    (crcs, whole)
+}
+
+/// Streams `data` as block `info` to the head of a pipeline, which
+/// forwards it to `downstream` (the targets after it, in order); returns
+/// the head's answer: which targets stored the block durably, and which
+/// one failed if one did. `crcs` are the chunks' CRC32Cs ([`chunk_crcs`]).
+pub async fn write_pipeline(
+    conn: &mut WorkerConn,
+    info: proto::BlockInfo,
+    data: &Bytes,
+    crcs: &[u32],
+    downstream: Vec<proto::WorkerAddr>,
+) -> Result<proto::WriteBlockResponse> {
+    let mut downstream = Some(downstream);
+    let chunks: Vec<proto::WriteBlockChunk> = (0..data.len().div_ceil(CHUNK).max(1))
+        .map(|i| {
+            let off = i * CHUNK;
+            proto::WriteBlockChunk {
+                block: (i == 0).then_some(info),
+                data: data.slice(off..(off + CHUNK).min(data.len())),
+                crc32c: crcs.get(i).copied(),
+                downstream: downstream.take().unwrap_or_default(),
+            }
+        })
+        .collect();
+    Ok(conn
+        .write_block(tokio_stream::iter(chunks))
+        .await?
+        .into_inner())
+}
+
 /// Streams `data` to one worker as block `info`; returns once that worker
 /// has fsynced it.
 pub async fn write_block(conn: &mut WorkerConn, info: proto::BlockInfo, data: Bytes) -> Result<()> {
-    let mut chunks = Vec::with_capacity(data.len() / CHUNK + 1);
-    let mut off = 0;
-    loop {
-        let end = (off + CHUNK).min(data.len());
-        chunks.push(proto::WriteBlockChunk {
-            block: (off == 0).then_some(info),
-            data: data.slice(off..end),
-        });
-        off = end;
-        if off >= data.len() {
-            break;
-        }
-    }
-    conn.write_block(tokio_stream::iter(chunks)).await?;
+    let (crcs, _) = chunk_crcs(&data);
+    write_pipeline(conn, info, &data, &crcs, Vec::new()).await?;
     Ok(())
+}
+
+/// Whether a pipeline's answer covers every target: `None` if so, else
+/// the target to leave out of the next attempt and why: the one the
+/// pipeline names as failed, or the first that did not store the block.
+pub fn pipeline_outcome(
+    targets: &[proto::WorkerAddr],
+    answer: &proto::WriteBlockResponse,
+) -> Option<(String, String)> {
+    if let Some(f) = &answer.failed {
+        return Some((f.worker.clone(), f.error.clone()));
+    }
+    targets
+        .iter()
+        .find(|t| !answer.stored.contains(&t.name))
+        .map(|t| {
+            (
+                t.name.clone(),
+                "the pipeline answered without its copy".to_string(),
+            )
+        })
 }
 
 /// Reads a whole block from one worker and checks it against `info`.
@@ -469,7 +526,7 @@ impl Dfs {
         lease: u64,
         data: Bytes,
     ) -> Result<proto::CompletedBlock> {
-        let crc = crc32c::crc32c(&data);
+        let (crcs, crc) = chunk_crcs(&data);
         let mut exclude: Vec<String> = Vec::new();
         let mut last = String::new();
         for _ in 0..WRITE_ATTEMPTS {
@@ -491,31 +548,34 @@ impl Dfs {
                 // of another generation never passes for this block.
                 generation: alloc.generation,
             };
-            let writes = alloc.targets.iter().map(|t| {
-                let data = data.clone();
-                async move {
-                    let mut conn = self.worker(&t.addr)?;
-                    write_block(&mut conn, info, data).await
-                }
-            });
-            let results = futures::future::join_all(writes).await;
-            let mut stored = Vec::new();
-            for (t, r) in alloc.targets.iter().zip(results) {
-                match r {
-                    Ok(()) => stored.push(t.name.clone()),
-                    Err(e) => {
-                        tracing::warn!(worker = %t.name, block = info.id, "block write failed: {e}");
-                        last = format!("{}: {e}", t.name);
-                        exclude.push(t.name.clone());
+            let Some((head, rest)) = alloc.targets.split_first() else {
+                return Err(DfsError::Invalid(format!(
+                    "the master gave block {} no targets",
+                    info.id
+                )));
+            };
+            // One pipeline, in the master's order (the writer's own worker
+            // first when it is one): the head forwards to the rest.
+            let answer = async {
+                let mut conn = self.worker(&head.addr)?;
+                write_pipeline(&mut conn, info, &data, &crcs, rest.to_vec()).await
+            }
+            .await;
+            let (bad, why) = match answer {
+                Ok(a) => match pipeline_outcome(&alloc.targets, &a) {
+                    None => {
+                        return Ok(proto::CompletedBlock {
+                            block: Some(info),
+                            stored_on: alloc.targets.iter().map(|t| t.name.clone()).collect(),
+                        })
                     }
-                }
-            }
-            if stored.len() == alloc.targets.len() {
-                return Ok(proto::CompletedBlock {
-                    block: Some(info),
-                    stored_on: stored,
-                });
-            }
+                    Some(bad) => bad,
+                },
+                Err(e) => (head.name.clone(), e.to_string()),
+            };
+            tracing::warn!(worker = %bad, block = info.id, "block write failed: {why}");
+            last = format!("{bad}: {why}");
+            exclude.push(bad);
         }
         Err(DfsError::Invalid(format!(
             "could not store a block on all its targets after {WRITE_ATTEMPTS} attempts (last: {last})"
@@ -654,5 +714,59 @@ mod keepalive_tests {
         let r = tokio::time::timeout(bound, c.cluster_status(proto::Empty {})).await;
         assert!(matches!(r, Ok(Err(_))), "the call hung past {bound:?}");
         drop(held);
+    }
+}
+
+#[cfg(test)]
+mod pipeline_tests {
+    use super::*;
+
+    /// The chunks' CRCs are each chunk's, and the combined one is the
+    /// whole block's: what a target checks per chunk and at the end.
+    #[test]
+    fn chunk_crcs_are_per_chunk_and_combine_to_the_whole() {
+        let data: Vec<u8> = (0..(2 * CHUNK + 1000) as u32)
+            .map(|i| ((i * 31) >> 3) as u8)
+            .collect();
+        let (crcs, whole) = chunk_crcs(&data);
+        assert_eq!(crcs.len(), 3);
+        for (c, crc) in data.chunks(CHUNK).zip(&crcs) {
+            assert_eq!(crc32c::crc32c(c), *crc);
+        }
+        assert_eq!(whole, crc32c::crc32c(&data));
+        assert_eq!(chunk_crcs(&[]), (Vec::new(), 0));
+    }
+
+    fn t(name: &str) -> proto::WorkerAddr {
+        proto::WorkerAddr {
+            name: name.into(),
+            addr: String::new(),
+            rack: String::new(),
+        }
+    }
+
+    /// The target the writer leaves out next: the one the pipeline names,
+    /// else the first whose copy is missing from the answer.
+    #[test]
+    fn pipeline_outcome_names_the_target_to_exclude() {
+        let targets = [t("a"), t("b"), t("c")];
+        let answer = |stored: &[&str], failed: Option<&str>| proto::WriteBlockResponse {
+            worker: "a".into(),
+            stored: stored.iter().map(|s| s.to_string()).collect(),
+            failed: failed.map(|w| proto::PipelineFailure {
+                worker: w.into(),
+                error: "down".into(),
+            }),
+        };
+        assert_eq!(
+            pipeline_outcome(&targets, &answer(&["a", "b", "c"], None)),
+            None
+        );
+        assert_eq!(
+            pipeline_outcome(&targets, &answer(&[], Some("c"))),
+            Some(("c".into(), "down".into()))
+        );
+        let (bad, _) = pipeline_outcome(&targets, &answer(&["a", "c"], None)).unwrap();
+        assert_eq!(bad, "b");
     }
 }

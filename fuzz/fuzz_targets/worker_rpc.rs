@@ -1,10 +1,11 @@
 //! Every request a worker's gRPC service accepts, and every command it
 //! takes from the master, decoded from fuzzed protobuf bytes and put
 //! through the worker's own validation: a block write's header and chunks
-//! against a real block store (length and CRC32C checks, nothing half
-//! written left visible), a read's byte range, a shuffle fetch against a
-//! fuzzed map-output index, and a launch's job and parameters. Never a
-//! panic; a refused write stores nothing.
+//! against a real block store (length, each chunk's and the block's
+//! CRC32C checked, nothing half written left visible), a read's byte
+//! range, a shuffle fetch against a fuzzed map-output index, and a
+//! launch's job and parameters. Never a panic; a refused write stores
+//! nothing.
 //!
 //! Input: `[kind, body...]`; block writes are a sequence of
 //! length-delimited `WriteBlockChunk`s.
@@ -57,16 +58,22 @@ fuzz_target!(|data: &[u8]| {
                 let mut w = st.begin(info).ok()?;
                 let mut received = 0u64;
                 for c in &chunks {
+                    // Each chunk's own CRC32C, when it carries one, as a
+                    // pipeline target checks it on receipt.
+                    let crc = worker::pipeline::check_chunk(&info, received, c).ok()?;
                     received += c.data.len() as u64;
                     if received > info.len {
                         return None;
                     }
-                    w.write(&c.data).ok()?;
+                    w.write_checked(&c.data, crc).ok()?;
                 }
                 w.commit(&st).ok()
             })();
             match stored {
                 Some(()) => {
+                    assert!(chunks
+                        .iter()
+                        .all(|c| c.crc32c.is_none_or(|crc| crc == crc32c::crc32c(&c.data))));
                     let all: Vec<u8> = chunks.iter().flat_map(|c| c.data.to_vec()).collect();
                     assert_eq!(all.len() as u64, info.len);
                     assert_eq!(crc32c::crc32c(&all), info.crc32c);

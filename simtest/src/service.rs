@@ -24,16 +24,25 @@ fn one_chunk(data: bytes::Bytes) -> Chunks {
 
 #[tonic::async_trait]
 impl Worker for ModelWorker {
+    /// A pipeline target as the real worker is one (`worker/src/pipeline.rs`),
+    /// simplified: the block is checked whole, then forwarded whole to the
+    /// next target, then stored; a failure downstream is answered as the
+    /// real worker answers it, without a copy here.
     async fn write_block(
         &self,
         req: Request<Streaming<WriteBlockChunk>>,
     ) -> Result<Response<WriteBlockResponse>, Status> {
         let mut s = req.into_inner();
         let mut info = None;
+        let mut downstream = Vec::new();
         let mut buf = Vec::new();
         while let Some(c) = s.message().await? {
             if info.is_none() {
                 info = c.block;
+                downstream = c.downstream;
+            }
+            if c.crc32c.is_some_and(|crc| crc != crc32c::crc32c(&c.data)) {
+                return Err(Status::data_loss("a chunk does not match its checksum"));
             }
             buf.extend_from_slice(&c.data);
         }
@@ -41,9 +50,41 @@ impl Worker for ModelWorker {
         if buf.len() as u64 != info.len || crc32c::crc32c(&buf) != info.crc32c {
             return Err(Status::data_loss("block does not match its checksum"));
         }
-        self.0.store(info, buf.into());
+        let data = bytes::Bytes::from(buf);
+        let mut stored = vec![self.0.name.clone()];
+        if let Some((next, rest)) = downstream.split_first() {
+            let answer = async {
+                let mut conn = self.0.dfs.worker(&next.addr)?;
+                let (crcs, _) = common::dfs::chunk_crcs(&data);
+                common::dfs::write_pipeline(&mut conn, info, &data, &crcs, rest.to_vec()).await
+            }
+            .await;
+            match answer {
+                Ok(a) if a.failed.is_none() => stored.extend(a.stored),
+                Ok(a) => {
+                    return Ok(Response::new(WriteBlockResponse {
+                        worker: self.0.name.clone(),
+                        stored: Vec::new(),
+                        failed: a.failed,
+                    }))
+                }
+                Err(e) => {
+                    return Ok(Response::new(WriteBlockResponse {
+                        worker: self.0.name.clone(),
+                        stored: Vec::new(),
+                        failed: Some(PipelineFailure {
+                            worker: next.name.clone(),
+                            error: e.to_string(),
+                        }),
+                    }))
+                }
+            }
+        }
+        self.0.store(info, data);
         Ok(Response::new(WriteBlockResponse {
             worker: self.0.name.clone(),
+            stored,
+            failed: None,
         }))
     }
 

@@ -39,6 +39,7 @@ pub mod monitor;
 pub mod node;
 pub mod outcome;
 pub mod output;
+pub mod pipeline;
 pub mod quarantine;
 pub mod reducetask;
 pub mod scanner;

@@ -1,4 +1,4 @@
-//! Thin gRPC handlers of the worker: block writes and reads.
+//! Thin gRPC handlers of the worker: block writes (`pipeline.rs`) and reads.
 
 use crate::node::Node;
 use crate::store::StoreError;
@@ -15,7 +15,7 @@ pub struct WorkerService {
     pub node: Arc<Node>,
 }
 
-fn to_status(e: StoreError) -> Status {
+pub(crate) fn to_status(e: StoreError) -> Status {
     match e {
         StoreError::Missing(_) => Status::not_found(e.to_string()),
         StoreError::Corrupt { .. } => Status::data_loss(e.to_string()),
@@ -64,45 +64,9 @@ impl Worker for WorkerService {
         &self,
         req: Request<Streaming<WriteBlockChunk>>,
     ) -> Result<Response<WriteBlockResponse>, Status> {
-        let mut stream = req.into_inner();
-        let first = stream.message().await?;
-        let info = block_header(first.as_ref())?;
-        let first = first.expect("checked by block_header");
-        // Chunks go to a blocking writer thread as they arrive: the block is
-        // never whole in memory here.
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(4);
-        let node = self.node.clone();
-        let writer = tokio::task::spawn_blocking(move || -> Result<(), StoreError> {
-            let mut w = node.store.begin(info)?;
-            while let Some(chunk) = rx.blocking_recv() {
-                w.write(&chunk)?;
-            }
-            w.commit(&node.store)
-        });
-        let mut received = first.data.len() as u64;
-        let mut send_err = tx.send(first.data).await.is_err();
-        while !send_err {
-            let Some(c) = stream.message().await? else {
-                break;
-            };
-            received += c.data.len() as u64;
-            if received > info.len {
-                return Err(Status::invalid_argument(format!(
-                    "block {} is longer than its declared {} bytes",
-                    info.id, info.len
-                )));
-            }
-            send_err = tx.send(c.data).await.is_err();
-        }
-        drop(tx);
-        writer
+        crate::pipeline::receive(self.node.clone(), req.into_inner())
             .await
-            .map_err(|e| Status::internal(e.to_string()))?
-            .map_err(to_status)?;
-        tracing::debug!(block = info.id, len = info.len, "block stored");
-        Ok(Response::new(WriteBlockResponse {
-            worker: self.node.me.name.clone(),
-        }))
+            .map(Response::new)
     }
 
     type FetchPartitionStream = ChunkStream;
