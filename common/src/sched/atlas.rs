@@ -352,18 +352,22 @@ impl Atlas {
             .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
             .filter(|(chain, ..)| *chain >= drain)
             .map(|(.., id)| id);
-        let mut jobs: Vec<(bool, bool, f64, &JobView)> = waiting()
+        let mut jobs: Vec<(bool, f64, &JobView)> = waiting()
             .map(|j| {
                 let below = allowed.get(&j.id).is_some_and(|a| *a > 0);
                 let w = work[&j.id];
-                (!below, guarded != Some(j.id), w.maps_s + w.reduces_s, j)
+                let key = if guarded == Some(j.id) {
+                    w.chain_s
+                } else {
+                    w.maps_s + w.reduces_s
+                };
+                (!below, key, j)
             })
             .collect();
         jobs.sort_by(|a, b| {
-            (a.0, a.1)
-                .cmp(&(b.0, b.1))
-                .then(a.2.total_cmp(&b.2))
-                .then(a.3.order.cmp(&b.3.order))
+            a.0.cmp(&b.0)
+                .then(a.1.total_cmp(&b.1))
+                .then(a.2.order.cmp(&b.2.order))
         });
         jobs.into_iter().map(|(.., j)| j.id).collect()
     }
@@ -1232,23 +1236,24 @@ mod tests {
     }
 
     #[test]
-    fn the_tail_guard_starts_the_longest_chain_once_the_queue_drains_to_it() {
-        // 12 reduce slots. Job 1: four reduces of 4 s (a 4 s chain). Jobs
-        // 2..: one reduce of 1 s each.
-        let order_with = |small: u64| {
+    fn the_tail_guard_ranks_the_longest_chain_by_the_chain_once_the_queue_drains_to_it() {
+        // 12 reduce slots. Job 1: four reduces of 4 s (16 s of work, a 4 s
+        // chain); job 2: one reduce of 1 s; jobs 3..: two reduces of 3 s.
+        let order_with = |medium: u64| {
             let mut s = Atlas::default();
             teach_reduces(&mut s);
-            let mut jobs = vec![reducing(&mut s, 1, 4, 4)];
-            jobs.extend((2..2 + small).map(|id| reducing(&mut s, id, 1, 1)));
+            let mut jobs = vec![reducing(&mut s, 1, 4, 4), reducing(&mut s, 2, 1, 1)];
+            jobs.extend((3..3 + medium).map(|id| reducing(&mut s, id, 2, 3)));
             let v = view(reduce_nodes(3, 4), jobs, vec![]);
             s.job_order(&v, &HashMap::new())
         };
-        // 60 small jobs: (16 + 60) / 12 = 6.3 s to drain, longer than the
-        // big job's chain: shortest first, the big job last.
-        assert_eq!(order_with(60).last(), Some(&1));
-        // 20 small jobs: (16 + 20) / 12 = 3 s to drain: started any later,
-        // the big job would finish after everything else; it goes first.
-        assert_eq!(order_with(20).first(), Some(&1));
+        // 20 medium jobs: (16 + 1 + 120) / 12 = 11.4 s to drain, longer
+        // than job 1's chain: least work first, job 1 last.
+        let long = order_with(20);
+        assert_eq!((long[0], long.last()), (2, Some(&1)), "{long:?}");
+        // 3 medium jobs: (16 + 1 + 18) / 12 = 2.9 s to drain: job 1 is
+        // ranked by its 4 s chain, behind the 1 s job, ahead of the 6 s ones.
+        assert_eq!(order_with(3), vec![2, 1, 3, 4, 5]);
     }
 
     #[test]
@@ -1256,9 +1261,10 @@ mod tests {
         let mut s = Atlas::default();
         teach_reduces(&mut s);
         // Two big jobs (chains of 4 s and 3 s), two small ones; 8 reduce
-        // slots: (16 + 12 + 2) / 8 = 3.75 s to drain. Job 1 is guarded;
-        // job 2's chain is below the drain time, and it would not be
-        // guarded beside job 1 either way: it waits for the small ones.
+        // slots: (16 + 12 + 2) / 8 = 3.75 s to drain. Job 1 is guarded
+        // (ranked by its 4 s chain, behind the 1 s jobs); job 2's chain is
+        // below the drain time, and it would not be guarded beside job 1
+        // either way: it keeps its 12 s of work as its rank.
         let jobs = vec![
             reducing(&mut s, 1, 4, 4),
             reducing(&mut s, 2, 4, 3),
@@ -1266,7 +1272,7 @@ mod tests {
             reducing(&mut s, 4, 1, 1),
         ];
         let v = view(reduce_nodes(2, 4), jobs, vec![]);
-        assert_eq!(s.job_order(&v, &HashMap::new()), vec![1, 3, 4, 2]);
+        assert_eq!(s.job_order(&v, &HashMap::new()), vec![3, 4, 1, 2]);
     }
 
     #[test]
