@@ -734,7 +734,7 @@ impl Scheduler for Atlas {
             self.map_out.retain(|j, _| live.contains(j));
         }
         let out = self.map_out.entry(r.task.job).or_default();
-        out.0 += r.bytes_written;
+        out.0 += r.map_output_bytes;
         out.1 += 1;
         if r.bytes_read == 0 {
             return;
@@ -1279,7 +1279,9 @@ mod tests {
     fn reduce_reports_teach_the_rate_and_map_reports_the_shuffle() {
         let mut s = Atlas::default();
         let v = view(reduce_nodes(1, 1), vec![job(7, 2)], vec![]);
-        let report = |kind, bytes_read, bytes_written, runtime_s| TaskReport {
+        // A map's partitions are `map_output_bytes`; `bytes_written` is
+        // job output, and must not count as shuffle.
+        let report = |kind, bytes_read, map_output_bytes, runtime_s| TaskReport {
             task: TaskId {
                 job: 7,
                 kind,
@@ -1287,7 +1289,8 @@ mod tests {
             },
             runtime_s,
             bytes_read,
-            bytes_written,
+            map_output_bytes,
+            bytes_written: 5 << 20,
             succeeded: true,
             ..Default::default()
         };
