@@ -837,7 +837,6 @@ impl Engine {
             succeeded: true,
             bytes_read: self.cfg.block_size,
             read_s,
-            map_output_bytes: self.jobs[j].shuffle / self.jobs[j].blocks.len().max(1) as u64,
             ..Default::default()
         };
         self.sched.on_task_finished(&self.view, &report);

@@ -116,7 +116,6 @@ async fn report(
             m.bytes_remote_off_rack = o.bytes_remote_off_rack;
             m.bytes_shuffle = o.bytes_shuffle;
             m.bytes_output = o.bytes_output;
-            m.map_output_bytes = o.map_output_bytes;
             m.records_in = o.records_in;
             m.records_out = o.records_out;
             m.spills = o.spills;

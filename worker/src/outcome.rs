@@ -20,8 +20,6 @@ pub struct Outcome {
     pub commit_s: f64,
     pub bytes_shuffle: u64,
     pub bytes_output: u64,
-    /// A map's partitions, bytes (see `proto::TaskMetrics`).
-    pub map_output_bytes: u64,
     pub records_in: u64,
     pub records_out: u64,
     pub spills: u32,

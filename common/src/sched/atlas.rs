@@ -60,24 +60,7 @@
 //!   wants). Jobs below their share are offered a slot first, those with
 //!   the least work left before the others; jobs at their share only get
 //!   slots no job below its share can use. The order is taken again after
-//!   every launch, as Hadoop's Fair Scheduler does. Work left is counted
-//!   in seconds, not tasks: a job's maps at its mean map time, its reduces
-//!   at the measured reduce seconds per shuffled byte times the map output
-//!   its maps reported (a reduce can run twenty times as long as a map).
-//! - **A tail guard on shortest-first** (the makespan bound behind
-//!   Graham's longest-processing-time rule): shortest-first alone leaves
-//!   the biggest job for last, and when its reduces start only after every
-//!   other job is done they run on an otherwise empty cluster and set the
-//!   finishing time of the whole queue. Measured on the FB-2009 replay at
-//!   loads 0.6 and 0.9, that job was atlas's 99th percentile, above the
-//!   other policies'. So the job with the longest remaining chain (a map,
-//!   then a reduce) goes first once that chain is at least as long as the
-//!   time the cluster needs to drain everything queued on its busier slot
-//!   kind: starting it any later could only finish the queue later. One
-//!   job, not every long one: guarding each job whose chain exceeds the
-//!   drain time put four big jobs' sixteen reduces ahead of everything on
-//!   twelve reduce slots, and the mean slowdown of that replay went from
-//!   13 to 233 (three repetitions at load 0.6).
+//!   every launch, as Hadoop's Fair Scheduler does.
 //!
 //! Reduces go to the node that asks, as in every other policy, jobs in the
 //! same order, but one for each of its free reduce slots rather than one
@@ -113,11 +96,6 @@ const SLOW_FOR_REDUCES: f64 = 2.0;
 /// acting on smaller differences would trade locality for noise, while a
 /// CPU-starved or failing node is slower by far more than this.
 const SLOW_NODE: f64 = 1.5;
-/// Shuffled bytes from which a reduce's time counts as a sample of the
-/// reduce rate: below it the task's fixed costs (start, fetch round trips,
-/// the commit) dominate, and a 0.05 s reduce of 100 bytes would price a
-/// megabyte at minutes.
-const REDUCE_SAMPLE_BYTES: u64 = 1 << 20;
 /// Reports between two computations of the median node speed.
 const MEDIAN_EVERY: u64 = 32;
 
@@ -166,20 +144,6 @@ pub struct Atlas {
     /// task became runnable (in a large job every later task has been
     /// runnable for long without ever being passed over).
     skipped_since: HashMap<u64, f64>,
-    /// Seconds a reduce takes per byte it fetched in the shuffle.
-    reduce: Level,
-    /// Per job: map output bytes its finished maps reported, and how many
-    /// maps reported (to extrapolate the shuffle before the last map).
-    map_out: HashMap<u64, (u64, u32)>,
-}
-
-/// A job's work left, in seconds of one slot.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct WorkLeft {
-    maps_s: f64,
-    reduces_s: f64,
-    /// The longest chain left: one map (if any remain), then one reduce.
-    chain_s: f64,
 }
 
 /// Equal when they have learnt the same (the timers and counters are
@@ -286,92 +250,6 @@ impl Atlas {
         load.max(speed).max(1.0)
     }
 
-    /// Each job's work left (see [`WorkLeft`]). A job's map time is its own
-    /// mean, else the mean over the jobs that have one, else one heartbeat
-    /// (then every task weighs the same and the order is by task count).
-    /// A reduce is priced at the measured seconds per shuffled byte times
-    /// the job's map output per reduce, extrapolated from the maps that
-    /// reported; before either is known, at a map's time.
-    fn work_left(&self, view: &ClusterView) -> HashMap<u64, WorkLeft> {
-        let timed: Vec<f64> = view
-            .jobs
-            .iter()
-            .map(|j| j.avg_map_time)
-            .filter(|t| *t > 0.0)
-            .collect();
-        let typical = if timed.is_empty() {
-            view.heartbeat_interval.max(1e-3)
-        } else {
-            timed.iter().sum::<f64>() / timed.len() as f64
-        };
-        view.jobs
-            .iter()
-            .map(|j| {
-                let map_s = if j.avg_map_time > 0.0 {
-                    j.avg_map_time
-                } else {
-                    typical
-                };
-                let reduce_s = match self.map_out.get(&j.id) {
-                    Some(&(bytes, maps)) if self.reduce.trusted() && maps > 0 => {
-                        let shuffle = bytes as f64 * j.maps_total as f64 / maps as f64;
-                        shuffle / j.reduces_total.max(1) as f64 * self.reduce.spb
-                    }
-                    _ => map_s,
-                };
-                let maps = j.pending_maps + j.running_maps;
-                let reduces = (j.pending + j.running).saturating_sub(maps);
-                let chain_s =
-                    if maps > 0 { map_s } else { 0.0 } + if reduces > 0 { reduce_s } else { 0.0 };
-                let w = WorkLeft {
-                    maps_s: maps as f64 * map_s,
-                    reduces_s: reduces as f64 * reduce_s,
-                    chain_s,
-                };
-                (j.id, w)
-            })
-            .collect()
-    }
-
-    /// Jobs in the order they are offered a slot: below their map share
-    /// first; then the job the tail guard puts ahead (the longest chain,
-    /// when it is at least the drain time of the busier slot kind); then
-    /// the least work left in seconds; then by submission.
-    fn job_order(&self, view: &ClusterView, allowed: &HashMap<u64, u32>) -> Vec<u64> {
-        let work = self.work_left(view);
-        let slots = |f: fn(&NodeView) -> u32| view.nodes.iter().map(f).sum::<u32>().max(1) as f64;
-        let drain = f64::max(
-            work.values().map(|w| w.maps_s).sum::<f64>() / slots(|n| n.map_slots),
-            work.values().map(|w| w.reduces_s).sum::<f64>() / slots(|n| n.reduce_slots),
-        );
-        let waiting = || view.jobs.iter().filter(|j| j.pending > 0);
-        // Only the longest chain sets the tail; guarding every long job
-        // would put them all ahead of the short ones.
-        let guarded = waiting()
-            .map(|j| (work[&j.id].chain_s, std::cmp::Reverse(j.order), j.id))
-            .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
-            .filter(|(chain, ..)| *chain >= drain)
-            .map(|(.., id)| id);
-        let mut jobs: Vec<(bool, f64, &JobView)> = waiting()
-            .map(|j| {
-                let below = allowed.get(&j.id).is_some_and(|a| *a > 0);
-                let w = work[&j.id];
-                let key = if guarded == Some(j.id) {
-                    w.chain_s
-                } else {
-                    w.maps_s + w.reduces_s
-                };
-                (!below, key, j)
-            })
-            .collect();
-        jobs.sort_by(|a, b| {
-            a.0.cmp(&b.0)
-                .then(a.1.total_cmp(&b.1))
-                .then(a.2.order.cmp(&b.2.order))
-        });
-        jobs.into_iter().map(|(.., j)| j.id).collect()
-    }
-
     fn update_median(&mut self) {
         let mut m: Vec<f64> = self
             .node_compute
@@ -431,6 +309,17 @@ fn allowances(view: &ClusterView) -> HashMap<u64, u32> {
             (*id, (whole - *running as f64).max(0.0) as u32)
         })
         .collect()
+}
+
+/// Jobs in the order they are offered a slot: below their share first,
+/// then by work left (tasks pending or running), then by submission.
+fn job_order(view: &ClusterView, allowed: &HashMap<u64, u32>) -> Vec<u64> {
+    let mut jobs: Vec<&JobView> = view.jobs.iter().filter(|j| j.pending > 0).collect();
+    jobs.sort_by_key(|j| {
+        let below = allowed.get(&j.id).is_some_and(|a| *a > 0);
+        (!below, j.pending + j.running, j.order)
+    });
+    jobs.into_iter().map(|j| j.id).collect()
 }
 
 /// Expected seconds until node `h` can start one more map: half a
@@ -589,7 +478,7 @@ impl Atlas {
         let mut out = Vec::new();
         let now = view.now;
         for _ in 0..n.free_map_slots {
-            let order = self.job_order(view, &allowed);
+            let order = job_order(view, &allowed);
             let waited = |s: &Self, job: u64| s.skipped_since.get(&job).map_or(0.0, |t| now - t);
             // First a task local to n, jobs in order; only if no job has
             // one worth running here, a remote one. A remote read holds
@@ -710,33 +599,14 @@ impl Scheduler for Atlas {
                 });
             if !blocked {
                 let allowed = allowances(view);
-                out.extend(reduces_for(view, node, &self.job_order(view, &allowed)));
+                out.extend(reduces_for(view, node, &job_order(view, &allowed)));
             }
         }
         out
     }
 
-    fn on_task_finished(&mut self, view: &ClusterView, r: &TaskReport) {
-        if !r.succeeded || r.runtime_s <= 0.0 {
-            return;
-        }
-        if r.task.kind == TaskKind::Reduce {
-            if r.bytes_read >= REDUCE_SAMPLE_BYTES {
-                self.reduce.add(r.runtime_s / r.bytes_read as f64);
-            }
-            return;
-        }
-        if r.task.kind != TaskKind::Map {
-            return;
-        }
-        if self.map_out.len() > view.jobs.len() + 64 {
-            let live: HashSet<u64> = view.jobs.iter().map(|j| j.id).collect();
-            self.map_out.retain(|j, _| live.contains(j));
-        }
-        let out = self.map_out.entry(r.task.job).or_default();
-        out.0 += r.map_output_bytes;
-        out.1 += 1;
-        if r.bytes_read == 0 {
+    fn on_task_finished(&mut self, _view: &ClusterView, r: &TaskReport) {
+        if r.task.kind != TaskKind::Map || !r.succeeded || r.bytes_read == 0 || r.runtime_s <= 0.0 {
             return;
         }
         let bytes = r.bytes_read as f64;
@@ -1186,121 +1056,6 @@ mod tests {
         assert!(got
             .iter()
             .all(|x| x.node == "a" && x.task.kind == TaskKind::Reduce));
-    }
-
-    /// A job whose maps are done and whose `reduces` reduces wait, each
-    /// fed `shuffle_mib` MiB per reduce, as atlas learnt from its maps.
-    fn reducing(s: &mut Atlas, id: u64, reduces: u32, shuffle_mib: u64) -> JobView {
-        let mut j = job(id, 1);
-        j.reduces_total = reduces;
-        j.done = 1;
-        j.pending = reduces;
-        j.pending_maps = 0;
-        j.avg_map_time = 0.1;
-        s.map_out
-            .insert(id, ((shuffle_mib << 20) * reduces as u64, 1));
-        j
-    }
-
-    /// Teaches `s` that a reduce takes one second per MiB it fetched.
-    fn teach_reduces(s: &mut Atlas) {
-        for _ in 0..TRUSTED_AFTER {
-            s.reduce.add(1.0 / (1 << 20) as f64);
-        }
-    }
-
-    /// Nodes with `slots` reduce slots each, no map slots.
-    fn reduce_nodes(count: usize, slots: u32) -> Vec<NodeView> {
-        (0..count)
-            .map(|i| {
-                let mut n = node(&format!("n{i}"), "r1", 0);
-                n.reduce_slots = slots;
-                n.free_reduce_slots = slots;
-                n
-            })
-            .collect()
-    }
-
-    #[test]
-    fn work_left_is_seconds_so_few_long_reduces_wait_for_many_short_ones() {
-        let mut s = Atlas::default();
-        teach_reduces(&mut s);
-        // Job 1: one reduce of 8 s; job 2: three reduces of 1 s. By task
-        // count job 1 is smaller; by seconds job 2 is.
-        let jobs = vec![reducing(&mut s, 1, 1, 8), reducing(&mut s, 2, 3, 1)];
-        let v = view(reduce_nodes(1, 1), jobs, vec![]);
-        let w = s.work_left(&v);
-        assert!((w[&1].reduces_s - 8.0).abs() < 1e-9, "{w:?}");
-        assert!((w[&2].reduces_s - 3.0).abs() < 1e-9, "{w:?}");
-        assert_eq!(s.job_order(&v, &HashMap::new()), vec![2, 1]);
-    }
-
-    #[test]
-    fn the_tail_guard_ranks_the_longest_chain_by_the_chain_once_the_queue_drains_to_it() {
-        // 12 reduce slots. Job 1: four reduces of 4 s (16 s of work, a 4 s
-        // chain); job 2: one reduce of 1 s; jobs 3..: two reduces of 3 s.
-        let order_with = |medium: u64| {
-            let mut s = Atlas::default();
-            teach_reduces(&mut s);
-            let mut jobs = vec![reducing(&mut s, 1, 4, 4), reducing(&mut s, 2, 1, 1)];
-            jobs.extend((3..3 + medium).map(|id| reducing(&mut s, id, 2, 3)));
-            let v = view(reduce_nodes(3, 4), jobs, vec![]);
-            s.job_order(&v, &HashMap::new())
-        };
-        // 20 medium jobs: (16 + 1 + 120) / 12 = 11.4 s to drain, longer
-        // than job 1's chain: least work first, job 1 last.
-        let long = order_with(20);
-        assert_eq!((long[0], long.last()), (2, Some(&1)), "{long:?}");
-        // 3 medium jobs: (16 + 1 + 18) / 12 = 2.9 s to drain: job 1 is
-        // ranked by its 4 s chain, behind the 1 s job, ahead of the 6 s ones.
-        assert_eq!(order_with(3), vec![2, 1, 3, 4, 5]);
-    }
-
-    #[test]
-    fn only_the_longest_chain_is_guarded() {
-        let mut s = Atlas::default();
-        teach_reduces(&mut s);
-        // Two big jobs (chains of 4 s and 3 s), two small ones; 8 reduce
-        // slots: (16 + 12 + 2) / 8 = 3.75 s to drain. Job 1 is guarded
-        // (ranked by its 4 s chain, behind the 1 s jobs); job 2's chain is
-        // below the drain time, and it would not be guarded beside job 1
-        // either way: it keeps its 12 s of work as its rank.
-        let jobs = vec![
-            reducing(&mut s, 1, 4, 4),
-            reducing(&mut s, 2, 4, 3),
-            reducing(&mut s, 3, 1, 1),
-            reducing(&mut s, 4, 1, 1),
-        ];
-        let v = view(reduce_nodes(2, 4), jobs, vec![]);
-        assert_eq!(s.job_order(&v, &HashMap::new()), vec![3, 4, 1, 2]);
-    }
-
-    #[test]
-    fn reduce_reports_teach_the_rate_and_map_reports_the_shuffle() {
-        let mut s = Atlas::default();
-        let v = view(reduce_nodes(1, 1), vec![job(7, 2)], vec![]);
-        // A map's partitions are `map_output_bytes`; `bytes_written` is
-        // job output, and must not count as shuffle.
-        let report = |kind, bytes_read, map_output_bytes, runtime_s| TaskReport {
-            task: TaskId {
-                job: 7,
-                kind,
-                index: 0,
-            },
-            runtime_s,
-            bytes_read,
-            map_output_bytes,
-            bytes_written: 5 << 20,
-            succeeded: true,
-            ..Default::default()
-        };
-        s.on_task_finished(&v, &report(TaskKind::Map, 1 << 20, 3 << 20, 0.2));
-        for _ in 0..TRUSTED_AFTER {
-            s.on_task_finished(&v, &report(TaskKind::Reduce, 2 << 20, 0, 4.0));
-        }
-        assert_eq!(s.map_out[&7], (3 << 20, 1));
-        assert!(s.reduce.trusted());
-        assert!((s.reduce.spb * (1 << 20) as f64 - 2.0).abs() < 1e-9);
     }
 
     #[test]

@@ -858,7 +858,6 @@ mod tests {
             bytes_read: 100_000_000,
             read_s: 0.5,
             bytes_written: 50_000_000,
-            map_output_bytes: 0,
             cpu_s: 9.0,
             peak_mem_bytes: 200 << 20,
         }

@@ -429,11 +429,8 @@ pub struct TaskReport {
     /// Seconds of `runtime_s` spent fetching the input (a map's block from
     /// its cache, disk or a remote worker): the read cost of `locality`.
     pub read_s: f64,
-    /// Bytes it wrote to the block store (job output; 0 for a map that
-    /// is not a generator).
+    /// Bytes it wrote (map output or job output).
     pub bytes_written: u64,
-    /// A map's partitions, bytes: what its job's reduces will fetch.
-    pub map_output_bytes: u64,
     /// CPU seconds it used.
     pub cpu_s: f64,
     pub peak_mem_bytes: u64,

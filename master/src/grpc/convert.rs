@@ -149,7 +149,6 @@ impl From<proto::TaskMetrics> for TaskMetrics {
             bytes_remote_off_rack: m.bytes_remote_off_rack,
             bytes_shuffle: m.bytes_shuffle,
             bytes_output: m.bytes_output,
-            map_output_bytes: m.map_output_bytes,
             cpu_s: m.cpu_s,
             peak_mem_bytes: m.peak_mem_bytes,
             start_ms: m.start_ms,

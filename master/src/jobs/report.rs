@@ -55,8 +55,6 @@ pub struct TaskMetrics {
     pub merge_s: f64,
     pub reduce_s: f64,
     pub commit_s: f64,
-    /// A map's partitions, bytes: what its reduces will fetch.
-    pub map_output_bytes: u64,
 }
 
 /// A worker's report that an attempt ended.
@@ -96,7 +94,6 @@ impl AttemptReport {
                 + m.bytes_shuffle,
             read_s: m.read_s,
             bytes_written: m.bytes_output,
-            map_output_bytes: m.map_output_bytes,
             cpu_s: m.cpu_s,
             peak_mem_bytes: m.peak_mem_bytes,
         }
