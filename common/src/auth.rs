@@ -12,34 +12,13 @@
 //! register a worker, heartbeat for one or report a task.
 
 use crate::config::ClusterConfig;
+pub use crate::role::{Role, ADMIN_NAME, WORKER_NAME};
 use std::sync::Arc;
 use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;
 use tonic::{Request, Status};
 
 const HEADER: &str = "authorization";
-
-/// What a token may do; each role may do everything the ones before it may.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// The read-only API and UI: status, files' metadata, jobs.
-    Reader,
-    /// Submit jobs, kill their own, put and delete files.
-    User,
-    /// Everything: the scheduler, caches, pins, safe mode, any job.
-    Admin,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Reader => "reader",
-            Role::User => "user",
-            Role::Admin => "admin",
-        }
-    }
-}
 
 /// Who made a request: put in the request's extensions by [`TokenCheck`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,11 +69,6 @@ impl Identity {
 pub struct Tokens {
     by_header: Vec<(String, Identity)>,
 }
-
-/// The name the cluster's own `token` goes by.
-pub const ADMIN_NAME: &str = "admin";
-/// The name the workers' identity goes by.
-pub const WORKER_NAME: &str = "worker";
 
 impl Tokens {
     /// One token: the admin, who may also act as a worker (the old

@@ -121,7 +121,7 @@ pub struct ClusterConfig {
 pub struct UserConfig {
     pub name: String,
     pub token: String,
-    pub role: crate::auth::Role,
+    pub role: crate::role::Role,
 }
 
 impl std::fmt::Debug for UserConfig {
@@ -470,7 +470,7 @@ impl ClusterConfig {
                 return bad("worker_token must be non-empty and differ from token".into());
             }
         }
-        let mut names = HashSet::from([crate::auth::ADMIN_NAME, crate::auth::WORKER_NAME]);
+        let mut names = HashSet::from([crate::role::ADMIN_NAME, crate::role::WORKER_NAME]);
         for u in &self.users {
             let valid = !u.name.is_empty()
                 && u.name

@@ -24,6 +24,7 @@ pub mod logging;
 pub mod path;
 pub mod placement;
 pub mod resources;
+pub mod role;
 pub mod sched;
 pub mod shutdown;
 pub mod sync;

@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
                     Err(_) => break,
                 }
             }
-            let Ok(info) = worker::service::block_header(chunks.first()) else {
+            let Ok(info) = worker::pipeline::block_header(chunks.first()) else {
                 return;
             };
             // Keep the fuzzer from writing gigabytes of zeros.

@@ -29,7 +29,12 @@ impl Failure {
     }
 }
 
-pub fn launch(node: &Arc<Node>, l: LaunchTask) {
+/// What to do with the commands in a task report's answer: the worker's
+/// `handle`, passed in so that this module does not import the one that
+/// calls it (as the real worker's executor takes its `OnCommands`).
+pub type OnCommands = fn(&Arc<Node>, Vec<proto::Command>);
+
+pub fn launch(node: &Arc<Node>, l: LaunchTask, on_commands: OnCommands) {
     let Some(t) = l.task else { return };
     let key: TaskKey = (t.job_id, t.is_map, t.index);
     {
@@ -47,7 +52,7 @@ pub fn launch(node: &Arc<Node>, l: LaunchTask) {
     let n = node.clone();
     let handle = tokio::spawn(async move {
         let res = run(&n, &l).await;
-        report(&n, &l, t, res).await;
+        report(&n, &l, t, res, on_commands).await;
         {
             let mut tasks = n.tasks.lock().unwrap();
             if tasks.get(&key).is_some_and(|e| e.0 == t.attempt) {
@@ -221,6 +226,7 @@ async fn report(
     l: &LaunchTask,
     t: TaskRef,
     res: Result<Vec<(String, u64)>, Failure>,
+    on_commands: OnCommands,
 ) {
     let key: TaskKey = (t.job_id, t.is_map, t.index);
     let mut req = proto::TaskUpdateRequest {
@@ -268,7 +274,7 @@ async fn report(
                 if req.succeeded {
                     node.sent.lock().unwrap().push(req.clone());
                 }
-                crate::worker::handle(node, resp.into_inner().commands);
+                on_commands(node, resp.into_inner().commands);
                 return;
             }
             Err(e) => {

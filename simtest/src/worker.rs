@@ -180,7 +180,7 @@ async fn beat(node: &Arc<Node>, epoch: u64) -> Result<bool, common::dfs::DfsErro
 pub fn handle(node: &Arc<Node>, commands: Vec<proto::Command>) {
     for cmd in commands {
         match cmd.kind {
-            Some(Kind::Launch(l)) => crate::task::launch(node, l),
+            Some(Kind::Launch(l)) => crate::task::launch(node, l, handle),
             Some(Kind::KillTask(t)) => crate::task::kill(node, t),
             Some(Kind::CleanupJob(j)) => crate::task::cleanup(node, j),
             Some(Kind::DeleteBlock(id)) => node.delete(id),

@@ -8,7 +8,6 @@ use crate::tasks::TaskKey;
 use crate::{maptask, reducetask};
 use examples::jobs::{ResolveError, ResolvedJob};
 use proto::{Command, LaunchTask, TaskRef};
-use std::path::PathBuf;
 use std::sync::Arc;
 use tracing::Instrument;
 
@@ -16,10 +15,6 @@ use tracing::Instrument;
 /// the command dispatch's `handle` (`commands.rs`), passed in by the caller
 /// so that the executor does not import the module that calls it.
 pub type OnCommands = fn(&Arc<Node>, Vec<Command>);
-
-pub fn job_dir(node: &Node, job: u64) -> PathBuf {
-    node.me.data_dir.join("jobs").join(format!("job-{job}"))
-}
 
 /// Starts an attempt in the background; its report's answer goes to
 /// `on_commands`.
@@ -69,7 +64,7 @@ async fn run(node: Arc<Node>, l: LaunchTask) -> Result<Outcome, Failure> {
     if let Some(release) = crate::hold::release_file(&spec.params, t.is_map, &node.me.name) {
         crate::hold::wait_for(std::path::Path::new(release)).await;
     }
-    let dir = job_dir(&node, t.job_id);
+    let dir = node.job_dir(t.job_id);
     if t.is_map {
         maptask::run(node, spec, l, dir).await
     } else {
@@ -187,7 +182,7 @@ pub fn cleanup(node: &Node, job: u64) {
         return;
     }
     node.tasks.cleanup_done(job);
-    let dir = job_dir(node, job);
+    let dir = node.job_dir(job);
     if dir.exists() {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -243,7 +238,7 @@ mod tests {
     #[tokio::test]
     async fn cleanup_waits_for_the_last_attempt_then_runs() {
         let (n, dir) = node("cleanup");
-        let jd = job_dir(&n, 7);
+        let jd = n.job_dir(7);
         std::fs::create_dir_all(&jd).unwrap();
         std::fs::write(jd.join("map-0-0.out"), b"x").unwrap();
         let h = tokio::spawn(async {});

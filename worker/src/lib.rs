@@ -45,6 +45,7 @@ pub mod reducetask;
 pub mod scanner;
 pub mod service;
 pub mod shuffle;
+pub mod status;
 pub mod store;
 pub mod tasks;
 

@@ -25,6 +25,12 @@ pub struct Node {
 }
 
 impl Node {
+    /// Where job `job`'s map outputs, spills and reduce segments live on
+    /// this worker (removed when the master says the job is over).
+    pub fn job_dir(&self, job: u64) -> std::path::PathBuf {
+        self.me.data_dir.join("jobs").join(format!("job-{job}"))
+    }
+
     pub fn open(cluster: ClusterConfig, name: &str) -> anyhow::Result<Arc<Self>> {
         let me = cluster
             .worker(name)

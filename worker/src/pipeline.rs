@@ -15,9 +15,10 @@
 //! the writer excludes before it tries the block again (`common::dfs`).
 
 use crate::node::Node;
-use crate::service::block_header;
+use crate::status::to_status;
 use crate::store::StoreError;
 use bytes::Bytes;
+use common::config::MAX_BLOCK_SIZE;
 use futures::{Stream, StreamExt};
 use proto::{BlockInfo, PipelineFailure, WorkerAddr, WriteBlockChunk, WriteBlockResponse};
 use std::sync::Arc;
@@ -28,6 +29,22 @@ use tonic::Status;
 /// Chunks queued for the local writer and for the next target: a short
 /// stall of either does not stop the other, and neither holds the block.
 const QUEUE: usize = 4;
+
+/// The block a write is for, from its first chunk: refused unless the
+/// write has a first chunk carrying a block of 1..=`MAX_BLOCK_SIZE` bytes.
+pub fn block_header(first: Option<&WriteBlockChunk>) -> Result<proto::BlockInfo, Status> {
+    let first = first.ok_or_else(|| Status::invalid_argument("empty block write"))?;
+    let info = first.block.ok_or_else(|| {
+        Status::invalid_argument("the first chunk of a block write must carry the block info")
+    })?;
+    if info.len == 0 || info.len > MAX_BLOCK_SIZE {
+        return Err(Status::invalid_argument(format!(
+            "block {} has length {}, outside 1..={MAX_BLOCK_SIZE}",
+            info.id, info.len
+        )));
+    }
+    Ok(info)
+}
 
 /// Receives one block from `chunks` (the first carries the header and the
 /// targets after this one), stores it and forwards it; see the module
@@ -99,7 +116,7 @@ pub async fn receive(
     writer
         .await
         .map_err(|e| Status::internal(e.to_string()))?
-        .map_err(crate::service::to_status)?;
+        .map_err(to_status)?;
     let mut stored = vec![node.me.name.clone()];
     let mut failed = None;
     if let Some(f) = next {
@@ -389,5 +406,26 @@ mod tests {
         assert_eq!(e.code(), tonic::Code::DataLoss, "{e}");
         assert!(!w1.store.contains(13));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn block_header_refuses_what_the_handler_refuses() {
+        assert!(block_header(None).is_err());
+        let mut c = WriteBlockChunk::default();
+        assert!(block_header(Some(&c)).is_err());
+        c.block = Some(proto::BlockInfo {
+            id: 1,
+            len: 0,
+            crc32c: 0,
+            generation: 0,
+        });
+        assert!(block_header(Some(&c)).is_err());
+        c.block = Some(proto::BlockInfo {
+            id: 1,
+            len: 5,
+            crc32c: 0,
+            generation: 0,
+        });
+        assert_eq!(block_header(Some(&c)).unwrap().len, 5);
     }
 }

@@ -469,7 +469,7 @@ mod tests {
     #[tokio::test]
     async fn a_rotten_map_output_fails_the_fetch_naming_its_map() {
         let (n, dir) = node("rot");
-        let jd = crate::executor::job_dir(&n, 3);
+        let jd = n.job_dir(3);
         std::fs::create_dir_all(&jd).unwrap();
         let mut b = MapOutputBuffer::new(jd.join("spills"), 2, 1 << 16, None);
         for i in 0..100u32 {

@@ -1,8 +1,7 @@
 //! Thin gRPC handlers of the worker: block writes (`pipeline.rs`) and reads.
 
 use crate::node::Node;
-use crate::store::StoreError;
-use common::config::MAX_BLOCK_SIZE;
+use crate::status::to_status;
 use common::CHUNK;
 use proto::worker_server::Worker;
 use proto::*;
@@ -13,31 +12,6 @@ use tonic::{Request, Response, Status, Streaming};
 
 pub struct WorkerService {
     pub node: Arc<Node>,
-}
-
-pub(crate) fn to_status(e: StoreError) -> Status {
-    match e {
-        StoreError::Missing(_) => Status::not_found(e.to_string()),
-        StoreError::Corrupt { .. } => Status::data_loss(e.to_string()),
-        StoreError::BadWrite { .. } => Status::data_loss(e.to_string()),
-        StoreError::Io(_) => Status::internal(e.to_string()),
-    }
-}
-
-/// The block a write is for, from its first chunk: refused unless the
-/// write has a first chunk carrying a block of 1..=`MAX_BLOCK_SIZE` bytes.
-pub fn block_header(first: Option<&WriteBlockChunk>) -> Result<proto::BlockInfo, Status> {
-    let first = first.ok_or_else(|| Status::invalid_argument("empty block write"))?;
-    let info = first.block.ok_or_else(|| {
-        Status::invalid_argument("the first chunk of a block write must carry the block info")
-    })?;
-    if info.len == 0 || info.len > MAX_BLOCK_SIZE {
-        return Err(Status::invalid_argument(format!(
-            "block {} has length {}, outside 1..={MAX_BLOCK_SIZE}",
-            info.id, info.len
-        )));
-    }
-    Ok(info)
 }
 
 /// The bytes of a `block_len`-byte block a read of `len` bytes (0: to the
@@ -131,26 +105,5 @@ mod tests {
         // offset + len near u64::MAX used to wrap into a reversed range.
         assert_eq!(read_range(10, 5, u64::MAX), 5..10);
         assert_eq!(read_range(10, u64::MAX, u64::MAX), 10..10);
-    }
-
-    #[test]
-    fn block_header_refuses_what_the_handler_refuses() {
-        assert!(block_header(None).is_err());
-        let mut c = WriteBlockChunk::default();
-        assert!(block_header(Some(&c)).is_err());
-        c.block = Some(proto::BlockInfo {
-            id: 1,
-            len: 0,
-            crc32c: 0,
-            generation: 0,
-        });
-        assert!(block_header(Some(&c)).is_err());
-        c.block = Some(proto::BlockInfo {
-            id: 1,
-            len: 5,
-            crc32c: 0,
-            generation: 0,
-        });
-        assert_eq!(block_header(Some(&c)).unwrap().len, 5);
     }
 }

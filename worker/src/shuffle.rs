@@ -4,7 +4,6 @@
 //! Either way the reducer is given the partition's CRC32C from the map's
 //! index, and checks the bytes it got against it.
 
-use crate::executor::job_dir;
 use crate::mapout::{MapOutputIndex, PartInfo};
 use crate::node::Node;
 use proto::{DataChunk, FetchPartitionRequest, PartitionFile};
@@ -15,7 +14,7 @@ use tonic::Status;
 
 /// The map output file that holds the requested partition, and where in it.
 pub fn locate(node: &Node, r: &FetchPartitionRequest) -> Result<(PathBuf, PartInfo), Status> {
-    let dir = job_dir(node, r.job_id);
+    let dir = node.job_dir(r.job_id);
     let out = crate::maptask::output_path(&dir, r.map_index, r.attempt);
     let idx_path = {
         let mut p = out.clone().into_os_string();

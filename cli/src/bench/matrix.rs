@@ -52,7 +52,7 @@ pub async fn run(cfg: ClusterConfig, opts: &Opts, command: String) -> anyhow::Re
             .map(|w| w.name().to_string())
             .collect(),
         schedulers: opts.schedulers.clone(),
-        commit: super::replay::git_state(),
+        commit: report::git_state(),
     };
     let mut csv = CsvWriter::create(&opts.out.join("results.csv"))?;
     let mut progress = MatrixProgress::new(cells.len(), opts.quiet);

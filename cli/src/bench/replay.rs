@@ -226,7 +226,7 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
     let mut meta = ReportMeta {
         command,
         date_ms: common::now_ms(),
-        commit: git_state(),
+        commit: super::report::git_state(),
         cluster: runner.base_config.clone(),
         map_slots,
         reduce_slots,
@@ -564,28 +564,4 @@ async fn replay(
     }
     runner.cluster.remove(out).await?;
     Ok((rows, busy))
-}
-
-/// The commit the harness was built from and whether the tree was clean,
-/// from `git` in the current directory ("unknown" outside a checkout).
-pub fn git_state() -> String {
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    match git(&["rev-parse", "--short=12", "HEAD"]) {
-        Some(c) => {
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
-                .is_some_and(|s| !s.is_empty());
-            format!(
-                "{c} ({})",
-                if dirty { "tree modified" } else { "clean tree" }
-            )
-        }
-        None => "unknown (not run from a git checkout)".into(),
-    }
 }

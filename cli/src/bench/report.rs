@@ -325,6 +325,30 @@ fn plot_locality(dir: &Path, rows: &[Row], meta: &Meta) -> anyhow::Result<()> {
     )
 }
 
+/// The commit the harness was built from and whether the tree was clean,
+/// from `git` in the current directory ("unknown" outside a checkout).
+pub fn git_state() -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match git(&["rev-parse", "--short=12", "HEAD"]) {
+        Some(c) => {
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.is_empty());
+            format!(
+                "{c} ({})",
+                if dirty { "tree modified" } else { "clean tree" }
+            )
+        }
+        None => "unknown (not run from a git checkout)".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

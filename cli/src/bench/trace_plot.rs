@@ -3,17 +3,17 @@
 //! pulls ahead or falls behind as the cluster fills shows at a glance.
 
 use super::plot::{self, Series};
-use super::trace_report::JobRow;
 use std::path::Path;
 
-/// Writes `job-time-vs-load.png` (mean) and `p99-vs-load.png`; nothing when
-/// fewer than two loads are numbers (a fixed compression has no load).
+/// Writes `job-time-vs-load.png` (mean) and `p99-vs-load.png` from each
+/// job's (load, policy, job time in s); nothing when fewer than two loads
+/// are numbers (a fixed compression has no load).
 pub fn job_time_against_load(
     dir: &Path,
     policies: &[String],
-    jobs: &[JobRow],
+    jobs: &[(&str, &str, f64)],
 ) -> anyhow::Result<()> {
-    let mut loads: Vec<f64> = jobs.iter().filter_map(|r| r.load.parse().ok()).collect();
+    let mut loads: Vec<f64> = jobs.iter().filter_map(|r| r.0.parse().ok()).collect();
     loads.sort_by(f64::total_cmp);
     loads.dedup();
     if loads.len() < 2 {
@@ -28,8 +28,8 @@ pub fn job_time_against_load(
                     .filter_map(|&l| {
                         let mut t: Vec<f64> = jobs
                             .iter()
-                            .filter(|r| &r.policy == p && r.load.parse::<f64>().ok() == Some(l))
-                            .map(|r| r.exec_time_s)
+                            .filter(|r| r.1 == p && r.0.parse::<f64>().ok() == Some(l))
+                            .map(|r| r.2)
                             .collect();
                         (!t.is_empty()).then(|| (l, stat(&mut t)))
                     })

@@ -288,7 +288,11 @@ pub fn write_summary(
     failures: &[String],
 ) -> anyhow::Result<()> {
     std::fs::write(dir.join("summary.md"), summary(meta, jobs, runs, failures))?;
-    super::trace_plot::job_time_against_load(dir, &meta.policies, jobs)
+    let times: Vec<(&str, &str, f64)> = jobs
+        .iter()
+        .map(|r| (r.load.as_str(), r.policy.as_str(), r.exec_time_s))
+        .collect();
+    super::trace_plot::job_time_against_load(dir, &meta.policies, &times)
 }
 
 fn p99(v: &[f64]) -> f64 {
