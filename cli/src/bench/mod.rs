@@ -13,6 +13,7 @@
 
 pub mod bootstrap;
 pub mod cluster;
+pub mod command;
 pub mod floor;
 pub mod heldout;
 pub mod intervals;

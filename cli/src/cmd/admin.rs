@@ -2,8 +2,109 @@
 //! `mr admin safemode get|enter|leave` and `mr admin fsck`: the storage's
 //! health; `mr admin auth-probe`.
 
+use clap::Subcommand;
 use common::config::ClusterConfig;
 use common::dfs::{Dfs, DfsError};
+use std::path::Path;
+
+#[derive(Subcommand)]
+pub enum AdminCmd {
+    /// The placement policy.
+    #[command(subcommand)]
+    Scheduler(SchedCmd),
+    /// Safe mode: after a start the master deletes and re-replicates
+    /// nothing until enough blocks are reported (`[master]
+    /// safemode_threshold`, default 0.999) or an operator leaves it.
+    Safemode {
+        #[arg(value_enum)]
+        action: SafemodeAction,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Missing, corrupt and under-replicated blocks, with the files they
+    /// belong to; exits non-zero when a block is missing or corrupt.
+    Fsck {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Debug: call every gRPC method of the master and of each listed worker
+    /// with no token and with a wrong one; each must be refused
+    /// (Unauthenticated). Exits non-zero otherwise.
+    AuthProbe {
+        /// Worker addresses to probe (default: every worker in the cluster file).
+        #[arg(long = "worker")]
+        workers: Vec<String>,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum SafemodeAction {
+    /// Show whether the master is in safe mode and how many blocks are reported.
+    Get,
+    /// Enter safe mode by hand (only `leave` ends it).
+    Enter,
+    /// Leave safe mode now.
+    Leave,
+}
+
+#[derive(Subcommand)]
+pub enum SchedCmd {
+    /// Switch policy: new decisions use it; running tasks are untouched.
+    Set {
+        name: String,
+        /// Parameters, key=value.
+        params: Vec<String>,
+        /// `{"name": ..., "params": {...}}`, as `GET /api/scheduler`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The active policy and its parameters.
+    Show {
+        /// `{"name": ..., "params": {...}}`, as `GET /api/scheduler`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every policy name `set` accepts with default parameters (no cluster
+    /// needed); `ORDER+TECHNIQUE` composes the others.
+    List {
+        /// A JSON array of the names.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs one `mr admin` command; loads the cluster file `config` unless the
+/// command needs no cluster (`scheduler list`).
+pub async fn dispatch(config: &Path, c: AdminCmd) -> anyhow::Result<()> {
+    if let AdminCmd::Scheduler(SchedCmd::List { json }) = c {
+        if json {
+            println!("{}", serde_json::json!(common::sched::registry::NAMES));
+        } else {
+            for name in common::sched::registry::NAMES {
+                println!("{name}");
+            }
+        }
+        return Ok(());
+    }
+    let cfg = super::load_config(config)?;
+    match c {
+        AdminCmd::Scheduler(c) => match c {
+            SchedCmd::Set { name, params, json } => scheduler_set(&cfg, &name, &params, json).await,
+            SchedCmd::Show { json } => scheduler_show(&cfg, json).await,
+            SchedCmd::List { .. } => unreachable!("handled before loading the config"),
+        },
+        AdminCmd::Safemode { action, json } => {
+            let action = match action {
+                SafemodeAction::Get => "get",
+                SafemodeAction::Enter => "enter",
+                SafemodeAction::Leave => "leave",
+            };
+            safemode(&cfg, action, json).await
+        }
+        AdminCmd::Fsck { json } => fsck(&cfg, json).await,
+        AdminCmd::AuthProbe { workers } => auth_probe(&cfg, &workers).await,
+    }
+}
 
 pub async fn scheduler_set(
     cfg: &ClusterConfig,

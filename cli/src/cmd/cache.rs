@@ -1,8 +1,57 @@
 //! `mr cache add|rm PATH`: HDFS-like cache directives, pins in the workers'
 //! caches that the LRU never evicts; `mr cache resize SIZE`: a new bound.
 
+use super::parse_size;
+use clap::Subcommand;
 use common::config::ClusterConfig;
 use common::dfs::{Dfs, DfsError};
+
+#[derive(Subcommand)]
+pub enum CacheCmd {
+    /// Pin every block of PATH (a file or a directory) in the cache of one
+    /// worker storing it, as an HDFS cache directive: pinned blocks are never
+    /// evicted by the LRU, count against the cache's capacity, and come back
+    /// when their worker restarts (the master sends them again). All or
+    /// nothing: a block that fits in no storing worker's cache beside its
+    /// other pins is refused with an error and nothing is pinned.
+    Add {
+        path: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Unpin every block of PATH and drop it from every cache.
+    Rm {
+        path: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Bound the workers' caches at SIZE (e.g. 128MiB), evicting least
+    /// recently used blocks; lasts until the worker restarts.
+    Resize {
+        #[arg(value_parser = parse_size)]
+        size: u64,
+        /// Only this worker (default: every live one).
+        #[arg(long)]
+        worker: Option<String>,
+    },
+}
+
+/// Runs one `mr cache` command.
+pub async fn dispatch(cfg: &ClusterConfig, c: CacheCmd) -> anyhow::Result<()> {
+    match c {
+        CacheCmd::Add { path, json } => set(cfg, &path, true, json).await,
+        CacheCmd::Rm { path, json } => set(cfg, &path, false, json).await,
+        CacheCmd::Resize { size, worker } => {
+            let told = resize(cfg, size, worker.as_deref()).await?;
+            println!(
+                "cache bound {} on {}",
+                common::units::format_size(size),
+                told.join(", ")
+            );
+            Ok(())
+        }
+    }
+}
 
 pub async fn set(cfg: &ClusterConfig, path: &str, cache: bool, json: bool) -> anyhow::Result<()> {
     let dfs = Dfs::connect(cfg)?;

@@ -1,9 +1,64 @@
 //! `mr cluster status`: every worker, its state, slots, cache and resources.
 
+use super::parse_duration;
 use crate::output::table;
+use clap::Subcommand;
 use common::config::ClusterConfig;
 use common::dfs::Dfs;
 use common::units::format_size;
+
+#[derive(Subcommand)]
+pub enum ClusterCmd {
+    /// Workers: state, slots, blocks, cache and resource vectors.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Exits 0 when the master answers (and, with --worker, when that worker
+    /// is registered and alive), 1 otherwise: for container health checks
+    /// and scripts waiting for a cluster.
+    Health {
+        /// Also require this worker to be alive.
+        #[arg(long)]
+        worker: Option<String>,
+        /// Give up after this long.
+        #[arg(long, default_value = "3s", value_parser = parse_duration)]
+        timeout: std::time::Duration,
+        /// Also require at least this many workers alive.
+        #[arg(long)]
+        workers: Option<usize>,
+        /// Keep asking (every 200 ms) until healthy or this long has
+        /// passed, as launch scripts wait for a new cluster: e.g.
+        /// `mr cluster health --workers 6 --wait 60s`.
+        #[arg(long, value_parser = parse_duration)]
+        wait: Option<std::time::Duration>,
+        /// `{"master", "up", "workers_alive"}` (and `worker`), when healthy.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs one `mr cluster` command.
+pub async fn dispatch(cfg: &ClusterConfig, c: ClusterCmd) -> anyhow::Result<()> {
+    match c {
+        ClusterCmd::Status { json } => status(cfg, json).await,
+        ClusterCmd::Health {
+            worker,
+            timeout,
+            workers,
+            wait,
+            json,
+        } => {
+            let (what, v) = wait_healthy(cfg, worker.as_deref(), workers, timeout, wait).await?;
+            if json {
+                println!("{v}");
+            } else {
+                println!("{what}");
+            }
+            Ok(())
+        }
+    }
+}
 
 /// `mr cluster health`: what answered, or an error saying what did not.
 pub async fn health(

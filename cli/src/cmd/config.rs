@@ -3,10 +3,202 @@
 //! `docker.sh`) does, and makes the cluster CA and the processes'
 //! certificates (`--tls`).
 
+use clap::Subcommand;
 use common::config::ClusterConfig;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+
+#[derive(Subcommand)]
+pub enum ConfigCmd {
+    /// With --master: write the cluster file (to --out, else --config)
+    /// from flags, as the launchers in scripts/ do; it refuses to replace
+    /// a file without --force. Without --master: check the existing
+    /// cluster file. With --tls (after writing, or on the existing file):
+    /// make the cluster CA and a certificate per process (master, each
+    /// worker, the client) carrying the addresses they are reached by, and
+    /// add a [tls] section: from then on every port speaks TLS only.
+    /// Again: new certificates under the same CA.
+    ///
+    /// Examples:
+    ///   mr config init --out D/cluster.toml --master 127.0.0.1:7070
+    ///     --master-dir D/master --workers-dir D
+    ///     --worker name=w1,addr=127.0.0.1:7101,rack=r1
+    ///     --worker name=w2,addr=127.0.0.1:7102,rack=r2
+    ///   mr -c D/cluster.toml config init --tls
+    Init {
+        #[arg(long)]
+        tls: bool,
+        /// Where the certificates go (default: `tls` beside the cluster file).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// A further name or IP for every server certificate (repeatable).
+        #[arg(long = "san")]
+        sans: Vec<String>,
+        #[command(flatten)]
+        write: InitWrite,
+    },
+}
+
+/// The fields of a new cluster file (`mr config init --master ...`).
+#[derive(clap::Args)]
+pub struct InitWrite {
+    /// Write here (default: the --config path).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Replace an existing file.
+    #[arg(long, short = 'f')]
+    force: bool,
+    /// A comment line at the top of the file (repeatable).
+    #[arg(long)]
+    comment: Vec<String>,
+    /// The cluster token (default: 16 random bytes in hex).
+    #[arg(long)]
+    token: Option<String>,
+    /// The master's gRPC address, IP:PORT; makes `init` write a file.
+    #[arg(long)]
+    master: Option<String>,
+    /// The master's web UI, REST API and /metrics address, IP:PORT.
+    #[arg(long)]
+    http: Option<String>,
+    /// The master's data directory (edit log, snapshots).
+    #[arg(long)]
+    master_dir: Option<PathBuf>,
+    #[arg(long, default_value = "64MiB")]
+    block_size: String,
+    #[arg(long, default_value_t = 3)]
+    replication: u32,
+    /// How often each worker re-verifies its blocks (default: 6h).
+    #[arg(long)]
+    scan_interval: Option<String>,
+    /// Heartbeat interval.
+    #[arg(long, default_value = "1s")]
+    heartbeat: String,
+    /// Heartbeats missed before a worker is dead (default: 5).
+    #[arg(long)]
+    dead_after: Option<u32>,
+    /// The placement policy (`mr admin scheduler list`; default: fifo).
+    #[arg(long)]
+    scheduler: Option<String>,
+    /// A parameter of --scheduler, key=value (repeatable).
+    #[arg(long = "scheduler-param")]
+    scheduler_params: Vec<String>,
+    /// Speculative execution of straggling tasks.
+    #[arg(long)]
+    speculative: bool,
+    /// [network] kind: what the launcher built (loopback, emulated-lan,
+    /// docker, lan).
+    #[arg(long)]
+    network: Option<String>,
+    /// A comment line just above [network].
+    #[arg(long)]
+    network_comment: Option<String>,
+    /// [network] host_rate, e.g. 200mbit.
+    #[arg(long)]
+    host_rate: Option<String>,
+    /// [network] uplink_rate, e.g. 50mbit.
+    #[arg(long)]
+    uplink_rate: Option<String>,
+    /// A worker, repeatable: name=NAME,addr=IP:PORT,rack=RACK and
+    /// optionally slots=N (map and reduce), map_slots=N, reduce_slots=N,
+    /// cache=SIZE, data_dir=PATH.
+    #[arg(long = "worker")]
+    workers: Vec<String>,
+    /// Map and reduce slots of a worker that does not say.
+    #[arg(long, default_value_t = 2)]
+    slots: u32,
+    /// Block cache of a worker that does not say.
+    #[arg(long, default_value = "256MiB")]
+    cache: String,
+    /// A worker's data_dir, when it does not say, is DIR/NAME.
+    #[arg(long)]
+    workers_dir: Option<PathBuf>,
+}
+
+impl InitWrite {
+    /// The layout to write, or `None` without --master (check mode).
+    fn layout(&self) -> anyhow::Result<Option<Layout>> {
+        let Some(master) = &self.master else {
+            let given = [
+                (self.out.is_some(), "--out"),
+                (self.master_dir.is_some(), "--master-dir"),
+                (!self.workers.is_empty(), "--worker"),
+                (self.http.is_some(), "--http"),
+                (self.token.is_some(), "--token"),
+            ];
+            if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
+                anyhow::bail!("{flag} writes a new cluster file: it needs --master IP:PORT too");
+            }
+            return Ok(None);
+        };
+        let master_dir = self
+            .master_dir
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("a new cluster file needs --master-dir DIR"))?;
+        if self.slots > 256 {
+            anyhow::bail!("--slots must be at most 256, not {}", self.slots);
+        }
+        let d = WorkerDefaults {
+            slots: self.slots,
+            cache: self.cache.clone(),
+            data_dir: self.workers_dir.clone(),
+        };
+        let workers = self
+            .workers
+            .iter()
+            .map(|w| parse_worker(w, &d))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let scheduler_params = self
+            .scheduler_params
+            .iter()
+            .map(|kv| {
+                kv.split_once('=')
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .ok_or_else(|| anyhow::anyhow!("--scheduler-param {kv:?} is not key=value"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Some(Layout {
+            comments: self.comment.clone(),
+            token: self.token.clone(),
+            master: master.clone(),
+            http: self.http.clone(),
+            master_dir,
+            block_size: self.block_size.clone(),
+            replication: self.replication,
+            scan_interval: self.scan_interval.clone(),
+            heartbeat: self.heartbeat.clone(),
+            dead_after: self.dead_after,
+            scheduler: self.scheduler.clone(),
+            scheduler_params,
+            speculative: self.speculative,
+            network: self.network.clone(),
+            network_comment: self.network_comment.clone(),
+            host_rate: self.host_rate.clone(),
+            uplink_rate: self.uplink_rate.clone(),
+            workers,
+        }))
+    }
+}
+
+/// Runs `mr config init`: writes the cluster file when given --master, else
+/// checks `config`; then, with --tls, makes the certificates.
+pub fn dispatch(config: &Path, c: ConfigCmd) -> anyhow::Result<()> {
+    let ConfigCmd::Init {
+        tls,
+        dir,
+        sans,
+        write: new,
+    } = c;
+    let Some(layout) = new.layout()? else {
+        return init(config, tls, dir.as_deref(), &sans);
+    };
+    let out = new.out.as_deref().unwrap_or(config);
+    write(out, &layout, new.force)?;
+    if tls {
+        init(out, true, dir.as_deref(), &sans)?;
+    }
+    Ok(())
+}
 
 /// What `mr config init --master ...` writes: one field per flag. Optional
 /// fields left `None` are left out of the file (the loader's defaults

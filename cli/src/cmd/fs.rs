@@ -2,14 +2,85 @@
 //! in the last path component (`cli/glob.rs`), and `cat DIR` prints a job's
 //! output: the directory's `part-*` files in order.
 
-use super::glob;
+use super::{glob, parse_size};
 use crate::output::{table, Progress};
 use anyhow::Context;
+use clap::Subcommand;
 use common::config::ClusterConfig;
 use common::dfs::{Dfs, DfsError, PutOptions};
 use common::path::DfsPath;
 use common::units::format_size;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+#[derive(Subcommand)]
+pub enum FsCmd {
+    /// Copy a local file into the cluster; returns once every replica is durable.
+    Put {
+        local: PathBuf,
+        path: String,
+        /// Replicas per block (default: the cluster's).
+        #[arg(long, short = 'r')]
+        replication: Option<u32>,
+        /// Block size, e.g. 64MiB (default: the cluster's).
+        #[arg(long, value_parser = parse_size)]
+        block_size: Option<u64>,
+        /// Replace an existing file.
+        #[arg(long, short = 'f')]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy a file out of the cluster; with a glob (`'/out/part-*'`), every
+    /// match into the existing directory LOCAL.
+    Get {
+        path: String,
+        local: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print files to standard output: a file, a glob (`'/out/part-*'`,
+    /// matches in name order), or a directory's `part-*` files in order.
+    Cat { path: String },
+    /// List a directory (default: the root), or what a glob matches.
+    Ls {
+        #[arg(default_value = "/")]
+        path: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a file, or a directory and everything under it; a glob
+    /// deletes every match.
+    Rm {
+        path: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A file's blocks, their replicas and where they are cached.
+    Stat {
+        path: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs one `mr fs` command.
+pub async fn dispatch(cfg: &ClusterConfig, c: FsCmd) -> anyhow::Result<()> {
+    match c {
+        FsCmd::Put {
+            local,
+            path,
+            replication,
+            block_size,
+            force,
+            json,
+        } => put(cfg, &local, &path, replication, block_size, force, json).await,
+        FsCmd::Get { path, local, json } => get(cfg, &path, &local, json).await,
+        FsCmd::Cat { path } => cat(cfg, &path).await,
+        FsCmd::Ls { path, json } => ls(cfg, &path, json).await,
+        FsCmd::Rm { path, json } => rm(cfg, &path, json).await,
+        FsCmd::Stat { path, json } => stat(cfg, &path, json).await,
+    }
+}
 
 fn remote(path: &str) -> anyhow::Result<String> {
     Ok(DfsPath::parse_file(path)?.to_string())

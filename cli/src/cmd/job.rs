@@ -1,12 +1,200 @@
 //! `mr job ...`, `mr gen ...`: submit, follow and inspect jobs.
 
+use super::{parse_size, RecordFormat};
 use crate::output::{table, JobProgress};
 use anyhow::{bail, Context};
+use clap::Subcommand;
 use common::config::ClusterConfig;
 use common::dfs::{Dfs, DfsError};
 use examples::jobs::{registry, JobParams, Partitioning};
 use serde_json::Value;
 use std::time::{Duration, Instant};
+
+#[derive(clap::Args, Clone)]
+pub struct GenArgs {
+    /// randomtextwriter, randomwriter or teragen.
+    generator: String,
+    /// Total bytes to generate, e.g. 256MiB.
+    #[arg(long, value_parser = parse_size)]
+    size: u64,
+    #[arg(long)]
+    output: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Block size of the generated files (default: the cluster's).
+    #[arg(long, value_parser = parse_size)]
+    block_size: Option<u64>,
+    /// Number of maps (default: one per block of output).
+    #[arg(long)]
+    maps: Option<u32>,
+    /// Replicas of the generated files (default: the cluster's).
+    #[arg(long)]
+    replication: Option<u32>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct JobArgs {
+    /// wordcount, sort, terasort, teravalidate, sortvalidate, ...
+    name: String,
+    /// Input file or directory (repeatable).
+    #[arg(long, required = true)]
+    input: Vec<String>,
+    /// Output directory; must not exist.
+    #[arg(long)]
+    output: String,
+    #[arg(long, short = 'r', default_value_t = 4)]
+    reducers: u32,
+    /// Replicas of the output parts (default: the cluster's).
+    #[arg(long)]
+    output_replication: Option<u32>,
+    /// Sort: make the concatenation of the parts sorted (sampled ranges).
+    #[arg(long)]
+    total_order: bool,
+    /// Sort: `kv` (length-prefixed records) or `lines` (KEY<TAB>VALUE).
+    #[arg(long, value_enum, default_value_t = RecordFormat::Kv)]
+    format: RecordFormat,
+    /// Queue (capacity) or pool (fair) of the job.
+    #[arg(long, default_value = "default")]
+    queue: String,
+    /// Map-side sort buffer per task, e.g. 64MiB [default: 100MiB].
+    #[arg(long, value_parser = parse_size)]
+    sort_buffer: Option<u64>,
+    /// Extra job parameters, key=value.
+    #[arg(long = "param")]
+    params: Vec<String>,
+    /// `run`: the job summary as JSON; `submit`: `{"job_id": N}`.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+pub enum JobCmd {
+    /// Run a job to its end, showing progress; prints the summary.
+    Run(JobArgs),
+    /// Queue a job and print its id at once.
+    Submit(JobArgs),
+    /// A job's summary.
+    Status {
+        id: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every job the master knows.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Wait for a job to end; exits non-zero unless it succeeded.
+    Wait {
+        id: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop a job and every attempt of it.
+    Kill {
+        id: u64,
+        /// The killed job's summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Per-task records of a finished job, as JSON lines.
+    History { id: u64 },
+}
+
+/// Runs one `mr job` command.
+pub async fn dispatch(cfg: &ClusterConfig, c: JobCmd) -> anyhow::Result<()> {
+    match c {
+        JobCmd::Run(a) => {
+            let id = submit(cfg, job_submit(&a)?).await?;
+            let v = wait(cfg, id).await?;
+            finish(&v, a.json)
+        }
+        JobCmd::Submit(a) => {
+            let id = submit(cfg, job_submit(&a)?).await?;
+            if a.json {
+                println!("{}", serde_json::json!({ "job_id": id }));
+            } else {
+                println!("{id}");
+            }
+            Ok(())
+        }
+        JobCmd::Status { id, json } => status(cfg, id, json).await,
+        JobCmd::List { json } => list(cfg, json).await,
+        JobCmd::Wait { id, json } => {
+            let v = wait(cfg, id).await?;
+            finish(&v, json)
+        }
+        JobCmd::Kill { id, json } => kill(cfg, id, json).await,
+        JobCmd::History { id } => history(cfg, id).await,
+    }
+}
+
+/// `mr gen GENERATOR`: a map-only job writing benchmark input, run to its end.
+pub async fn generate(cfg: &ClusterConfig, g: GenArgs) -> anyhow::Result<()> {
+    // Each map's share is a little under one block: output blocks are
+    // cut at record boundaries, so a share of exactly one block would
+    // spill a sliver into a second block (and a second, tiny map).
+    let block = g.block_size.unwrap_or(cfg.dfs.block_size);
+    let maps = g
+        .maps
+        .unwrap_or_else(|| g.size.div_ceil(block - block / 32).clamp(1, 10_000) as u32);
+    let params = JobParams {
+        size: g.size,
+        seed: g.seed,
+        maps,
+        ..Default::default()
+    };
+    let s = Submit {
+        job: g.generator,
+        inputs: vec![],
+        output: g.output.clone(),
+        reducers: 0,
+        params,
+        output_replication: g.replication.unwrap_or(0),
+        output_block_size: g.block_size.unwrap_or(0),
+        queue: "default".into(),
+        sort_buffer: 0,
+    };
+    let id = submit(cfg, s).await?;
+    let v = wait(cfg, id).await?;
+    finish(&v, g.json)
+}
+
+fn job_submit(a: &JobArgs) -> anyhow::Result<Submit> {
+    let mut params = JobParams {
+        format_lines: a.format == RecordFormat::Lines,
+        ..Default::default()
+    };
+    if a.total_order {
+        params.extra.insert("total_order".into(), "true".into());
+    }
+    for kv in &a.params {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--param {kv:?} is not key=value"))?;
+        params.extra.insert(k.into(), v.into());
+    }
+    if a.reducers == 0 {
+        anyhow::bail!("--reducers must be at least 1");
+    }
+    // 0 on the wire means "the default": a typed 0 is refused, not defaulted.
+    if a.sort_buffer == Some(0) {
+        anyhow::bail!("--sort-buffer must be between 1MiB and 4GiB (got 0)");
+    }
+    Ok(Submit {
+        job: a.name.clone(),
+        inputs: a.input.clone(),
+        output: a.output.clone(),
+        reducers: a.reducers,
+        params,
+        output_replication: a.output_replication.unwrap_or(0),
+        output_block_size: 0,
+        queue: a.queue.clone(),
+        sort_buffer: a.sort_buffer.unwrap_or(0),
+    })
+}
 
 /// Everything `job run`/`job submit`/`gen` can say about a job.
 #[derive(Debug, Clone, Default)]

@@ -1,11 +1,62 @@
 //! `mr local JOB FILE`: the same map and reduce code in one process with no
 //! cluster, the baseline every cluster figure is compared against.
 
+use super::RecordFormat;
 use anyhow::Context;
 use examples::jobs::{registry, JobParams};
 use examples::local::{try_run_local, LocalOptions};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct LocalArgs {
+    /// wordcount, sort or terasort.
+    name: String,
+    /// A local input file.
+    file: PathBuf,
+    #[arg(long, short = 'r', default_value_t = 4)]
+    reducers: u32,
+    /// Sort's record format: `kv` (length-prefixed records) or `lines`
+    /// (KEY<TAB>VALUE).
+    #[arg(long, value_enum, default_value_t = RecordFormat::Kv)]
+    format: RecordFormat,
+    /// Threads for the map phase.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Write the output parts here.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Sort: range-partition by split points sampled from the map
+    /// output, so that the parts in order are one sorted sequence (as
+    /// `mr job run sort --total-order`).
+    #[arg(long)]
+    total_order: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `mr local`.
+pub fn dispatch(a: LocalArgs) -> anyhow::Result<()> {
+    let mut params = JobParams {
+        format_lines: a.format == RecordFormat::Lines,
+        reducers: a.reducers,
+        ..Default::default()
+    };
+    if a.total_order {
+        params.extra.insert("total_order".into(), "true".into());
+    }
+    tokio::task::block_in_place(|| {
+        run(
+            &a.name,
+            &a.file,
+            a.reducers,
+            params,
+            a.threads,
+            a.output.as_deref(),
+            a.json,
+        )
+    })
+}
 
 pub fn run(
     name: &str,

@@ -1,5 +1,7 @@
-//! The `mr` command groups. Each takes the parsed arguments and the cluster
-//! config and prints its result; errors travel up to `main` as `anyhow`.
+//! The `mr` command groups, one module each: its clap arguments, a
+//! `dispatch` that `main` hands them to, and the functions that take the
+//! parsed arguments and the cluster config and print the result; errors
+//! travel up to `main` as `anyhow`.
 
 pub mod admin;
 pub mod cache;
@@ -40,6 +42,25 @@ fn config_error(path: &Path, e: ConfigError) -> anyhow::Error {
         ConfigError::Invalid(msg) => anyhow::anyhow!("invalid config {}: {msg}", path.display()),
         other => other.into(),
     }
+}
+
+/// How Sort's records are framed; clap refuses any other word.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum RecordFormat {
+    /// Length-prefixed key and value (what `mr gen randomwriter` writes).
+    Kv,
+    /// Text lines, KEY<TAB>VALUE.
+    Lines,
+}
+
+/// A size flag (`64MiB`) for clap: [`common::units::parse_size`].
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
+    common::units::parse_size(s).map_err(|e| e.to_string())
+}
+
+/// A duration flag (`3s`) for clap: [`common::units::parse_duration`].
+pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    common::units::parse_duration(s).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

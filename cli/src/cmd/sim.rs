@@ -1,12 +1,266 @@
 //! `mr sim`: the simulator from the command line, one run per policy on the
 //! same cluster and seed, as a table or as `{"results": [...]}`.
 
+use super::parse_size;
 use crate::bench::plot::{self, Series};
 use crate::output::table;
+use clap::Subcommand;
 use common::sched::SchedulerSpec;
 use sim::scenario::{self, Figure, SCENARIOS};
 use sim::SimConfig;
 use std::path::{Path, PathBuf};
+
+/// The simulated cluster and workload. Defaults follow the LSAP paper's
+/// section 4.2: 4 slots per node, replication 3, half the slots idle,
+/// 20 nodes per rack, as many tasks as idle slots.
+///
+/// Example: mr sim --nodes 300 --scheduler fifo,lsap --seed 1 --json
+#[derive(clap::Args, Clone)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct SimArgs {
+    #[command(subcommand)]
+    cmd: Option<SimCmd>,
+    #[arg(long, default_value_t = 100)]
+    nodes: usize,
+    /// Racks (default: one per 20 nodes).
+    #[arg(long)]
+    racks: Option<usize>,
+    /// Map slots per node.
+    #[arg(long, default_value_t = 4)]
+    slots: u32,
+    /// Reduce slots per node (the trace's jobs have reduces).
+    #[arg(long, default_value_t = 1)]
+    reduce_slots: u32,
+    #[arg(long, default_value_t = 3)]
+    replication: usize,
+    /// Fraction of slots free at the start (the rest run other work).
+    #[arg(long, default_value_t = 0.5)]
+    idle_ratio: f64,
+    /// Map tasks (default: the idle slots at the start).
+    #[arg(long)]
+    tasks: Option<usize>,
+    /// Jobs the tasks are split over (with --workload mixed: jobs in the
+    /// schedule).
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Seconds between job arrivals (0: all at once); with --workload
+    /// mixed, the mean of the exponential inter-arrival times (0: the
+    /// paper's 14 s).
+    #[arg(long, default_value_t = 0.0)]
+    interarrival: f64,
+    /// `equal`: --tasks split over --jobs in equal shares; `mixed`: the
+    /// matchmaking paper's Facebook bins (1 to 200 maps a job, times
+    /// --map-scale), each map reading a block drawn from --blocks, as
+    /// `mr bench --workloads mixed` runs on a cluster.
+    #[arg(long, default_value = "equal", value_parser = ["equal", "mixed"])]
+    workload: String,
+    /// Mixed: factor on the bins' map counts.
+    #[arg(long, default_value_t = 1.0)]
+    map_scale: f64,
+    /// Replay a SWIM trace's rows (as `mr bench trace` does: bytes scaled
+    /// to --nodes, whole blocks of --block-size, at most --max-maps maps,
+    /// arrivals compressed by --compression or to --load, at most
+    /// --max-reduces reduces fetching the row's scaled shuffle); replaces
+    /// --workload.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// The trace slice: rows FROM..FROM+N.
+    #[arg(long, default_value_t = 0)]
+    trace_from: usize,
+    #[arg(long, default_value_t = 40)]
+    trace_jobs: usize,
+    /// The traced cluster's nodes (known for the FB-2009 and FB-2010 samples).
+    #[arg(long)]
+    traced_nodes: Option<u32>,
+    /// The factor on the trace's bytes (default: --nodes over the traced nodes).
+    #[arg(long)]
+    byte_scale: Option<f64>,
+    #[arg(long, default_value_t = 24)]
+    max_maps: u32,
+    #[arg(long, default_value_t = 4)]
+    max_reduces: u32,
+    /// Trace seconds per simulated second.
+    #[arg(long, default_value_t = 60.0)]
+    compression: f64,
+    /// The offered load to compress the arrivals to instead, with the
+    /// task model's node-local map times as the task-seconds.
+    #[arg(long)]
+    load: Option<f64>,
+    /// Block cache per node (0: none).
+    #[arg(long, default_value = "0", value_parser = parse_size)]
+    cache_size: u64,
+    #[arg(long, default_value = "64MiB", value_parser = parse_size)]
+    block_size: u64,
+    /// Distinct blocks read in turn (default: one per task).
+    #[arg(long)]
+    blocks: Option<usize>,
+    /// Heartbeat interval, seconds.
+    #[arg(long, default_value_t = 3.0)]
+    heartbeat: f64,
+    /// When launches happen: `offer` (this project's master: at once on
+    /// any node, idle nodes offered when work appears) or `heartbeat`
+    /// (Hadoop's, the papers': a node gets work on its own heartbeat).
+    #[arg(long, default_value = "offer", value_parser = ["offer", "heartbeat"])]
+    launch: String,
+    /// Remote reads and shuffle fetches share node ports and rack uplinks
+    /// (max-min fair, re-evaluated as transfers start and end), whatever
+    /// --model says.
+    #[arg(long)]
+    shared_network: bool,
+    /// Task model from `mr sim calibrate` (default: this project's LAN
+    /// measurements).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Policies, comma-separated; each runs on the same cluster and seed.
+    #[arg(long, value_delimiter = ',', default_value = "fifo,delay,lsap")]
+    scheduler: Vec<String>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand, Clone)]
+pub(crate) enum SimCmd {
+    /// Rerun a paper's experiment and print our figures beside the
+    /// paper's (`list` names them, `all` runs every one); with --out, a
+    /// markdown report and a PNG per scenario.
+    Scenario {
+        name: String,
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The figures as a JSON array (name, title, axes, xs, and per
+        /// column our values and the paper's) instead of markdown.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fit the task model (compute s/MiB, read bandwidth per locality
+    /// level) to job history: JSON lines from `mr job history ID`, or the
+    /// `history/` directory `mr bench` writes.
+    Calibrate {
+        #[arg(long)]
+        history: PathBuf,
+        /// Write the model here (for `mr sim --model FILE`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Score the simulator on runs it was not fitted on, from finished
+    /// `mr bench trace --out` directories alone (no cluster): fit on one
+    /// run of the first directory, simulate every policy at every load of
+    /// every directory, and write held-out Spearman and per-policy errors
+    /// beside the rate-from-config control (default: the first
+    /// directory's simulator-heldout.md).
+    ///
+    /// Example: mr sim heldout bench-load-fb09 bench-load-fb09-seed2 bench-load-fb10
+    Heldout {
+        /// `mr bench trace --out` directories; the first holds the fitted run.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// The fitted run's load (default: the first directory's first).
+        #[arg(long)]
+        fit_load: Option<String>,
+        /// The fitted run's policy (default: the first directory's first).
+        #[arg(long)]
+        fit_policy: Option<String>,
+        /// The fitted run's repetition.
+        #[arg(long, default_value_t = 1)]
+        fit_rep: u32,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+/// Runs `mr sim` or one of its subcommands.
+pub fn dispatch(a: SimArgs) -> anyhow::Result<()> {
+    match &a.cmd {
+        Some(SimCmd::Scenario {
+            name,
+            out,
+            seed,
+            json,
+        }) => return scenario(name, out.as_deref(), *seed, *json),
+        Some(SimCmd::Calibrate { history, out }) => return calibrate(history, out.as_deref()),
+        Some(SimCmd::Heldout {
+            dirs,
+            fit_load,
+            fit_policy,
+            fit_rep,
+            out,
+        }) => {
+            let fit = crate::bench::heldout::FitChoice {
+                load: fit_load.clone(),
+                policy: fit_policy.clone(),
+                rep: *fit_rep,
+            };
+            let path = crate::bench::heldout::run(dirs, &fit, out.as_deref())?;
+            eprintln!("report: {}", path.display());
+            return Ok(());
+        }
+        None => {}
+    }
+    let cfg = sim::SimConfig {
+        nodes: a.nodes,
+        racks: a.racks.unwrap_or(sim::SimConfig::default_racks(a.nodes)),
+        slots: a.slots,
+        reduce_slots: a.reduce_slots,
+        replication: a.replication,
+        idle_ratio: a.idle_ratio,
+        tasks: a.tasks,
+        jobs: a.jobs,
+        interarrival_s: a.interarrival,
+        cache_size: a.cache_size,
+        block_size: a.block_size,
+        blocks: a.blocks,
+        heartbeat_s: a.heartbeat,
+        offers: a.launch == "offer",
+        pools: 3,
+        seed: a.seed,
+        model: {
+            let mut m = match &a.model {
+                Some(p) => {
+                    sim::calibrate::from_json(&std::fs::read_to_string(p).map_err(|e| {
+                        anyhow::anyhow!("cannot read the model {}: {e}", p.display())
+                    })?)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
+                }
+                None => sim::model::TaskModel::default(),
+            };
+            m.shared_reads |= a.shared_network;
+            m
+        },
+        workload: if let Some(t) = &a.trace {
+            trace_workload(&TraceArgs {
+                file: t.clone(),
+                from: a.trace_from,
+                jobs: a.trace_jobs,
+                traced_nodes: a.traced_nodes,
+                byte_scale: a.byte_scale,
+                nodes: a.nodes,
+                slots: a.slots,
+                block_size: a.block_size,
+                max_maps: a.max_maps,
+                max_reduces: a.max_reduces,
+                compression: a.compression,
+                load: a.load,
+            })?
+        } else if a.workload == "mixed" {
+            if !(a.map_scale.is_finite() && a.map_scale > 0.0) {
+                anyhow::bail!("--map-scale must be a number > 0, not {}", a.map_scale);
+            }
+            let mean = if a.interarrival > 0.0 {
+                a.interarrival
+            } else {
+                14.0
+            };
+            sim::config::facebook_mixed(a.jobs, mean, a.map_scale, a.seed)
+        } else {
+            vec![]
+        },
+    };
+    run(&cfg, &a.scheduler, a.json)
+}
 
 /// `mr sim --trace`: which rows and how they are scaled.
 pub struct TraceArgs {
