@@ -356,7 +356,7 @@ impl Dfs {
     }
 
     pub fn worker(&self, addr: &str) -> Result<WorkerConn> {
-        let mut map = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = crate::sync::lock(&self.workers);
         if let Some(c) = map.get(addr) {
             return Ok(c.clone());
         }

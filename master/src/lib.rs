@@ -122,7 +122,7 @@ where
     IE: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let (interval, token, tls) = {
-        let s = state.lock().unwrap_or_else(|e| e.into_inner());
+        let s = common::sync::lock(&state);
         let tls = common::tls::server_config(&s.cfg, "master")?;
         (
             s.cfg.heartbeat.interval,
@@ -142,11 +142,7 @@ where
         let state = state.clone();
         async move {
             shutdown.await;
-            state
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .waits
-                .close();
+            common::sync::lock(&state).waits.close();
         }
     };
     let served = server
@@ -154,7 +150,7 @@ where
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await;
     bg.abort();
-    let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+    let mut s = common::sync::lock(&state);
     let abandoned = s.abandon_jobs("the master shut down while the job ran; resubmit it");
     if abandoned > 0 {
         tracing::warn!(jobs = abandoned, "unfinished jobs failed at shutdown");
@@ -182,7 +178,7 @@ async fn background(state: Shared, interval: std::time::Duration) {
     loop {
         tick.tick().await;
         let now = now();
-        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = common::sync::lock(&state);
         s.on_tick(now);
     }
 }

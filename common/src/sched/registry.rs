@@ -96,7 +96,7 @@ fn technique(
 fn intern(name: &str) -> &'static str {
     use std::sync::Mutex;
     static NAMES_SEEN: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
-    let mut seen = NAMES_SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut seen = crate::sync::lock(&NAMES_SEEN);
     if let Some(s) = seen.iter().find(|s| **s == name) {
         return s;
     }

@@ -74,8 +74,7 @@ impl MasterState {
 }
 
 fn lock(state: &Mutex<MasterState>) -> MutexGuard<'_, MasterState> {
-    // A panic while holding the lock is a bug; keep serving the rest.
-    state.lock().unwrap_or_else(|e| e.into_inner())
+    common::sync::lock(state)
 }
 
 /// A worker's long poll: `Some(true)` as soon as its outbox holds

@@ -48,8 +48,7 @@ pub struct MasterService {
 
 impl MasterService {
     fn lock(&self) -> MutexGuard<'_, MasterState> {
-        // A panic while holding the lock is a bug; keep serving the rest.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        common::sync::lock(&self.state)
     }
 }
 

@@ -122,8 +122,7 @@ pub async fn join(web: tokio::task::JoinHandle<std::io::Result<()>>) {
 }
 
 pub(crate) fn lock(state: &Shared) -> std::sync::MutexGuard<'_, crate::core::MasterState> {
-    // A panic while holding the lock is a bug; keep serving the rest.
-    state.lock().unwrap_or_else(|e| e.into_inner())
+    common::sync::lock(state)
 }
 
 /// Samples every live worker's resource vector each [`HISTORY_EVERY`].

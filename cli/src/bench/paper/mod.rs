@@ -398,7 +398,7 @@ pub async fn run(
         let mut md = format!(
             "# {}\n\n{written}; commit {}.\n\nCluster: {base_config}.\n\n{}",
             report.title,
-            super::replay::git_state(),
+            super::report::git_state(),
             report.body
         );
         if !failures.is_empty() {
