@@ -2,7 +2,7 @@
 # Fails when a workspace crate depends on another workspace crate in a way
 # docs/architecture.md ("Crates") does not allow: dependencies run downward
 # only. Reads the manifests with `cargo metadata` (no build); dev- and
-# build-dependencies count too, except simtest's (it tests the master).
+# build-dependencies count too (simtest, a test crate, may name the master).
 #   scripts/crate-deps.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
