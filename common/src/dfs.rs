@@ -173,6 +173,29 @@ pub fn chunk_crcs(data: &[u8]) -> (Vec<u32>, u32) {
     (crcs, whole)
 }
 
+/// The chunks of block `info` as a pipeline's head receives them: the
+/// first carries the block and `downstream` (the targets after the head,
+/// in order), each its CRC32C (`crcs`, from [`chunk_crcs`]).
+pub fn pipeline_chunks(
+    info: proto::BlockInfo,
+    data: &Bytes,
+    crcs: &[u32],
+    downstream: Vec<proto::WorkerAddr>,
+) -> Vec<proto::WriteBlockChunk> {
+    let mut downstream = Some(downstream);
+    (0..data.len().div_ceil(CHUNK).max(1))
+        .map(|i| {
+            let off = i * CHUNK;
+            proto::WriteBlockChunk {
+                block: (i == 0).then_some(info),
+                data: data.slice(off..(off + CHUNK).min(data.len())),
+                crc32c: crcs.get(i).copied(),
+                downstream: downstream.take().unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
 /// Streams `data` as block `info` to the head of a pipeline, which
 /// forwards it to `downstream` (the targets after it, in order); returns
 /// the head's answer: which targets stored the block durably, and which
@@ -184,22 +207,29 @@ pub async fn write_pipeline(
     crcs: &[u32],
     downstream: Vec<proto::WorkerAddr>,
 ) -> Result<proto::WriteBlockResponse> {
-    let mut downstream = Some(downstream);
-    let chunks: Vec<proto::WriteBlockChunk> = (0..data.len().div_ceil(CHUNK).max(1))
-        .map(|i| {
-            let off = i * CHUNK;
-            proto::WriteBlockChunk {
-                block: (i == 0).then_some(info),
-                data: data.slice(off..(off + CHUNK).min(data.len())),
-                crc32c: crcs.get(i).copied(),
-                downstream: downstream.take().unwrap_or_default(),
-            }
-        })
-        .collect();
+    let chunks = pipeline_chunks(info, data, crcs, downstream);
     Ok(conn
         .write_block(tokio_stream::iter(chunks))
         .await?
         .into_inner())
+}
+
+/// The block store of the process that writes, when it is a worker's: a
+/// pipeline whose head is this worker starts here, without a socket. The
+/// chunks, their checks, the forwarding and the answer are a remote
+/// head's; what goes is the encoding, the loopback's two copies and the
+/// decoding of every byte a task writes to its own worker.
+pub trait LocalHead: Send + Sync {
+    /// The worker's name, as the master names the targets.
+    fn name(&self) -> &str;
+    /// Receives the chunks of one block as the pipeline's head.
+    fn receive(
+        &self,
+        chunks: Vec<proto::WriteBlockChunk>,
+    ) -> futures::future::BoxFuture<
+        'static,
+        std::result::Result<proto::WriteBlockResponse, tonic::Status>,
+    >;
 }
 
 /// Streams `data` to one worker as block `info`; returns once that worker
@@ -422,7 +452,7 @@ impl Dfs {
             )));
         }
         let n = data.len() as u64;
-        let b = self.write_one_block(&w.path, w.lease, data).await?;
+        let b = self.write_one_block(&w.path, w.lease, data, None).await?;
         w.blocks.push(b);
         w.written += n;
         Ok(())
@@ -432,13 +462,16 @@ impl Dfs {
     /// without borrowing `w`, so that a writer can keep this block in
     /// flight while it fills the next; [`FileWriter::push_block`] records
     /// the result, in order.
+    /// `local`, when given, receives the block itself when the master puts
+    /// its worker first ([`LocalHead`]).
     pub async fn write_block_detached(
         &self,
         path: &str,
         lease: u64,
         data: Bytes,
+        local: Option<&dyn LocalHead>,
     ) -> Result<proto::CompletedBlock> {
-        self.write_one_block(path, lease, data).await
+        self.write_one_block(path, lease, data, local).await
     }
 
     /// Makes the file visible, all blocks durable.
@@ -487,7 +520,7 @@ impl Dfs {
                     let n = data.len() as u64;
                     let lease = w.lease;
                     pending.push_back(async move {
-                        self.write_one_block(path, lease, data)
+                        self.write_one_block(path, lease, data, None)
                             .await
                             .map(|b| (b, n))
                     });
@@ -525,6 +558,7 @@ impl Dfs {
         path: &str,
         lease: u64,
         data: Bytes,
+        local: Option<&dyn LocalHead>,
     ) -> Result<proto::CompletedBlock> {
         let (crcs, crc) = chunk_crcs(&data);
         let mut exclude: Vec<String> = Vec::new();
@@ -557,8 +591,16 @@ impl Dfs {
             // One pipeline, in the master's order (the writer's own worker
             // first when it is one): the head forwards to the rest.
             let answer = async {
-                let mut conn = self.worker(&head.addr)?;
-                write_pipeline(&mut conn, info, &data, &crcs, rest.to_vec()).await
+                match local {
+                    Some(l) if l.name() == head.name => {
+                        let chunks = pipeline_chunks(info, &data, &crcs, rest.to_vec());
+                        Ok(l.receive(chunks).await?)
+                    }
+                    _ => {
+                        let mut conn = self.worker(&head.addr)?;
+                        write_pipeline(&mut conn, info, &data, &crcs, rest.to_vec()).await
+                    }
+                }
             }
             .await;
             let (bad, why) = match answer {

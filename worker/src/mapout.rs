@@ -5,12 +5,18 @@
 //! the shuffle serves. Memory stays bounded whatever the input size; a
 //! record larger than the bound is spilled alone rather than refused.
 //!
+//! Records an identity map emits as slices of its input block (TeraSort's,
+//! Sort's) are not copied into the arena: their index entry points into
+//! the block, which the buffer holds until it spills. Only the index then
+//! counts against the memory bound.
+//!
 //! Each partition's CRC32C is computed as it is written and kept in the
 //! index, so that the reducer checks the bytes it fetched against what the
 //! map wrote (a disk or a network that flips a bit must fail the fetch, not
 //! change a job's output), as Hadoop's `IFile` checksums each segment.
 
 use crate::merge::{key_prefix, merge_grouped, merge_records};
+use bytes::Bytes;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -85,10 +91,45 @@ impl MapOutputIndex {
 #[derive(Clone, Copy)]
 struct Entry {
     prefix: u64,
+    /// The partition, with [`IN_SOURCE`] set when `offset` is in the
+    /// source block rather than the arena.
     partition: u32,
+    /// The key's length; in the source, its low 24 bits, and the high 8
+    /// the bytes between key and value (the value's length field of a
+    /// key-value record).
     klen: u32,
     offset: u32,
     vlen: u32,
+}
+
+/// The flag of an [`Entry`] whose record lies in the source block.
+const IN_SOURCE: u32 = 1 << 31;
+/// The longest key indexed in the source, and the widest gap after it.
+const SOURCE_KEY: usize = (1 << 24) - 1;
+const SOURCE_GAP: usize = 255;
+
+impl Entry {
+    fn part(&self) -> u32 {
+        self.partition & !IN_SOURCE
+    }
+
+    fn in_source(&self) -> bool {
+        self.partition & IN_SOURCE != 0
+    }
+
+    /// Where the key and the value start, and the key's length.
+    fn layout(&self) -> (usize, usize, usize) {
+        let (klen, gap) = if self.in_source() {
+            (
+                (self.klen as usize) & SOURCE_KEY,
+                (self.klen >> 24) as usize,
+            )
+        } else {
+            (self.klen as usize, 0)
+        };
+        let k = self.offset as usize;
+        (k, k + klen + gap, klen)
+    }
 }
 
 struct Spill {
@@ -104,6 +145,12 @@ pub struct MapOutputBuffer {
     arena: Vec<u8>,
     index: Vec<Entry>,
     spills: Vec<Spill>,
+    /// The map's input block, whose records are indexed in place.
+    source: Bytes,
+    /// The offset in `source` of the last record placed there, plus one:
+    /// a record is placed there only past it, so that the order of
+    /// offsets is the order of emission.
+    source_next: usize,
 }
 
 fn put_record(w: &mut impl Write, k: &[u8], v: &[u8]) -> io::Result<u64> {
@@ -115,7 +162,9 @@ fn put_record(w: &mut impl Write, k: &[u8], v: &[u8]) -> io::Result<u64> {
 }
 
 /// Counts the bytes written through it, and their CRC32C since the last
-/// [`Counting::take_crc`].
+/// [`Counting::take_crc`]. It sits under the `BufWriter` ([`Out`]), so the
+/// CRC runs over the buffer's large writes rather than once per field of
+/// every record.
 struct Counting<W: Write> {
     inner: W,
     bytes: u64,
@@ -149,6 +198,25 @@ impl<W: Write> Write for Counting<W> {
     }
 }
 
+/// A spill or output file: buffered, counted and checksummed below the
+/// buffer.
+type Out = BufWriter<Counting<File>>;
+
+fn create_out(path: &Path) -> io::Result<Out> {
+    Ok(BufWriter::with_capacity(
+        1 << 20,
+        Counting::new(File::create(path)?),
+    ))
+}
+
+/// Ends a partition of `w`: the bytes written so far and the CRC32C of
+/// those since the last cut.
+fn cut(w: &mut Out) -> io::Result<(u64, u32)> {
+    w.flush()?;
+    let c = w.get_mut();
+    Ok((c.bytes, c.take_crc()))
+}
+
 impl MapOutputBuffer {
     pub fn new(
         dir: PathBuf,
@@ -168,7 +236,41 @@ impl MapOutputBuffer {
             arena: Vec::with_capacity(mem_limit),
             index: Vec::with_capacity(mem_limit / std::mem::size_of::<Entry>()),
             spills: Vec::new(),
+            source: Bytes::new(),
+            source_next: 0,
         }
+    }
+
+    /// Indexes the records [`MapOutputBuffer::add`] is given as slices of
+    /// `block` where they lie, instead of copying them into the arena.
+    pub fn with_source(mut self, block: Bytes) -> Self {
+        if block.len() < IN_SOURCE as usize {
+            self.source = block;
+        }
+        self
+    }
+
+    /// Where `key` and `value` lie in the source block, if they can be
+    /// indexed there: the value after the key within [`SOURCE_GAP`] bytes
+    /// (or empty), past the last record placed there, and before any
+    /// record was copied into the arena (so that every record in the
+    /// source was emitted before every record in the arena, in the order
+    /// of their offsets, which is what keeps equal keys in emission order).
+    /// Returns the offset and the entry's `klen` (with the gap).
+    fn in_source(&self, key: &[u8], value: &[u8]) -> Option<(u32, u32)> {
+        if key.is_empty() || key.len() > SOURCE_KEY || !self.arena.is_empty() {
+            return None;
+        }
+        let base = self.source.as_ptr() as usize;
+        let k = key.as_ptr() as usize;
+        let v = if value.is_empty() {
+            k + key.len()
+        } else {
+            value.as_ptr() as usize
+        };
+        let gap = v.checked_sub(k + key.len()).filter(|g| *g <= SOURCE_GAP)?;
+        let fits = k >= base + self.source_next && v + value.len() <= base + self.source.len();
+        fits.then(|| ((k - base) as u32, (key.len() | gap << 24) as u32))
     }
 
     pub fn spills(&self) -> usize {
@@ -180,17 +282,33 @@ impl MapOutputBuffer {
     }
 
     pub fn add(&mut self, partition: u32, key: &[u8], value: &[u8]) -> io::Result<()> {
-        let size = key.len() + value.len() + std::mem::size_of::<Entry>();
+        let partition = partition.min(self.partitions - 1);
+        let placed = self.in_source(key, value);
+        let size = std::mem::size_of::<Entry>()
+            + if placed.is_some() {
+                0
+            } else {
+                key.len() + value.len()
+            };
         if !self.index.is_empty() && self.used() + size > self.mem_limit {
             self.spill()?;
         }
-        let offset = self.arena.len() as u32;
-        self.arena.extend_from_slice(key);
-        self.arena.extend_from_slice(value);
+        let (partition, offset, klen) = match placed {
+            Some((offset, klen)) => {
+                self.source_next = offset as usize + 1;
+                (partition | IN_SOURCE, offset, klen)
+            }
+            None => {
+                let offset = self.arena.len() as u32;
+                self.arena.extend_from_slice(key);
+                self.arena.extend_from_slice(value);
+                (partition, offset, key.len() as u32)
+            }
+        };
         self.index.push(Entry {
             prefix: key_prefix(key),
-            partition: partition.min(self.partitions - 1),
-            klen: key.len() as u32,
+            partition,
+            klen,
             offset,
             vlen: value.len() as u32,
         });
@@ -201,40 +319,53 @@ impl MapOutputBuffer {
         Ok(())
     }
 
+    /// The bytes `e`'s record lies in.
+    fn home(&self, e: &Entry) -> &[u8] {
+        if e.in_source() {
+            &self.source
+        } else {
+            &self.arena
+        }
+    }
+
     fn key(&self, e: &Entry) -> &[u8] {
-        &self.arena[e.offset as usize..(e.offset + e.klen) as usize]
+        let (k, _, klen) = e.layout();
+        &self.home(e)[k..k + klen]
     }
 
     fn value(&self, e: &Entry) -> &[u8] {
-        let s = (e.offset + e.klen) as usize;
-        &self.arena[s..s + e.vlen as usize]
+        let (_, v, _) = e.layout();
+        &self.home(e)[v..v + e.vlen as usize]
     }
 
     fn sort(&mut self) {
         let mut index = std::mem::take(&mut self.index);
-        // Equal keys keep emission order (the offset grows with it), as a
-        // stable sort would, without a stable sort's scratch buffer.
+        // Equal keys keep emission order, as a stable sort would, without
+        // a stable sort's scratch buffer: the offset grows with emission
+        // in the arena and in the source, and every record in the source
+        // was emitted before any in the arena ([`Self::in_source`]).
         index.sort_unstable_by(|a, b| {
-            a.partition
-                .cmp(&b.partition)
+            a.part()
+                .cmp(&b.part())
                 .then(a.prefix.cmp(&b.prefix))
                 .then_with(|| self.key(a).cmp(self.key(b)))
+                .then(b.in_source().cmp(&a.in_source()))
                 .then(a.offset.cmp(&b.offset))
         });
         self.index = index;
     }
 
     /// Writes the sorted buffer, partition by partition (combined), to `w`.
-    fn write_sorted<W: Write>(&self, w: &mut Counting<W>) -> io::Result<Vec<PartInfo>> {
+    fn write_sorted(&self, w: &mut Out) -> io::Result<Vec<PartInfo>> {
         let mut parts = vec![PartInfo::default(); self.partitions as usize];
         let mut pos = 0u64;
         let mut i = 0;
         while i < self.index.len() {
-            let p = self.index[i].partition as usize;
+            let p = self.index[i].part() as usize;
             parts[p].offset = pos;
-            w.take_crc();
+            cut(w)?;
             let mut j = i;
-            while j < self.index.len() && self.index[j].partition as usize == p {
+            while j < self.index.len() && self.index[j].part() as usize == p {
                 j += 1;
             }
             let (len, recs) = match &self.combiner {
@@ -278,7 +409,7 @@ impl MapOutputBuffer {
             };
             parts[p].len = len;
             parts[p].records = recs;
-            parts[p].crc32c = w.take_crc();
+            parts[p].crc32c = cut(w)?.1;
             pos += len;
             i = j;
         }
@@ -300,12 +431,13 @@ impl MapOutputBuffer {
         fs::create_dir_all(&self.dir)?;
         self.sort();
         let path = self.dir.join(format!("spill-{}", self.spills.len()));
-        let mut w = Counting::new(BufWriter::with_capacity(1 << 20, File::create(&path)?));
+        let mut w = create_out(&path)?;
         let parts = self.write_sorted(&mut w)?;
         w.flush()?;
         self.spills.push(Spill { path, parts });
         self.arena.clear();
         self.index.clear();
+        // What is left of the source may still be indexed in place.
         Ok(())
     }
 
@@ -316,7 +448,7 @@ impl MapOutputBuffer {
             p.push(".index");
             PathBuf::from(p)
         };
-        let mut w = Counting::new(BufWriter::with_capacity(1 << 20, File::create(out)?));
+        let mut w = create_out(out)?;
         let idx = if self.spills.is_empty() {
             self.sort();
             MapOutputIndex {
@@ -326,8 +458,7 @@ impl MapOutputBuffer {
             self.spill()?;
             let mut parts = Vec::with_capacity(self.partitions as usize);
             for p in 0..self.partitions as usize {
-                let start = w.bytes;
-                w.take_crc();
+                let start = cut(&mut w)?.0;
                 let runs = self
                     .spills
                     .iter()
@@ -358,11 +489,12 @@ impl MapOutputBuffer {
                         })?;
                     }
                 }
+                let (end, crc32c) = cut(&mut w)?;
                 parts.push(PartInfo {
                     offset: start,
-                    len: w.bytes - start,
+                    len: end - start,
                     records,
-                    crc32c: w.take_crc(),
+                    crc32c,
                 });
             }
             for s in &self.spills {
@@ -475,6 +607,70 @@ mod tests {
             }
         }
         assert_eq!(got, want);
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Records emitted as slices of the source block are indexed where
+    /// they lie (the arena stays empty), with the value right after the key
+    /// or a few bytes on (a key-value record's length field); mixed with
+    /// copied ones they still come out sorted with equal keys in emission
+    /// order, through spills as without.
+    #[test]
+    fn records_of_the_source_are_indexed_in_place_in_emission_order() {
+        let d = tmp("source");
+        for gap in [0usize, 4] {
+            // A 2-byte key from a small set, `gap` bytes, a 4-byte value
+            // that numbers the record.
+            let len = 6 + gap;
+            let block: Vec<u8> = (0..3000u32)
+                .flat_map(|i| {
+                    let mut r = format!("k{}", i % 7).into_bytes();
+                    r.extend_from_slice(&vec![b'|'; gap]);
+                    r.extend_from_slice(&i.to_be_bytes());
+                    r
+                })
+                .collect();
+            let block = Bytes::from(block);
+            for (limit, tag) in [(1 << 20, "one"), (1 << 16, "spilled")] {
+                let tag = format!("{tag}-{gap}");
+                let mut b =
+                    MapOutputBuffer::new(d.join(&tag), 2, limit, None).with_source(block.clone());
+                let mut want: Vec<(u32, Vec<u8>, Vec<u8>)> = Vec::new();
+                for r in block.chunks(len) {
+                    let (k, v) = (&r[..2], &r[2 + gap..]);
+                    let p = u32::from(k[1] % 2);
+                    b.add(p, k, v).unwrap();
+                    want.push((p, k.to_vec(), v.to_vec()));
+                }
+                if limit == 1 << 20 {
+                    assert!(b.arena.is_empty(), "records of the source were copied");
+                    assert_eq!(b.used(), 3000 * std::mem::size_of::<Entry>());
+                } else {
+                    assert!(b.spills() > 0);
+                }
+                // The tail is copied, and sorts after the source's equal keys.
+                b.add(1, b"k1", b"tail").unwrap();
+                want.push((1, b"k1".to_vec(), b"tail".to_vec()));
+                // A slice of the source behind the last one placed is copied.
+                b.add(1, &block[..2], &block[2 + gap..len]).unwrap();
+                want.push((1, block[..2].to_vec(), block[2 + gap..len].to_vec()));
+                let out = d.join(format!("{tag}.out"));
+                let idx = b.finish(&out).unwrap();
+                for p in 0..2u32 {
+                    let mut w: Vec<(Vec<u8>, Vec<u8>)> = want
+                        .iter()
+                        .filter(|r| r.0 == p)
+                        .map(|r| (r.1.clone(), r.2.clone()))
+                        .collect();
+                    w.sort_by(|a, b| a.0.cmp(&b.0));
+                    assert_eq!(
+                        read_part(&out, idx.parts[p as usize]),
+                        w,
+                        "{tag} partition {p}"
+                    );
+                }
+            }
+        }
         fs::remove_dir_all(&d).unwrap();
     }
 

@@ -53,15 +53,12 @@ pub async fn run(
         let (written, records, ctx) = tokio::task::spawn_blocking(move || -> Result<_, Failure> {
             let mut w =
                 OutputWriter::create(n2.clone(), rt, &path, &opts).map_err(Failure::from_err)?;
-            let mut rec = Vec::new();
             let mut err = None;
             job.generate(&mut ctx, &mut |k: &[u8], v: &[u8]| {
                 if err.is_some() {
                     return;
                 }
-                rec.clear();
-                formats::write_record(oformat, k, v, &mut rec);
-                if let Err(e) = w.write(&rec) {
+                if let Err(e) = w.write_with(|b| formats::write_record(oformat, k, v, b)) {
                     err = Some(e);
                 }
             });
@@ -121,7 +118,8 @@ pub async fn run(
                 reducers,
                 sort_buffer,
                 combiner,
-            );
+            )
+            .with_source(data.clone());
             let mut next_i = 0;
             let mut tiers = tiers;
             let mut fetch_err = None;

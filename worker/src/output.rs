@@ -2,13 +2,17 @@
 //! client from blocking task code. Blocks are cut at record boundaries, so
 //! every part can be read by maps of a later job without straddling records.
 //!
+//! A block whose first target is this worker is handed to its store in
+//! process ([`crate::pipeline::Local`]); the targets after it get it
+//! through the pipeline as from any writer.
+//!
 //! One block is in flight while the next fills: the task goes on
 //! producing records while the previous block is sent and fsynced on its
 //! targets, so a reduce's merge and its output's durability overlap
 //! instead of taking turns. At most two blocks of a part are in memory.
 
 use crate::node::Node;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use common::dfs::{DfsError, FileWriter, PutOptions};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -22,7 +26,9 @@ pub struct OutputWriter {
     node: Arc<Node>,
     rt: Handle,
     file: Option<FileWriter>,
-    buf: BytesMut,
+    /// The block being filled: records are encoded straight into it, and
+    /// it goes to the store as it is (`Bytes::from` a `Vec` moves it).
+    buf: Vec<u8>,
     block_size: usize,
     /// The block being written, and its length.
     in_flight: Option<(InFlight, u64)>,
@@ -46,7 +52,7 @@ impl OutputWriter {
             node,
             rt,
             file: Some(file),
-            buf: BytesMut::with_capacity(block_size.min(64 << 20)),
+            buf: Vec::with_capacity(block_size.min(64 << 20)),
             block_size,
             in_flight: None,
             blocked_s: Rc::default(),
@@ -59,19 +65,25 @@ impl OutputWriter {
         self.blocked_s.clone()
     }
 
-    /// Appends one encoded record, flushing a block first if it would not fit.
-    pub fn write(&mut self, rec: &[u8]) -> Result<(), DfsError> {
-        if !self.buf.is_empty() && self.buf.len() + rec.len() > self.block_size {
-            self.flush_block()?;
-        }
-        if rec.len() > self.block_size {
+    /// Appends the record `encode` appends to the block buffer: encoded in
+    /// place, not in a buffer of its own and copied. A record that overruns
+    /// the block is moved to the next one, so blocks end on records.
+    pub fn write_with(&mut self, encode: impl FnOnce(&mut Vec<u8>)) -> Result<(), DfsError> {
+        let start = self.buf.len();
+        encode(&mut self.buf);
+        let len = self.buf.len() - start;
+        if len > self.block_size {
+            self.buf.truncate(start);
             return Err(DfsError::Invalid(format!(
-                "an output record of {} bytes is larger than the output block size {}",
-                rec.len(),
+                "an output record of {len} bytes is larger than the output block size {}",
                 self.block_size
             )));
         }
-        self.buf.extend_from_slice(rec);
+        if self.buf.len() > self.block_size {
+            let rec = self.buf.split_off(start);
+            self.flush_block()?;
+            self.buf.extend_from_slice(&rec);
+        }
         self.records += 1;
         Ok(())
     }
@@ -93,16 +105,19 @@ impl OutputWriter {
     /// Sends the buffered block once the previous one has landed.
     fn flush_block(&mut self) -> Result<(), DfsError> {
         self.land()?;
-        let data: Bytes = self.buf.split().freeze();
         // The next block gets its whole buffer at once rather than growing
         // (and copying) from nothing.
-        self.buf.reserve(self.block_size.min(64 << 20));
+        let next = Vec::with_capacity(self.block_size.min(64 << 20));
+        let data = Bytes::from(std::mem::replace(&mut self.buf, next));
         let f = self.file.as_ref().expect("open until finish");
         let (path, lease, len) = (f.path.clone(), f.lease(), data.len() as u64);
         let node = self.node.clone();
-        let h = self
-            .rt
-            .spawn(async move { node.dfs.write_block_detached(&path, lease, data).await });
+        let h = self.rt.spawn(async move {
+            let local = crate::pipeline::Local(node.clone());
+            node.dfs
+                .write_block_detached(&path, lease, data, Some(&local))
+                .await
+        });
         self.in_flight = Some((h, len));
         Ok(())
     }

@@ -143,6 +143,25 @@ pub async fn receive(
     })
 }
 
+/// This worker as the head of its own tasks' block writes: a task's
+/// output goes into the store beside it without a socket, through the
+/// same [`receive`] a remote writer's chunks go through.
+pub struct Local(pub Arc<Node>);
+
+impl common::dfs::LocalHead for Local {
+    fn name(&self) -> &str {
+        &self.0.me.name
+    }
+
+    fn receive(
+        &self,
+        chunks: Vec<WriteBlockChunk>,
+    ) -> futures::future::BoxFuture<'static, Result<WriteBlockResponse, Status>> {
+        let chunks = tokio_stream::iter(chunks.into_iter().map(Ok));
+        Box::pin(receive(self.0.clone(), chunks))
+    }
+}
+
 /// The CRC32C of chunk `c` at byte `at` of `info`: the one it carries,
 /// once checked, or computed when the sender gave none.
 pub fn check_chunk(info: &BlockInfo, at: u64, c: &WriteBlockChunk) -> Result<u32, Status> {

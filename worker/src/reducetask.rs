@@ -212,15 +212,12 @@ pub async fn run(
                 .collect::<std::io::Result<Vec<_>>>()
                 .map_err(Failure::from_err)?;
             let runs: Vec<&[u8]> = mapped.iter().map(Mapped::bytes).collect();
-            let mut rec = Vec::new();
             let mut err = None;
             let mut emit = |k: &[u8], v: &[u8]| {
                 if err.is_some() {
                     return;
                 }
-                rec.clear();
-                formats::write_record(oformat, k, v, &mut rec);
-                if let Err(e) = w.write(&rec) {
+                if let Err(e) = w.write_with(|b| formats::write_record(oformat, k, v, b)) {
                     err = Some(e);
                 }
             };

@@ -66,8 +66,10 @@ pub fn read_split(
     }
 }
 
+/// Lines are found with `memchr` (whole words at a time): a byte-by-byte
+/// search was a tenth of a text Sort's map.
 fn find_nl(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\n')
+    memchr::memchr(b'\n', b)
 }
 
 fn read_lines(

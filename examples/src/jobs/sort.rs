@@ -9,7 +9,7 @@ pub struct Sort;
 /// `KEY<TAB>VALUE`: the key is everything before the first TAB, so values may
 /// hold TABs; a line without one is all key.
 pub fn split_tab(line: &[u8]) -> (&[u8], &[u8]) {
-    match line.iter().position(|&c| c == b'\t') {
+    match memchr::memchr(b'\t', line) {
         Some(i) => (&line[..i], &line[i + 1..]),
         None => (line, b""),
     }
