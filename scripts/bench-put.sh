@@ -7,6 +7,9 @@
 # daemons) and the puts alternate between the two in the same run, so that
 # the ratio is measured under the same load: this machine's speed moves
 # between runs, a ratio within one run does not.
+# Before each repetition the floor runs: dd writes the file REPL times at
+# once, each copy fsynced (the disk work the replicas need, and nothing
+# else); each put's time is also given over the floor's of its repetition.
 #   scripts/bench-put.sh [--size 1GiB] [--reps 3] [--replication 2]
 #                        [--block-size 64MiB] [--against OLD_BIN_DIR] [--dir DIR]
 # Binaries: target/release (built first), or MR_BIN_DIR.
@@ -44,7 +47,7 @@ if [ -z "${MR_BIN_DIR:-}" ]; then
   export MR_BIN_DIR="$PWD/target/release"
 fi
 NEW="$MR_BIN_DIR"
-trap 'for c in new old; do MR_BIN_DIR=$NEW scripts/cluster.sh down --dir "$DIR/$c" >/dev/null 2>&1 || true; done; rm -rf "$DIR/new" "$DIR/old" "$DIR/in.bin" "$DIR/rows.txt"' EXIT
+trap 'for c in new old; do MR_BIN_DIR=$NEW scripts/cluster.sh down --dir "$DIR/$c" >/dev/null 2>&1 || true; done; rm -rf "$DIR/new" "$DIR/old" "$DIR/in.bin" "$DIR/rows.txt" "$DIR"/floor-*' EXIT
 
 head -c "$BYTES" /dev/urandom > "$DIR/in.bin"
 up() { # name bindir
@@ -56,7 +59,27 @@ SIDES=(new)
 if [ -n "$OLD" ]; then up old "$OLD"; SIDES=(old new); fi
 declare -A BIN=([new]="$NEW" [old]="$OLD")
 : > "$DIR/rows.txt"
+# The floor of a put on this machine: the file's bytes written REPL times
+# at once (what the replicas' disks must take), each copy fsynced, by dd
+# from the page cache: no network, no checksums, no second process.
+floor() {
+  python3 - "$DIR" "$REPL" <<'PY'
+import os, subprocess, sys, time
+d, n = sys.argv[1], int(sys.argv[2])
+t = time.monotonic()
+ps = [subprocess.Popen(["dd", f"if={d}/in.bin", f"of={d}/floor-{i}", "bs=4M", "conv=fsync"],
+                       stderr=subprocess.DEVNULL) for i in range(n)]
+if any(p.wait() for p in ps):
+    sys.exit("bench-put: the floor's dd failed")
+print(time.monotonic() - t)
+for i in range(n):
+    os.remove(f"{d}/floor-{i}")
+PY
+}
 for rep in $(seq 1 "$REPS"); do
+  fsecs=$(floor)
+  echo "floor $fsecs" >> "$DIR/rows.txt"
+  echo "== floor repetition $rep of $REPS: $fsecs s" >&2
   for side in "${SIDES[@]}"; do
     mr=("${BIN[$side]}/mr" --config "$DIR/$side/cluster.toml" -q)
     secs=$("${mr[@]}" fs put --json -f -r "$REPL" "$DIR/in.bin" /bench-put/in.bin \
@@ -74,11 +97,23 @@ print(f"mr fs put of {mib:.0f} MiB, replication {sys.argv[3]}, {sys.argv[4]} blo
       "6 workers in 2 racks on loopback; median [range]")
 med = {}
 for side in dict.fromkeys(r[0] for r in rows):
+    if side == "floor":
+        continue
     secs = [float(r[1]) for r in rows if r[0] == side]
     rates = [mib / s for s in secs]
     med[side] = statistics.median(rates)
     print(f"{side:>4}: {med[side]:6.0f} MiB/s [{min(rates):.0f}-{max(rates):.0f}], "
           f"{statistics.median(secs):.2f} s [{min(secs):.2f}-{max(secs):.2f}]")
+floor = [float(r[1]) for r in rows if r[0] == "floor"]
+print(f"floor: {statistics.median([mib / s for s in floor]):6.0f} MiB/s "
+      f"[{min(mib / s for s in floor):.0f}-{max(mib / s for s in floor):.0f}] "
+      f"(the bytes written {sys.argv[3]} times at once with fsync, by dd)")
+for side in med:
+    # Each put over the floor run just before it.
+    secs = [float(r[1]) for r in rows if r[0] == side]
+    ratios = [s / f for s, f in zip(secs, floor)]
+    print(f"{side:>4} / floor: {statistics.median(ratios):.2f}x "
+          f"[{min(ratios):.2f}-{max(ratios):.2f}] (time over the floor's)")
 if "old" in med:
     print(f"new / old: {med['new'] / med['old']:.2f}x")
 EOF
