@@ -11,12 +11,12 @@ import json, sys
 # Each crate: the workspace crates it may depend on (docs/architecture.md).
 allowed = {
     "proto": set(),
-    "examples": set(),
+    "joblib": set(),
     "common": {"proto"},
     "sim": {"common"},
-    "master": {"common", "examples", "proto"},
-    "worker": {"common", "examples", "proto"},
-    "cli": {"common", "examples", "proto", "sim"},
+    "master": {"common", "joblib", "proto"},
+    "worker": {"common", "joblib", "proto"},
+    "cli": {"common", "joblib", "proto", "sim"},
     "simtest": {"common", "master", "proto"},
 }
 meta = json.load(sys.stdin)

@@ -97,7 +97,7 @@ fn code<T: std::fmt::Debug>(r: Result<tonic::Response<T>, tonic::Status>) -> Cod
 }
 
 fn generator(output: &str, queue: &str) -> proto::SubmitJobRequest {
-    let params = examples::jobs::JobParams {
+    let params = joblib::jobs::JobParams {
         maps: 1,
         size: 1000,
         ..Default::default()
@@ -106,7 +106,7 @@ fn generator(output: &str, queue: &str) -> proto::SubmitJobRequest {
         job: "randomtextwriter".into(),
         output: output.into(),
         reducers: 0,
-        params_json: examples::spec::params_to_json(&params),
+        params_json: joblib::spec::params_to_json(&params),
         queue: queue.into(),
         ..Default::default()
     }

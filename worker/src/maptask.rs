@@ -9,7 +9,7 @@ use crate::node::Node;
 use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
 use common::dfs::PutOptions;
-use examples::jobs::{formats, InputFormat, Partitioning, ResolvedJob, TaskCtx};
+use joblib::jobs::{formats, InputFormat, Partitioning, ResolvedJob, TaskCtx};
 use proto::LaunchTask;
 use std::path::PathBuf;
 use std::sync::Arc;

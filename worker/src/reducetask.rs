@@ -19,8 +19,8 @@ use crate::node::Node;
 use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
 use common::dfs::PutOptions;
-use examples::jobs::{formats, ResolvedJob, TaskCtx};
 use futures::StreamExt;
+use joblib::jobs::{formats, ResolvedJob, TaskCtx};
 use proto::LaunchTask;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -102,7 +102,7 @@ impl Mapped<'_> {
 /// in-memory segments of each reduce (default [`SHUFFLE_MEMORY`]);
 /// `shuffle_in_place=false` streams even the segments on this host, which
 /// is how a one-machine test exercises the streamed path.
-fn shuffle_settings(p: &examples::jobs::JobParams) -> Result<(u64, bool), Failure> {
+fn shuffle_settings(p: &joblib::jobs::JobParams) -> Result<(u64, bool), Failure> {
     let memory = match p.extra.get("shuffle_memory") {
         None => SHUFFLE_MEMORY,
         Some(v) => common::config::parse_shuffle_memory(v).map_err(Failure::msg)?,

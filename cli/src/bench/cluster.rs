@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use bytes::{Bytes, BytesMut};
 use common::config::ClusterConfig;
 use common::dfs::{Dfs, DfsError};
-use examples::jobs::JobParams;
+use joblib::jobs::JobParams;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 

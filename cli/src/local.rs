@@ -9,9 +9,9 @@
 //! blocks; at record boundaries for KvRecords); each chunk is a map with its
 //! own index, so validators see chunks as they would see blocks.
 
-use crate::jobs::formats::{self, read_split, write_record, FormatError};
-use crate::jobs::{Emit, InputFormat, Job, JobParams, Partitioning, TaskCtx};
 use bytes::Bytes;
+use joblib::jobs::formats::{self, read_split, write_record, FormatError};
+use joblib::jobs::{Emit, InputFormat, Job, JobParams, Partitioning, TaskCtx};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -485,8 +485,8 @@ fn merge_groups<'a>(srcs: &[Sorted<'a>], mut f: impl FnMut(&'a [u8], &[&'a [u8]]
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jobs::formats::{kv_encode, kv_iter};
-    use crate::jobs::registry::lookup;
+    use joblib::jobs::formats::{kv_encode, kv_iter};
+    use joblib::jobs::registry::lookup;
     use std::collections::HashMap;
 
     fn small() -> LocalOptions {
