@@ -13,10 +13,11 @@ allowed = {
     "proto": set(),
     "joblib": set(),
     "common": {"proto"},
-    "sim": {"common"},
-    "master": {"common", "joblib", "proto"},
+    "sched": {"common"},
+    "sim": {"sched"},
+    "master": {"common", "joblib", "proto", "sched"},
     "worker": {"common", "joblib", "proto"},
-    "cli": {"common", "joblib", "proto", "sim"},
+    "cli": {"common", "joblib", "proto", "sched", "sim"},
     "simtest": {"common", "master", "proto"},
 }
 meta = json.load(sys.stdin)

@@ -74,7 +74,7 @@ fn init_logging(verbose: u8, quiet: bool) {
         (true, _) => "off",
         (false, 0) => "warn",
         (false, 1) => "info",
-        (false, 2) => "info,mr=debug,cli=debug,common=debug,joblib=debug,proto=debug,sim=debug",
+        (false, 2) => "info,mr=debug,cli=debug,common=debug,joblib=debug,proto=debug,sched=debug,sim=debug",
         (false, _) => "debug",
     };
     let filter = match std::env::var("RUST_LOG") {

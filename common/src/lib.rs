@@ -11,7 +11,7 @@
 //! - [`json`]: JSON shapes shared by the CLI's `--json` and the REST API.
 //! - [`placement`]: HDFS's rack-aware replica placement, pure.
 //! - [`resources`]: a worker's resource vector, from sample to policy.
-//! - [`sched`]: the Scheduler trait, the cluster view, every policy.
+//! - [`locality`]: the five locality levels of a placement.
 //! - [`shutdown`]: the daemons' stop signal.
 //! - [`sync`]: a `Mutex` lock that survives a panic while it was held.
 //! - [`logging`]: tracing set-up for the daemons.
@@ -20,12 +20,12 @@ pub mod auth;
 pub mod config;
 pub mod dfs;
 pub mod json;
+pub mod locality;
 pub mod logging;
 pub mod path;
 pub mod placement;
 pub mod resources;
 pub mod role;
-pub mod sched;
 pub mod shutdown;
 pub mod sync;
 pub mod tls;

@@ -4,7 +4,7 @@
 
 use crate::node::Node;
 use bytes::Bytes;
-use common::sched::Locality;
+use common::locality::Locality;
 use proto::{BlockLocation, WorkerAddr};
 use std::sync::Arc;
 

@@ -79,7 +79,7 @@ impl TraceOpts {
             bail!("--schedulers names no scheduler");
         }
         for s in self.schedulers.iter().chain([&self.solo_policy]) {
-            common::sched::registry::build(&common::sched::SchedulerSpec::new(s))
+            sched::registry::build(&sched::SchedulerSpec::new(s))
                 .map_err(|e| anyhow::anyhow!("--schedulers: {e}"))?;
         }
         if let Some(b) = &self.baseline {

@@ -78,9 +78,9 @@ pub enum SchedCmd {
 pub async fn dispatch(config: &Path, c: AdminCmd) -> anyhow::Result<()> {
     if let AdminCmd::Scheduler(SchedCmd::List { json }) = c {
         if json {
-            println!("{}", serde_json::json!(common::sched::registry::NAMES));
+            println!("{}", serde_json::json!(sched::registry::NAMES));
         } else {
-            for name in common::sched::registry::NAMES {
+            for name in sched::registry::NAMES {
                 println!("{name}");
             }
         }

@@ -224,7 +224,7 @@ impl Master for MasterService {
     async fn set_scheduler(&self, req: Request<SchedulerRequest>) -> Rpc<SchedulerResponse> {
         identity(&req).require(Role::Admin, "change the scheduler")?;
         let r = req.into_inner();
-        let spec = common::sched::SchedulerSpec {
+        let spec = sched::SchedulerSpec {
             name: r.name,
             params: r.params.into_iter().collect(),
         };

@@ -125,7 +125,7 @@ pub struct SchedulerBody {
 }
 
 impl SchedulerBody {
-    fn spec(self) -> Result<common::sched::SchedulerSpec, ApiError> {
+    fn spec(self) -> Result<sched::SchedulerSpec, ApiError> {
         let mut params = std::collections::BTreeMap::new();
         for (k, v) in self.params {
             let v = match v {
@@ -140,7 +140,7 @@ impl SchedulerBody {
             };
             params.insert(k, v);
         }
-        Ok(common::sched::SchedulerSpec {
+        Ok(sched::SchedulerSpec {
             name: self.name,
             params,
         })

@@ -6,7 +6,7 @@
 use crate::core::MasterState;
 use crate::error::{MasterError, Result};
 use crate::jobs::{Job, TaskStatus};
-use common::sched::TaskKind;
+use sched::TaskKind;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -133,7 +133,7 @@ impl MasterState {
         json!({
             "name": spec.name,
             "params": spec.params,
-            "available": common::sched::registry::NAMES,
+            "available": sched::registry::NAMES,
         })
     }
 }

@@ -2,7 +2,7 @@
 
 use super::report::TaskMetrics;
 use crate::blocks::namespace::BlockMeta;
-use common::sched::TaskId;
+use sched::TaskId;
 use serde_json::{json, Value};
 use std::time::Instant;
 

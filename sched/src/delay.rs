@@ -124,7 +124,7 @@ impl Technique for Delay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::testkit::{self, node};
+    use crate::testkit::{self, node};
 
     /// Map `index` of `job`, reading block `100 * job + index`.
     fn map(job: u64, index: u32, replicas: &[&str]) -> PendingTask {

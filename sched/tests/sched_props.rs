@@ -2,9 +2,9 @@
 //! never more assignments than free slots, never a task twice, never a node
 //! outside the view, and no pending task starves while slots stay free.
 
-use common::sched::registry::NAMES;
-use common::sched::*;
 use proptest::prelude::*;
+use sched::registry::NAMES;
+use sched::*;
 use std::collections::{HashMap, HashSet};
 
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 /// A node's resources as a policy reads them: the vector its worker
 /// sampled (the number of cores is `cores()`, the per-core vector's length).
-pub type Resources = crate::resources::ResourceVector;
+pub type Resources = common::resources::ResourceVector;
 
 #[derive(Debug, Clone, Default)]
 pub struct NodeView {

@@ -124,7 +124,7 @@ impl JobOrder for CapacityOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::testkit::{node, pooled_job};
+    use crate::testkit::{node, pooled_job};
 
     #[test]
     fn least_served_queue_first_fifo_inside() {
@@ -150,13 +150,13 @@ mod tests {
 
     #[test]
     fn a_heartbeats_slots_are_shared_between_equal_queues() {
-        use crate::sched::fair::tests::{split, two_pools_on_a_four_slot_node};
+        use crate::fair::tests::{split, two_pools_on_a_four_slot_node};
         let v = two_pools_on_a_four_slot_node(["a", "b"]);
-        let mut spec = crate::sched::SchedulerSpec::new("capacity");
+        let mut spec = crate::SchedulerSpec::new("capacity");
         spec.params.insert("queues".into(), "a:50,b:50".into());
         for name in ["capacity", "capacity+delay", "capacity+matchmaking"] {
             spec.name = name.into();
-            let mut s = crate::sched::build(&spec).unwrap();
+            let mut s = crate::build(&spec).unwrap();
             let a = s.assign(&v, Trigger::Heartbeat("n".into()));
             assert_eq!(split(&a), (2, 2), "{name}: {a:?}");
         }

@@ -803,7 +803,7 @@ impl Scheduler for CompatNb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::testkit::{self, view};
+    use crate::testkit::{self, view};
 
     const GB: u64 = 1 << 30;
 

@@ -1276,7 +1276,7 @@ impl Scheduler for Clqlmrs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::testkit::{job, map, node, view};
+    use crate::testkit::{job, map, node, view};
 
     const CL: Locality = Locality::CacheLocal;
     const DL: Locality = Locality::NodeLocal;
@@ -1715,7 +1715,7 @@ mod tests {
             1
         );
         let spec = SchedulerSpec::new("clqlmrs-wait");
-        let mut w = crate::sched::registry::build(&spec).unwrap();
+        let mut w = crate::registry::build(&spec).unwrap();
         assert_eq!(w.name(), "clqlmrs-wait");
         let a = Trigger::Heartbeat("a".into());
         assert!(w.assign(&only(0, 10.0), a.clone()).is_empty());

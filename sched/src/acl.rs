@@ -363,7 +363,7 @@ impl Scheduler for Acl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::testkit::{self, job, node};
+    use crate::testkit::{self, job, node};
 
     /// Map `index` of `job`, reading block `100 * job + index`.
     fn map(job: u64, index: u32, replicas: &[&str], cached: &[&str]) -> PendingTask {

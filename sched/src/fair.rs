@@ -94,7 +94,7 @@ impl JobOrder for FairOrder {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::sched::testkit::{self, node, pooled_job};
+    use crate::testkit::{self, node, pooled_job};
 
     #[test]
     fn starved_pool_first_then_fewest_running() {
@@ -140,7 +140,7 @@ pub(crate) mod tests {
     fn a_heartbeats_slots_are_shared_between_equal_pools() {
         let v = two_pools_on_a_four_slot_node(["a", "b"]);
         for name in ["fair", "fair+delay", "fair+matchmaking"] {
-            let mut s = crate::sched::build(&crate::sched::SchedulerSpec::new(name)).unwrap();
+            let mut s = crate::build(&crate::SchedulerSpec::new(name)).unwrap();
             let a = s.assign(&v, Trigger::Heartbeat("n".into()));
             assert_eq!(split(&a), (2, 2), "{name}: {a:?}");
         }

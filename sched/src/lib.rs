@@ -3,6 +3,7 @@
 //! policies themselves, one file each. Pure code with no I/O and no clock of
 //! its own (`now` comes in the view), so the master, the simulator and unit
 //! tests run exactly the same decisions.
+//! How it fits with the other crates: `docs/architecture.md`.
 
 pub mod acl;
 pub mod atlas;
@@ -31,7 +32,7 @@ pub mod view;
 
 pub use error::SchedError;
 pub use index::{JobInput, LocalityIndex};
-pub use registry::{build, SchedulerSpec};
+pub use registry::{build, check_config, SchedulerSpec};
 pub use view::*;
 
 /// A placement policy. Called on a heartbeat from a node (or on an event);

@@ -151,7 +151,7 @@ impl JobOrder for HybsmrpOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::testkit;
+    use crate::testkit;
 
     /// A job of `remaining` pending maps, submitted at `submit`, whose
     /// maps took `avg_task` seconds on average.

@@ -136,7 +136,7 @@ impl Technique for Matchmaking {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::testkit::{self, job, node};
+    use crate::testkit::{self, job, node};
 
     /// Map `index` of `job`, reading block `index`.
     fn map(job: u64, index: u32, replicas: &[&str]) -> PendingTask {

@@ -444,7 +444,7 @@ pub fn assign_matrix(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::sched::testkit::{self, job, local_count, node, view};
+    use crate::testkit::{self, job, local_count, node, view};
     use std::collections::HashSet;
 
     /// Map `index` of `job`, reading block `job * 1000 + index` (64 MiB,
@@ -525,7 +525,7 @@ pub(crate) mod tests {
     pub fn prunable(seed: u64) -> ClusterView {
         let mut rng = fastrand::Rng::with_seed(seed);
         let nodes = rng.usize(2..30);
-        let mut v = crate::sched::synth::view(crate::sched::synth::Shape {
+        let mut v = crate::synth::view(crate::synth::Shape {
             nodes,
             racks: rng.usize(1..5),
             slots: rng.u32(1..4),

@@ -17,6 +17,7 @@ use super::lsap::Lsap;
 use super::lsap_fair::LsapFair;
 use super::matchmaking::Matchmaking;
 use super::Scheduler;
+use common::config::{ClusterConfig, ConfigError};
 use std::collections::BTreeMap;
 
 /// Every name `build` accepts with default parameters. `ORDER+TECHNIQUE`
@@ -96,7 +97,7 @@ fn technique(
 fn intern(name: &str) -> &'static str {
     use std::sync::Mutex;
     static NAMES_SEEN: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
-    let mut seen = crate::sync::lock(&NAMES_SEEN);
+    let mut seen = common::sync::lock(&NAMES_SEEN);
     if let Some(s) = seen.iter().find(|s| **s == name) {
         return s;
     }
@@ -105,21 +106,9 @@ fn intern(name: &str) -> &'static str {
     s
 }
 
-/// A policy name and its parameters, as configured.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SchedulerSpec {
-    pub name: String,
-    pub params: BTreeMap<String, String>,
-}
-
-impl SchedulerSpec {
-    pub fn new(name: &str) -> Self {
-        SchedulerSpec {
-            name: name.to_string(),
-            params: BTreeMap::new(),
-        }
-    }
-}
+// A plain type, in the base crate: `cluster.toml`'s `[scheduler]` reads
+// into it where no policy is linked.
+pub use common::config::SchedulerSpec;
 
 /// Builds a policy, refusing unknown names and parameters.
 pub fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>, SchedError> {
@@ -191,6 +180,15 @@ pub fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>, SchedError> {
     }))
 }
 
+/// The `[scheduler]` check `ClusterConfig::validate` leaves to this crate
+/// (the base crate links no policy): the name and parameters must build.
+/// Its error reads as the loader's own.
+pub fn check_config(cfg: &ClusterConfig) -> Result<(), ConfigError> {
+    build(&cfg.scheduler.spec())
+        .map(drop)
+        .map_err(|e| ConfigError::Invalid(e.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,5 +213,23 @@ mod tests {
         d.params.insert("nope".into(), "3".into());
         assert!(build(&d).is_err());
         assert!(build(&SchedulerSpec::new("fifo+nothing")).is_err());
+    }
+
+    #[test]
+    fn a_cluster_file_naming_an_unknown_policy_or_parameter_is_invalid() {
+        let base = "token = \"t\"\n[master]\naddr = \"127.0.0.1:7070\"\ndata_dir = \"/tmp/m\"\n";
+        let cfg = |sched: &str| ClusterConfig::parse(&format!("{base}{sched}")).unwrap();
+        assert!(check_config(&cfg("")).is_ok());
+        assert!(check_config(&cfg("[scheduler]\nname = \"fifo+delay\"\n")).is_ok());
+        let e = check_config(&cfg("[scheduler]\nname = \"nope\"\n")).unwrap_err();
+        assert!(
+            matches!(&e, ConfigError::Invalid(m) if m.contains("unknown scheduler")),
+            "{e}"
+        );
+        let e = check_config(&cfg(
+            "[scheduler]\nname = \"delay\"\n[scheduler.params]\nbogus = 1\n",
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
     }
 }

@@ -100,7 +100,7 @@ pub fn assign_maps_fifo(view: &ClusterView, node: &NodeView, queue: &mut Queue) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::testkit::{self, job, node};
+    use crate::testkit::{self, job, node};
 
     /// Map `index` of `job`, reading block `index`.
     fn map(job: u64, index: u32, replicas: &[&str]) -> PendingTask {

@@ -660,9 +660,9 @@ impl Scheduler for Atlas {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::lsap::tests::figure_1;
-    use crate::sched::lsap::Lsap;
-    use crate::sched::testkit::{job, local_count, map, node, view};
+    use crate::lsap::tests::figure_1;
+    use crate::lsap::Lsap;
+    use crate::testkit::{job, local_count, map, node, view};
 
     fn beat(s: &mut Atlas, v: &ClusterView, n: &str) -> Vec<Assignment> {
         s.assign(v, Trigger::Heartbeat(n.into()))

@@ -555,7 +555,7 @@ mod tests {
     use super::super::lsap::tests::{figure_1, map, random_cluster};
     use super::super::lsap::Lsap;
     use super::*;
-    use crate::sched::testkit::{local_count, node, pooled_job, view};
+    use crate::testkit::{local_count, node, pooled_job, view};
     use std::collections::HashSet;
 
     /// Assignments made, and their total under the full problem's C.
