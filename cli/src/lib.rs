@@ -6,12 +6,14 @@
 //! # Layout
 //! - [`bench`]: `mr bench`, the benchmark harness and its reports; its
 //!   clap arguments in [`bench::command`].
+//! - [`certs`]: the cluster CA and certificates of `mr config init --tls`.
 //! - [`cmd`]: one module per `mr` command group (`fs`, `cache`, `cluster`,
 //!   ...), each with its clap arguments; `main.rs` keeps the top level.
 //! - [`local`]: a job in one process (the sort/merge engine of `mr local`).
 //! - [`output`]: terminal progress and human tables.
 
 pub mod bench;
+pub mod certs;
 pub mod cmd;
 pub mod local;
 pub mod output;

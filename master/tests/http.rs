@@ -198,7 +198,7 @@ async fn auth_kill_and_scheduler_switch() {
     );
 
     // --- kill: a generator job stays queued without workers
-    let mut conn = common::dfs::master_conn(&c.grpc.to_string(), &c.token).unwrap();
+    let mut conn = rpc::dfs::master_conn(&c.grpc.to_string(), &c.token).unwrap();
     let params = joblib::jobs::JobParams {
         size: 1 << 20,
         maps: 3,

@@ -9,7 +9,7 @@
 
 use crate::node::Node;
 use bytes::{Bytes, BytesMut};
-use common::dfs::{DfsError, FileWriter, PutOptions};
+use rpc::dfs::{DfsError, FileWriter, PutOptions};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;

@@ -12,7 +12,7 @@
 //! forwards, so the copies are written at the same time. A target that
 //! fails anywhere downstream stops the pipeline at once: this worker drops
 //! its own partial copy and answers with the failed target's name, which
-//! the writer excludes before it tries the block again (`common::dfs`).
+//! the writer excludes before it tries the block again (`rpc::dfs`).
 
 use crate::node::Node;
 use crate::status::to_status;
@@ -175,7 +175,7 @@ impl Forward {
             conn.write_block(tokio_stream::wrappers::ReceiverStream::new(rx))
                 .await
                 .map(|r| r.into_inner())
-                .map_err(|s| common::dfs::status_text(&s))
+                .map_err(|s| rpc::dfs::status_text(&s))
         });
         Forward {
             next,
@@ -388,7 +388,7 @@ mod tests {
         let mut c = chunks(13, &data, vec![target("w2", &w2.me.addr)]);
         // w1 checks the chunk against this CRC and forwards it with it:
         // what w2 sees is a chunk whose bytes changed after it was sent.
-        let w2conn = common::dfs::worker_conn(&w2.me.addr, "t").unwrap();
+        let w2conn = rpc::dfs::worker_conn(&w2.me.addr, "t").unwrap();
         let mut bad = c.clone();
         bad[3].data = Bytes::from(vec![8u8; 1024]);
         bad[0].downstream.clear();

@@ -528,7 +528,7 @@ pub fn init(config: &Path, tls: bool, dir: Option<&Path>, sans: &[String]) -> an
         (None, None) => (base.join("tls"), true),
     };
     let ca_key = base.join("ca.key");
-    let issued = common::tls::write_cluster_certs(&cfg, &dir, &ca_key, sans)?;
+    let issued = crate::certs::write_cluster_certs(&cfg, &dir, &ca_key, sans)?;
     for i in &issued {
         println!(
             "{:<8} {}  ({})",
@@ -557,7 +557,7 @@ pub fn init(config: &Path, tls: bool, dir: Option<&Path>, sans: &[String]) -> an
         std::fs::write(config, &text)?;
         // What was written must load: a bad path shows now, not at start.
         let back = ClusterConfig::load(config)?;
-        common::tls::client_config(&back)?;
+        rpc::tls::client_config(&back)?;
         println!("added [tls] to {}", config.display());
     }
     Ok(())

@@ -5,8 +5,8 @@ use crate::output::{table, JobProgress};
 use anyhow::{bail, Context};
 use clap::Subcommand;
 use common::config::ClusterConfig;
-use common::dfs::{Dfs, DfsError};
 use joblib::jobs::{registry, JobParams, Partitioning};
+use rpc::dfs::{Dfs, DfsError};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 

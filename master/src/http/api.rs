@@ -2,7 +2,7 @@
 //! `MasterState`, answer JSON. Read-only except job kill and the
 //! scheduler switch; a job's details are its owner's and the admins'
 //! (`jobs::owner`). Shapes are those of the CLI's `--json` where both
-//! show the same thing (see `common::json` and `http/views.rs`).
+//! show the same thing (see `rpc::json` and `http/views.rs`).
 
 use super::error::ApiError;
 use super::lock;
@@ -12,7 +12,7 @@ use axum::body::Bytes;
 use axum::extract::{Extension, Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use common::auth::{Identity, Role};
+use rpc::auth::{Identity, Role};
 use serde::Deserialize;
 use serde_json::Value;
 

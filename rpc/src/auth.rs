@@ -11,8 +11,8 @@
 //! identity. Tokens of `[[users]]` are never a worker's: a user cannot
 //! register a worker, heartbeat for one or report a task.
 
-use crate::config::ClusterConfig;
-pub use crate::role::{Role, ADMIN_NAME, WORKER_NAME};
+use common::config::ClusterConfig;
+pub use common::role::{Role, ADMIN_NAME, WORKER_NAME};
 use std::sync::Arc;
 use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;

@@ -26,9 +26,9 @@ pub fn worker_status(w: &proto::WorkerStatus) -> Value {
 }
 
 /// A resource vector as users read it (the shape
-/// [`crate::resources::ResourceVector`] serializes to).
+/// [`common::resources::ResourceVector`] serializes to).
 pub fn resources(r: &proto::ResourceVector) -> Value {
-    crate::resources::ResourceVector::from(r).json()
+    common::resources::ResourceVector::from(r).json()
 }
 
 /// The whole `cluster status` object: `master` is the gRPC address, `ui`

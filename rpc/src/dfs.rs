@@ -13,9 +13,9 @@
 //! against the block's CRC32C.
 
 use crate::auth::TokenAttach;
-use crate::config::ClusterConfig;
-use crate::CHUNK;
 use bytes::{Bytes, BytesMut};
+use common::config::ClusterConfig;
+use common::CHUNK;
 use proto::master_client::MasterClient;
 use proto::worker_client::WorkerClient;
 use std::collections::HashMap;
@@ -356,7 +356,7 @@ impl Dfs {
     }
 
     pub fn worker(&self, addr: &str) -> Result<WorkerConn> {
-        let mut map = crate::sync::lock(&self.workers);
+        let mut map = common::sync::lock(&self.workers);
         if let Some(c) = map.get(addr) {
             return Ok(c.clone());
         }
