@@ -56,7 +56,7 @@ prose() { cat <<'MD'
 Written by `scripts/sim-scale.sh`. Every policy runs unchanged through the
 `Scheduler` trait; what makes 5000 nodes and 100 000 tasks affordable:
 
-- **The locality index** (`common/src/sched/index.rs`): the simulator keeps
+- **The locality index** (`sched/src/index.rs`): the simulator keeps
   one `ClusterView` and updates it in place, with an index of pending maps
   per node and per rack (and generators apart). FIFO, Fair, Capacity,
   Delay, Matchmaking, HybSMRP and the other ORDER+TECHNIQUE policies look
@@ -65,7 +65,7 @@ Written by `scripts/sim-scale.sh`. Every policy runs unchanged through the
   varied views, and `sim/` checks a whole run with and without the index
   gives the same history for every heartbeat policy).
 - **LSAP, LSAP-fair, atlas: candidate pruning, then a sparse solve with a
-  certificate** (`common/src/sched/pruned.rs`). With S idle slots and F
+  certificate** (`sched/src/pruned.rs`). With S idle slots and F
   tasks that must avoid some node, only the K = S + F cheapest tasks per
   idle node, per rack with an idle node and overall (plus the F) can be in
   an optimal assignment: any other task on a slot can be swapped for a free

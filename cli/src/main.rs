@@ -65,7 +65,7 @@ enum Cmd {
 }
 
 /// Log lines (`tracing`) on stderr: warnings by default, `-v` info, `-vv`
-/// debug, `-q` none; `RUST_LOG` (e.g. `common=debug`) wins over `-v`.
+/// debug, `-q` none; `RUST_LOG` (e.g. `rpc=debug`) wins over `-v`.
 fn init_logging(verbose: u8, quiet: bool) {
     use tracing_subscriber::EnvFilter;
     // -vv: this project's crates at debug, not the gRPC stack's frames
@@ -74,7 +74,7 @@ fn init_logging(verbose: u8, quiet: bool) {
         (true, _) => "off",
         (false, 0) => "warn",
         (false, 1) => "info",
-        (false, 2) => "info,mr=debug,cli=debug,common=debug,examples=debug,proto=debug,sim=debug",
+        (false, 2) => "info,mr=debug,cli=debug,common=debug,joblib=debug,proto=debug,rpc=debug,sched=debug,sim=debug",
         (false, _) => "debug",
     };
     let filter = match std::env::var("RUST_LOG") {

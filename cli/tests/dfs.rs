@@ -128,14 +128,14 @@ fn a_dead_second_target_breaks_the_pipeline_and_the_block_goes_elsewhere() {
     let cfg = common::config::ClusterConfig::load(&c.config).unwrap();
     let data = bytes::Bytes::from(random_bytes(3 << 20, 7));
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let opts = common::dfs::PutOptions {
+    let opts = rpc::dfs::PutOptions {
         replication: 2,
         writer: "w1".into(),
         ..Default::default()
     };
     let n = rt
         .block_on(async {
-            let dfs = common::dfs::Dfs::connect(&cfg)?;
+            let dfs = rpc::dfs::Dfs::connect(&cfg)?;
             dfs.put_bytes("/pipeline.bin", data.clone(), &opts).await
         })
         .unwrap();

@@ -462,7 +462,7 @@ fn every_scheduler_runs_a_job_to_a_correct_end_and_can_be_switched_live() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scheduler"));
     let out = c.mr(&["admin", "scheduler", "set", "delay", "bogus=1"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("bogus"));
-    for name in common::sched::registry::NAMES {
+    for name in sched::registry::NAMES {
         c.mr_ok(&["admin", "scheduler", "set", name]);
         assert!(c.mr_ok(&["admin", "scheduler", "show"]).contains(name));
         let output = format!("/wc-{}", name.replace('+', "-"));

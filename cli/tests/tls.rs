@@ -5,8 +5,8 @@
 
 mod support;
 
-use common::tls::rustls::pki_types::ServerName;
-use common::tls::tokio_rustls::TlsConnector;
+use rpc::tls::rustls::pki_types::ServerName;
+use rpc::tls::tokio_rustls::TlsConnector;
 use std::path::Path;
 use support::{write_file, Cluster, Opts};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -51,7 +51,7 @@ fn mr_with(config: &Path, args: &[&str]) -> (bool, String) {
 
 /// GET over HTTPS trusting only `ca`: the response's text, or the error.
 async fn https_get(addr: &str, ca: &[u8], path: &str, token: &str) -> std::io::Result<String> {
-    let cfg = common::tls::https_client(ca).map_err(std::io::Error::other)?;
+    let cfg = rpc::tls::https_client(ca).map_err(std::io::Error::other)?;
     let tcp = tokio::net::TcpStream::connect(addr).await?;
     let host = addr.rsplit_once(':').unwrap().0.to_string();
     let name = ServerName::try_from(host).map_err(std::io::Error::other)?;
@@ -187,12 +187,12 @@ fn clients_without_the_cluster_ca_are_refused() {
     let r = rt.block_on(async {
         let tls = tonic::transport::ClientTlsConfig::new()
             .ca_certificate(tonic::transport::Certificate::from_pem(&ca));
-        let ch = common::dfs::endpoint(&addr, Some(&tls))?
+        let ch = rpc::dfs::endpoint(&addr, Some(&tls))?
             .connect_timeout(std::time::Duration::from_secs(5))
             .connect_lazy();
-        let mut m = common::dfs::master_conn_on(ch, &c.token)?;
+        let mut m = rpc::dfs::master_conn_on(ch, &c.token)?;
         m.cluster_status(proto::Empty {}).await?;
-        Ok::<_, common::dfs::DfsError>(())
+        Ok::<_, rpc::dfs::DfsError>(())
     });
     assert!(r.is_err(), "a client without a certificate was served");
     // (4) The web UI with another CA: the handshake fails.

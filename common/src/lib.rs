@@ -1,34 +1,28 @@
-//! Types shared by every process of the runtime.
+//! Types shared by every process of the runtime: plain types with no network
+//! stack (no tonic, no rustls, no protobuf), so that the policies and the
+//! simulator can link them; what speaks the wire is the `rpc` crate.
 //! How it fits with the other crates: `docs/architecture.md`.
 //!
 //! # Layout
 //! - [`config`]: `cluster.toml`, parsed and validated.
 //! - [`units`]: sizes (`64MiB`) and durations (`1s`) from outside.
 //! - [`path`]: namespace paths, normalised and unable to escape the root.
-//! - [`dfs`]: the file-system client: put, get, block reads and writes.
-//! - [`auth`]: the cluster-token interceptors every server and client uses.
-//! - [`tls`]: TLS for every port, and the cluster CA and certificates.
-//! - [`json`]: JSON shapes shared by the CLI's `--json` and the REST API.
 //! - [`placement`]: HDFS's rack-aware replica placement, pure.
 //! - [`resources`]: a worker's resource vector, from sample to policy.
-//! - [`sched`]: the Scheduler trait, the cluster view, every policy.
+//! - [`locality`]: the five locality levels of a placement.
 //! - [`shutdown`]: the daemons' stop signal.
 //! - [`sync`]: a `Mutex` lock that survives a panic while it was held.
 //! - [`logging`]: tracing set-up for the daemons.
 
-pub mod auth;
 pub mod config;
-pub mod dfs;
-pub mod json;
+pub mod locality;
 pub mod logging;
 pub mod path;
 pub mod placement;
 pub mod resources;
 pub mod role;
-pub mod sched;
 pub mod shutdown;
 pub mod sync;
-pub mod tls;
 pub mod units;
 
 /// Wire protocol version: a worker of another version is refused at

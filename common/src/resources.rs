@@ -1,9 +1,9 @@
 //! The atop-like resource vector of one worker: CPU (total and per core),
 //! load, memory, disk and network rates. One type from the worker's sample
 //! (`worker::monitor`) through the heartbeat (the protobuf
-//! `ResourceVector`, converted here and only here) to what a policy reads
-//! (`sched::NodeView::resources`) and what users read (the JSON of
-//! `mr cluster status --json` and `GET /api/workers`).
+//! `ResourceVector`, converted in `proto::resources` and only there) to
+//! what a policy reads (`sched::NodeView::resources`) and what users read
+//! (the JSON of `mr cluster status --json` and `GET /api/workers`).
 
 use serde::{Deserialize, Serialize};
 
@@ -44,48 +44,6 @@ impl ResourceVector {
     }
 }
 
-impl From<proto::ResourceVector> for ResourceVector {
-    fn from(r: proto::ResourceVector) -> Self {
-        ResourceVector {
-            cpu_pct: r.cpu_pct,
-            cpu_per_core_pct: r.cpu_per_core_pct,
-            load1: r.load1,
-            load5: r.load5,
-            load15: r.load15,
-            mem_used_bytes: r.mem_used_bytes,
-            mem_total_bytes: r.mem_total_bytes,
-            disk_read_bps: r.disk_read_bps,
-            disk_write_bps: r.disk_write_bps,
-            net_rx_bps: r.net_rx_bps,
-            net_tx_bps: r.net_tx_bps,
-        }
-    }
-}
-
-impl From<&proto::ResourceVector> for ResourceVector {
-    fn from(r: &proto::ResourceVector) -> Self {
-        r.clone().into()
-    }
-}
-
-impl From<ResourceVector> for proto::ResourceVector {
-    fn from(r: ResourceVector) -> Self {
-        proto::ResourceVector {
-            cpu_pct: r.cpu_pct,
-            cpu_per_core_pct: r.cpu_per_core_pct,
-            load1: r.load1,
-            load5: r.load5,
-            load15: r.load15,
-            mem_used_bytes: r.mem_used_bytes,
-            mem_total_bytes: r.mem_total_bytes,
-            disk_read_bps: r.disk_read_bps,
-            disk_write_bps: r.disk_write_bps,
-            net_rx_bps: r.net_rx_bps,
-            net_tx_bps: r.net_tx_bps,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,12 +66,9 @@ mod tests {
     }
 
     #[test]
-    fn the_wire_round_trip_keeps_every_field() {
-        let r = sample();
-        let wire = proto::ResourceVector::from(r.clone());
-        assert_eq!(wire.load15, 0.125);
-        assert_eq!(ResourceVector::from(&wire), r);
-        assert_eq!(r.cores(), 2);
+    fn cores_are_the_per_core_entries() {
+        assert_eq!(sample().cores(), 2);
+        assert_eq!(ResourceVector::default().cores(), 0);
     }
 
     /// The shape `mr cluster status --json` and `GET /api/workers` have

@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(cfg) = common::config::ClusterConfig::parse(text) {
         cfg.validate().expect("a parsed config is valid");
         let _ = cfg.heartbeat.expiry();
-        let _ = cfg.scheduler.spec();
+        let _ = sched::check_config(&cfg);
         for w in &cfg.workers {
             assert!(cfg.worker(&w.name).is_some());
         }

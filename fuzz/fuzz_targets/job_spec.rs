@@ -9,20 +9,20 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if let Ok(p) = examples::spec::params_from_json(text) {
-        let again = examples::spec::params_from_json(&examples::spec::params_to_json(&p))
+    if let Ok(p) = joblib::spec::params_from_json(text) {
+        let again = joblib::spec::params_from_json(&joblib::spec::params_to_json(&p))
             .expect("written parameters parse");
         assert_eq!(again.size, p.size);
         assert_eq!(again.maps, p.maps);
         assert_eq!(again.extra, p.extra);
-        for name in examples::jobs::registry::NAMES {
-            let job = examples::jobs::registry::lookup(name).expect("listed jobs exist");
+        for name in joblib::jobs::registry::NAMES {
+            let job = joblib::jobs::registry::lookup(name).expect("listed jobs exist");
             let _ = job.input_format(&p);
             let _ = job.output_format(&p);
             let _ = job.partitioning(&p);
         }
     }
-    let _ = examples::jobs::registry::lookup(text);
+    let _ = joblib::jobs::registry::lookup(text);
     if let Ok(path) = common::path::DfsPath::parse(text) {
         // A parsed path never escapes the root and parses to itself.
         assert!(path.as_str().starts_with('/'));

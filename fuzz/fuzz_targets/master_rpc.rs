@@ -161,7 +161,7 @@ fuzz_target!(|data: &[u8]| {
             }
             17 => {
                 if let Ok(r) = SchedulerRequest::decode(body) {
-                    let spec = common::sched::SchedulerSpec {
+                    let spec = sched::SchedulerSpec {
                         name: r.name,
                         params: r.params.into_iter().collect(),
                     };

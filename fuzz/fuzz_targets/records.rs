@@ -1,6 +1,6 @@
 //! The record readers across block boundaries: a file cut into blocks at
 //! fuzzed boundaries, each block read by its own "map" as
-//! `examples::jobs::formats::read_split` does it, must yield every record
+//! `joblib::jobs::formats::read_split` does it, must yield every record
 //! of the file exactly once: text lines (Hadoop's LineRecordReader rule),
 //! 100-byte TeraSort records (a partial last record is an error, never a
 //! short record), and length-prefixed key/value records (canonical: what
@@ -8,8 +8,8 @@
 #![no_main]
 
 use bytes::Bytes;
-use examples::jobs::formats::{kv_encode, read_split, FormatError};
-use examples::jobs::InputFormat;
+use joblib::jobs::formats::{kv_encode, read_split, FormatError};
+use joblib::jobs::InputFormat;
 use libfuzzer_sys::fuzz_target;
 
 /// Cuts `file` into blocks whose lengths cycle through `cuts` (each ≥ 1).

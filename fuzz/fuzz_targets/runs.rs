@@ -5,7 +5,7 @@
 //! grouping sees every record once.
 #![no_main]
 
-use examples::jobs::formats::kv_iter;
+use joblib::jobs::formats::kv_iter;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -106,11 +106,11 @@ fuzz_target!(|data: &[u8]| {
             if let Ok(resp) = HeartbeatResponse::decode(body) {
                 for c in resp.commands {
                     if let Some(command::Kind::Launch(l)) = c.kind {
-                        if examples::jobs::registry::lookup(&l.job_name).is_some() {
-                            let _ = examples::spec::params_from_json(&l.params_json);
+                        if joblib::jobs::registry::lookup(&l.job_name).is_some() {
+                            let _ = joblib::spec::params_from_json(&l.params_json);
                         }
                         let splits: Vec<Vec<u8>> = l.splits.iter().map(|s| s.to_vec()).collect();
-                        let part = examples::jobs::formats::range_partition(b"key", &splits);
+                        let part = joblib::jobs::formats::range_partition(b"key", &splits);
                         assert!(part as usize <= splits.len());
                     }
                 }

@@ -64,7 +64,7 @@ pub async fn run_with_http(
         return run(cfg, listener, shutdown).await;
     };
     // A bad certificate stops the master at start, not just its web UI.
-    common::tls::web_config(&cfg, "master")?;
+    rpc::tls::web_config(&cfg, "master")?;
     let state = open(cfg)?;
     tracing::info!(addr = %listener.local_addr()?, "mr-master listening");
     // The web server stops when gRPC serving has (dropping `stop`), so the
@@ -84,7 +84,7 @@ pub async fn run_with_http(
 /// second waits for the client's delayed acknowledgement of the first, up
 /// to 40 ms a call, which made every launch on submit (a long poll's answer,
 /// then `TakeCommands`) take 80 ms on loopback. Clients set it already
-/// (`common::dfs`).
+/// (`rpc::dfs`).
 pub fn no_delay(
     listener: TcpListener,
 ) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
@@ -123,10 +123,10 @@ where
 {
     let (interval, token, tls) = {
         let s = common::sync::lock(&state);
-        let tls = common::tls::server_config(&s.cfg, "master")?;
+        let tls = rpc::tls::server_config(&s.cfg, "master")?;
         (
             s.cfg.heartbeat.interval,
-            common::auth::Tokens::from_config(&s.cfg),
+            rpc::auth::Tokens::from_config(&s.cfg),
             tls,
         )
     };

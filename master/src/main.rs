@@ -48,6 +48,7 @@ async fn main() -> anyhow::Result<()> {
     common::logging::init("info");
     let args = Args::parse();
     let cfg = ClusterConfig::load(&args.config)?;
+    sched::check_config(&cfg)?;
     tracing::info!(config = %args.config.display(), ?cfg.dfs, ?cfg.heartbeat, workers = cfg.workers.len(), "effective config");
     if let Some(Recover::Truncate) = args.recover {
         master::blocks::editlog::recover_truncate(&cfg.master.data_dir)?;

@@ -109,7 +109,7 @@ impl Stats {
         let m = &r.metrics;
         let read = m.bytes_cache + m.bytes_local + m.bytes_remote_rack + m.bytes_remote_off_rack;
         let c = self.cache.entry(r.worker.clone()).or_default();
-        if m.locality == common::sched::Locality::CacheLocal.as_str() {
+        if m.locality == sched::Locality::CacheLocal.as_str() {
             c.hits += 1;
         } else if read > 0 {
             c.misses += 1;

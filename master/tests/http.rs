@@ -198,8 +198,8 @@ async fn auth_kill_and_scheduler_switch() {
     );
 
     // --- kill: a generator job stays queued without workers
-    let mut conn = common::dfs::master_conn(&c.grpc.to_string(), &c.token).unwrap();
-    let params = examples::jobs::JobParams {
+    let mut conn = rpc::dfs::master_conn(&c.grpc.to_string(), &c.token).unwrap();
+    let params = joblib::jobs::JobParams {
         size: 1 << 20,
         maps: 3,
         ..Default::default()
@@ -208,7 +208,7 @@ async fn auth_kill_and_scheduler_switch() {
         .submit_job(proto::SubmitJobRequest {
             job: "randomtextwriter".into(),
             output: "/gen/out".into(),
-            params_json: examples::spec::params_to_json(&params),
+            params_json: joblib::spec::params_to_json(&params),
             ..Default::default()
         })
         .await

@@ -58,7 +58,7 @@ async fn start_with(name: &str, tls: bool) -> (Master, common::config::ClusterCo
     );
     let mut cfg = common::config::ClusterConfig::parse(&toml).unwrap();
     if tls {
-        common::tls::write_cluster_certs(&cfg, &dir.join("tls"), &dir.join("ca.key"), &[]).unwrap();
+        cli::certs::write_cluster_certs(&cfg, &dir.join("tls"), &dir.join("ca.key"), &[]).unwrap();
         let file = dir.join("cluster.toml");
         std::fs::write(
             &file,
@@ -85,8 +85,8 @@ async fn start_with(name: &str, tls: bool) -> (Master, common::config::ClusterCo
     (m, cfg)
 }
 
-fn conn(m: &Master, token: &str) -> common::dfs::MasterConn {
-    common::dfs::master_conn(&m.grpc.to_string(), token).unwrap()
+fn conn(m: &Master, token: &str) -> rpc::dfs::MasterConn {
+    rpc::dfs::master_conn(&m.grpc.to_string(), token).unwrap()
 }
 
 fn code<T: std::fmt::Debug>(r: Result<tonic::Response<T>, tonic::Status>) -> Code {
@@ -97,7 +97,7 @@ fn code<T: std::fmt::Debug>(r: Result<tonic::Response<T>, tonic::Status>) -> Cod
 }
 
 fn generator(output: &str, queue: &str) -> proto::SubmitJobRequest {
-    let params = examples::jobs::JobParams {
+    let params = joblib::jobs::JobParams {
         maps: 1,
         size: 1000,
         ..Default::default()
@@ -106,7 +106,7 @@ fn generator(output: &str, queue: &str) -> proto::SubmitJobRequest {
         job: "randomtextwriter".into(),
         output: output.into(),
         reducers: 0,
-        params_json: examples::spec::params_to_json(&params),
+        params_json: joblib::spec::params_to_json(&params),
         queue: queue.into(),
         ..Default::default()
     }
@@ -162,11 +162,11 @@ async fn a_worker_certificate_names_the_worker_it_registers_as() {
     let as_process = |me: &str| {
         let mut c = cfg.clone();
         c.tls.as_mut().unwrap().me = me.into();
-        let tls = common::tls::client_config(&c).unwrap().unwrap();
-        let ch = common::dfs::endpoint(&m.grpc.to_string(), Some(&tls))
+        let tls = rpc::tls::client_config(&c).unwrap().unwrap();
+        let ch = rpc::dfs::endpoint(&m.grpc.to_string(), Some(&tls))
             .unwrap()
             .connect_lazy();
-        common::dfs::master_conn_on(ch, WORKER).unwrap()
+        rpc::dfs::master_conn_on(ch, WORKER).unwrap()
     };
     for (me, name) in [("w2", "w1"), ("client", "w1"), ("master", "w2")] {
         let e = as_process(me).register(register(name)).await.unwrap_err();

@@ -1,5 +1,5 @@
 //! The generated gRPC protocol (`mr.v1`), shared by the master, the workers
-//! and the client.
+//! and the client, and its one conversion to a base type ([`resources`]).
 
 #![allow(clippy::all, missing_docs)]
 
@@ -8,3 +8,5 @@ pub mod v1 {
 }
 
 pub use v1::*;
+
+pub mod resources;

@@ -19,7 +19,7 @@
 //! A level with no sample keeps the default, and the fit says so.
 
 use crate::model::TaskModel;
-use common::sched::Locality;
+use sched::Locality;
 use serde_json::Value;
 use std::path::Path;
 

@@ -32,7 +32,7 @@ use crate::cluster::{self, BlockCache};
 use crate::config::SimConfig;
 use crate::metrics::SimResult;
 use crate::network::{FlowId, Network};
-use common::sched::{
+use sched::{
     Assignment, ClusterView, JobView, Locality, NodeView, PendingTask, RunningTask, Scheduler,
     TaskId, TaskKind, TaskReport, Trigger,
 };
@@ -957,7 +957,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::sched::{build, SchedulerSpec};
+    use sched::{build, SchedulerSpec};
 
     /// Everything a run decides, not how long it took.
     fn history(r: &SimResult) -> String {
@@ -972,7 +972,7 @@ mod tests {
     /// scans the pending tasks) has the same history, with jobs arriving,
     /// blocks read again and caches filling and evicting. (lsap and
     /// lsap-fair prune their problem with it: the same optimum, ties
-    /// possibly broken otherwise; see `common::sched::pruned`.)
+    /// possibly broken otherwise; see `sched::pruned`.)
     #[test]
     fn the_index_changes_no_history() {
         let cfg = SimConfig {
@@ -987,7 +987,7 @@ mod tests {
             ..SimConfig::default()
         };
         let mut cache_hits = 0;
-        for name in common::sched::registry::NAMES {
+        for name in sched::registry::NAMES {
             if ["lsap", "lsap-fair"].contains(name) {
                 continue;
             }

@@ -1,5 +1,5 @@
 //! `mr sim`: a discrete-event simulation of a MapReduce cluster that runs
-//! the real placement policies of `common::sched`, unchanged, through the
+//! the real placement policies of `sched`, unchanged, through the
 //! `Scheduler` trait and the real `ClusterView`, on clusters far larger
 //! than one machine can host (hundreds to thousands of nodes).
 //!
@@ -25,7 +25,7 @@ pub mod scenario;
 pub use config::{ConfigError, SimConfig};
 pub use metrics::SimResult;
 
-use common::sched::{build, SchedulerSpec};
+use sched::{build, SchedulerSpec};
 
 /// Runs one policy on the configured cluster. The same config and seed
 /// give the same history, whatever the policy's own speed.

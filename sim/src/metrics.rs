@@ -1,6 +1,6 @@
 //! What one simulated run measured, and its JSON form (`mr sim --json`).
 
-use common::sched::Locality;
+use sched::Locality;
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone, Default, PartialEq)]

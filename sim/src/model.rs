@@ -7,7 +7,7 @@
 //! 64 MiB block moved in 0.04 s node-local, 0.56 s rack-local, 1.9 s
 //! off-rack); `mr sim calibrate` fits them to a real cluster's history.
 
-use common::sched::Locality;
+use sched::Locality;
 
 const MIB: f64 = (1 << 20) as f64;
 

@@ -5,7 +5,7 @@
 
 use crate::config::SimConfig;
 use crate::metrics::SimResult;
-use common::sched::SchedulerSpec;
+use sched::SchedulerSpec;
 use std::fmt::Write as _;
 
 /// One curve: our figure per x, and the paper's where it gives one.

@@ -1,6 +1,6 @@
 //! The event loop's determinism and the LSAP paper's headline figure.
 
-use common::sched::SchedulerSpec;
+use sched::SchedulerSpec;
 use sim::{run, SimConfig, SimResult};
 
 fn cfg(nodes: usize, seed: u64) -> SimConfig {
@@ -33,7 +33,7 @@ fn a_seed_gives_one_history_for_every_policy() {
     c.interarrival_s = 2.0;
     c.cache_size = 256 << 20;
     c.blocks = Some(40);
-    for name in common::sched::registry::NAMES {
+    for name in sched::registry::NAMES {
         let spec = SchedulerSpec::new(name);
         let a = run(&c, &spec).unwrap();
         let b = run(&c, &spec).unwrap();

@@ -8,7 +8,7 @@ use crate::history::{self, note, JobEnd};
 use crate::wordcount;
 use bytes::Bytes;
 use common::config::ClusterConfig;
-use common::dfs::{Dfs, DfsError, PutOptions};
+use rpc::dfs::{Dfs, DfsError, PutOptions};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -6,9 +6,9 @@
 //! of waiting forever (turmoil drops the segments of a partitioned link and,
 //! unlike a kernel, never retransmits them).
 
-use common::dfs::{ChannelMaker, DfsError};
 use futures::Stream;
 use hyper_util::rt::TokioIo;
+use rpc::dfs::{ChannelMaker, DfsError};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -91,7 +91,7 @@ pub fn channel(addr: &str) -> Result<Channel, DfsError> {
         .connect_with_connector_lazy(connector))
 }
 
-/// The channel maker `common::dfs::Dfs::connect_with` takes.
+/// The channel maker `rpc::dfs::Dfs::connect_with` takes.
 pub fn maker() -> ChannelMaker {
     Arc::new(channel)
 }

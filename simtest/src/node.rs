@@ -6,8 +6,8 @@
 
 use crate::history::{self, TaskKey};
 use bytes::Bytes;
-use common::dfs::Dfs;
 use proto::BlockInfo;
+use rpc::dfs::Dfs;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 

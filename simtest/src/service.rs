@@ -55,8 +55,8 @@ impl Worker for ModelWorker {
         if let Some((next, rest)) = downstream.split_first() {
             let answer = async {
                 let mut conn = self.0.dfs.worker(&next.addr)?;
-                let (crcs, _) = common::dfs::chunk_crcs(&data);
-                common::dfs::write_pipeline(&mut conn, info, &data, &crcs, rest.to_vec()).await
+                let (crcs, _) = rpc::dfs::chunk_crcs(&data);
+                rpc::dfs::write_pipeline(&mut conn, info, &data, &crcs, rest.to_vec()).await
             }
             .await;
             match answer {

@@ -11,8 +11,8 @@ use crate::history::{Launch, Report, TaskKey};
 use crate::node::Node;
 use crate::wordcount;
 use bytes::Bytes;
-use common::dfs::{FileWriter, PutOptions};
 use proto::{LaunchTask, TaskRef};
+use rpc::dfs::{FileWriter, PutOptions};
 use std::sync::Arc;
 
 struct Failure {
@@ -140,7 +140,7 @@ async fn run(node: &Arc<Node>, l: &LaunchTask) -> Result<Vec<(String, u64)>, Fai
                 while let Some(c) = s.message().await? {
                     buf.extend_from_slice(&c.data);
                 }
-                Ok::<_, common::dfs::DfsError>(Bytes::from(buf))
+                Ok::<_, rpc::dfs::DfsError>(Bytes::from(buf))
             }
             .await;
             match got {
@@ -172,7 +172,7 @@ async fn read_remote(
         }
         let r = async {
             let mut conn = node.dfs.worker(&w.addr)?;
-            common::dfs::read_block(&mut conn, info, false, &w.name).await
+            rpc::dfs::read_block(&mut conn, info, false, &w.name).await
         }
         .await;
         match r {
@@ -188,7 +188,7 @@ async fn read_remote(
 
 /// Abandons an unfinished part when its attempt is dropped (killed), as the
 /// real output writer's `Drop` does. A crashed host abandons nothing.
-struct Unfinished(Option<(Arc<common::dfs::Dfs>, FileWriter)>);
+struct Unfinished(Option<(Arc<rpc::dfs::Dfs>, FileWriter)>);
 
 impl Drop for Unfinished {
     fn drop(&mut self) {
@@ -205,7 +205,7 @@ async fn write_part(node: &Arc<Node>, l: &LaunchTask, data: Bytes) -> Result<(),
         overwrite: false,
         writer: node.name.clone(),
     };
-    let err = |e: common::dfs::DfsError| Failure::msg(format!("output: {e}"));
+    let err = |e: rpc::dfs::DfsError| Failure::msg(format!("output: {e}"));
     let w = node.dfs.create(&l.output_path, &opts).await.map_err(err)?;
     let mut guard = Unfinished(Some((node.dfs.clone(), w)));
     let res = {

@@ -10,9 +10,9 @@ use crate::cluster::{Layout, WORKER_PORT};
 use crate::history::{self, note};
 use crate::node::{Delta, Node, SharedDisk, Snapshot};
 use crate::service::ModelWorker;
-use common::auth::TokenCheck;
 use common::config::ClusterConfig;
 use proto::command::Kind;
+use rpc::auth::TokenCheck;
 use std::sync::{Arc, Mutex};
 
 /// What a worker host needs, cloned into each incarnation.
@@ -32,7 +32,7 @@ pub struct Spec {
 /// The host's software: one incarnation of the worker.
 pub async fn run(spec: Spec) -> turmoil::Result {
     let name = spec.layout.worker(spec.index);
-    let dfs = common::dfs::Dfs::connect_with(&spec.cfg, crate::net::maker())?;
+    let dfs = rpc::dfs::Dfs::connect_with(&spec.cfg, crate::net::maker())?;
     let node = Arc::new(Node {
         name: name.clone(),
         addr: spec.layout.worker_addr(spec.index),
@@ -108,7 +108,7 @@ fn set_epoch(node: &Node, e: Option<u64>) {
         .insert(node.name.clone(), e.unwrap_or(0));
 }
 
-async fn register(node: &Arc<Node>) -> Result<u64, common::dfs::DfsError> {
+async fn register(node: &Arc<Node>) -> Result<u64, rpc::dfs::DfsError> {
     *node.delta.lock().unwrap() = Delta::default();
     let blocks = node
         .disk
@@ -147,7 +147,7 @@ async fn register(node: &Arc<Node>) -> Result<u64, common::dfs::DfsError> {
     Ok(resp.epoch)
 }
 
-async fn beat(node: &Arc<Node>, epoch: u64) -> Result<bool, common::dfs::DfsError> {
+async fn beat(node: &Arc<Node>, epoch: u64) -> Result<bool, rpc::dfs::DfsError> {
     let delta = std::mem::take(&mut *node.delta.lock().unwrap());
     let (running_maps, running_reduces) = {
         let t = node.tasks.lock().unwrap();
@@ -208,7 +208,7 @@ async fn replicate(node: Arc<Node>, r: proto::ReplicateBlock) {
     for t in r.targets {
         let res = async {
             let mut conn = node.dfs.worker(&t)?;
-            common::dfs::write_block(&mut conn, info, data.clone()).await
+            rpc::dfs::write_block(&mut conn, info, data.clone()).await
         }
         .await;
         note(

@@ -67,7 +67,7 @@ async fn execute(node: Arc<Node>, kind: Kind) {
             for t in r.targets {
                 let res = async {
                     let mut conn = node.dfs.worker(&t)?;
-                    common::dfs::write_block(&mut conn, info, data.clone()).await
+                    rpc::dfs::write_block(&mut conn, info, data.clone()).await
                 }
                 .await;
                 match res {

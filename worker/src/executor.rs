@@ -6,7 +6,7 @@ use crate::node::Node;
 use crate::outcome::{Failure, Outcome};
 use crate::tasks::TaskKey;
 use crate::{maptask, reducetask};
-use examples::jobs::{ResolveError, ResolvedJob};
+use joblib::jobs::{ResolveError, ResolvedJob};
 use proto::{Command, LaunchTask, TaskRef};
 use std::sync::Arc;
 use tracing::Instrument;

@@ -145,7 +145,7 @@ async fn listen(node: &Arc<Node>, mut epoch: watch::Receiver<u64>, wake: &Wakeup
 
 /// Takes the commands waiting at the master; `Ok(false)` when it no
 /// longer knows this epoch.
-async fn take(node: &Arc<Node>, epoch: u64) -> Result<bool, common::dfs::DfsError> {
+async fn take(node: &Arc<Node>, epoch: u64) -> Result<bool, rpc::dfs::DfsError> {
     let req = proto::WorkerPoll {
         name: node.me.name.clone(),
         epoch,
@@ -163,7 +163,7 @@ async fn take(node: &Arc<Node>, epoch: u64) -> Result<bool, common::dfs::DfsErro
 async fn register(
     node: &Arc<Node>,
     monitor: &mut ResourceMonitor,
-) -> Result<u64, common::dfs::DfsError> {
+) -> Result<u64, rpc::dfs::DfsError> {
     node.store.clear_delta();
     node.cache.clear_delta();
     let req = proto::RegisterRequest {
@@ -202,7 +202,7 @@ pub async fn beat(
     epoch: u64,
     monitor: &mut ResourceMonitor,
     leaving: bool,
-) -> Result<bool, common::dfs::DfsError> {
+) -> Result<bool, rpc::dfs::DfsError> {
     let (blocks_added, blocks_removed) = node.store.take_delta();
     let (cache_added, cache_removed) = node.cache.take_delta();
     let (maps, reduces) = node.tasks.counts();

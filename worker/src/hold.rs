@@ -13,7 +13,7 @@
 //! is fenced like any other. A hold ends anyway after [`MAX_HOLD`], so a
 //! forgotten release file delays a job but never wedges it.
 
-use examples::jobs::JobParams;
+use joblib::jobs::JobParams;
 use std::path::Path;
 use std::time::{Duration, Instant};
 

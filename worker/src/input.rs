@@ -4,7 +4,7 @@
 
 use crate::node::Node;
 use bytes::Bytes;
-use common::sched::Locality;
+use common::locality::Locality;
 use proto::{BlockLocation, WorkerAddr};
 use std::sync::Arc;
 
@@ -108,7 +108,7 @@ async fn read_from(
                 continue;
             }
         };
-        match common::dfs::read_block(&mut conn, &info, false, &w.name).await {
+        match rpc::dfs::read_block(&mut conn, &info, false, &w.name).await {
             Ok((b, _)) => {
                 tiers.add(level, b.len() as u64);
                 node.cache.insert(info.id, &b);
@@ -116,7 +116,7 @@ async fn read_from(
             }
             Err(e) => {
                 tracing::warn!(block = info.id, from = %w.name, "remote read failed, trying the next replica: {e}");
-                if let common::dfs::DfsError::Corrupt { .. } = e {
+                if let rpc::dfs::DfsError::Corrupt { .. } = e {
                     node.dfs.report_bad_replica(&w.name, info.id, &e).await;
                 }
                 last = format!("{}: {e}", w.name);

@@ -49,9 +49,9 @@ pub mod status;
 pub mod store;
 pub mod tasks;
 
-use common::auth::TokenCheck;
 use common::config::ClusterConfig;
 use proto::worker_server::WorkerServer;
+use rpc::auth::TokenCheck;
 use std::future::Future;
 use tokio::net::TcpListener;
 
@@ -84,10 +84,10 @@ pub async fn run_with_health(
     // Its port serves every known token (clients read and write blocks);
     // its own calls, to the master and other workers, carry the workers'
     // identity, which no user token can take.
-    let tokens = common::auth::Tokens::from_config(&cluster);
+    let tokens = rpc::auth::Tokens::from_config(&cluster);
     cluster.token = cluster.worker_secret().to_string();
     cluster.worker_token = None;
-    let tls = common::tls::server_config(&cluster, name)?;
+    let tls = rpc::tls::server_config(&cluster, name)?;
     // Dialing the master and other workers, this worker shows its own
     // certificate.
     if let Some(t) = &mut cluster.tls {
@@ -109,8 +109,8 @@ pub async fn run_with_health(
         }
     };
     let mut server = tonic::transport::Server::builder()
-        .initial_stream_window_size(common::dfs::STREAM_WINDOW)
-        .initial_connection_window_size(common::dfs::CONNECTION_WINDOW);
+        .initial_stream_window_size(rpc::dfs::STREAM_WINDOW)
+        .initial_connection_window_size(rpc::dfs::CONNECTION_WINDOW);
     if let Some(t) = tls {
         tracing::info!(worker = %name, "gRPC over TLS only");
         server = server.tls_config(t)?;

@@ -8,9 +8,9 @@ use crate::mapout::{Combiner, MapOutputBuffer};
 use crate::node::Node;
 use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
-use common::dfs::PutOptions;
-use examples::jobs::{formats, InputFormat, Partitioning, ResolvedJob, TaskCtx};
+use joblib::jobs::{formats, InputFormat, Partitioning, ResolvedJob, TaskCtx};
 use proto::LaunchTask;
+use rpc::dfs::PutOptions;
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@ use crate::store::{BlockStore, StoreError};
 use crate::tasks::TaskTable;
 use bytes::Bytes;
 use common::config::{ClusterConfig, WorkerConfig};
-use common::dfs::Dfs;
+use rpc::dfs::Dfs;
 use std::sync::Arc;
 
 pub struct Node {

@@ -13,7 +13,7 @@
 
 use crate::node::Node;
 use bytes::Bytes;
-use common::dfs::{DfsError, FileWriter, PutOptions};
+use rpc::dfs::{DfsError, FileWriter, PutOptions};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;

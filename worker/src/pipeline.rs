@@ -12,7 +12,7 @@
 //! forwards, so the copies are written at the same time. A target that
 //! fails anywhere downstream stops the pipeline at once: this worker drops
 //! its own partial copy and answers with the failed target's name, which
-//! the writer excludes before it tries the block again (`common::dfs`).
+//! the writer excludes before it tries the block again (`rpc::dfs`).
 
 use crate::node::Node;
 use crate::status::to_status;
@@ -170,7 +170,7 @@ async fn receive_from(
 /// same [`receive`] a remote writer's chunks go through.
 pub struct Local(pub Arc<Node>);
 
-impl common::dfs::LocalHead for Local {
+impl rpc::dfs::LocalHead for Local {
     fn name(&self) -> &str {
         &self.0.me.name
     }
@@ -216,7 +216,7 @@ impl Forward {
             conn.write_block(tokio_stream::wrappers::ReceiverStream::new(rx))
                 .await
                 .map(|r| r.into_inner())
-                .map_err(|s| common::dfs::status_text(&s))
+                .map_err(|s| rpc::dfs::status_text(&s))
         });
         Forward {
             next,
@@ -378,7 +378,7 @@ mod tests {
     /// block whose chunk CRCs do not make its CRC is still refused.
     #[tokio::test]
     async fn a_local_head_stores_and_forwards_without_a_socket() {
-        use common::dfs::LocalHead;
+        use rpc::dfs::LocalHead;
         let (w1, w2, dir) = two_nodes("local").await;
         let data: Vec<u8> = (0..10_000u32).map(|i| (i * 3) as u8).collect();
         let next = target("w2", &w2.me.addr);
@@ -453,7 +453,7 @@ mod tests {
         let mut c = chunks(13, &data, vec![target("w2", &w2.me.addr)]);
         // w1 checks the chunk against this CRC and forwards it with it:
         // what w2 sees is a chunk whose bytes changed after it was sent.
-        let w2conn = common::dfs::worker_conn(&w2.me.addr, "t").unwrap();
+        let w2conn = rpc::dfs::worker_conn(&w2.me.addr, "t").unwrap();
         let mut bad = c.clone();
         bad[3].data = Bytes::from(vec![8u8; 1024]);
         bad[0].downstream.clear();

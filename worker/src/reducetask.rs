@@ -18,10 +18,10 @@ use crate::merge::merge_grouped_slices;
 use crate::node::Node;
 use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
-use common::dfs::PutOptions;
-use examples::jobs::{formats, ResolvedJob, TaskCtx};
 use futures::StreamExt;
+use joblib::jobs::{formats, ResolvedJob, TaskCtx};
 use proto::LaunchTask;
+use rpc::dfs::PutOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -102,7 +102,7 @@ impl Mapped<'_> {
 /// in-memory segments of each reduce (default [`SHUFFLE_MEMORY`]);
 /// `shuffle_in_place=false` streams even the segments on this host, which
 /// is how a one-machine test exercises the streamed path.
-fn shuffle_settings(p: &examples::jobs::JobParams) -> Result<(u64, bool), Failure> {
+fn shuffle_settings(p: &joblib::jobs::JobParams) -> Result<(u64, bool), Failure> {
     let memory = match p.extra.get("shuffle_memory") {
         None => SHUFFLE_MEMORY,
         Some(v) => common::config::parse_shuffle_memory(v).map_err(Failure::msg)?,
@@ -344,7 +344,7 @@ async fn locate(
     node: &Arc<Node>,
     m: &proto::MapOutputLocation,
     req: &proto::FetchPartitionRequest,
-) -> Result<Option<Segment>, common::dfs::DfsError> {
+) -> Result<Option<Segment>, rpc::dfs::DfsError> {
     let (path, offset, len, crc) = if m.worker == node.me.name {
         let (p, info) = crate::shuffle::locate(node, req)?;
         (p, info.offset, info.len, Some(info.crc32c))
@@ -369,24 +369,24 @@ async fn locate(
     let seg = tokio::task::spawn_blocking(move || {
         let got = seg.map().map(|m| crc32c::crc32c(m.bytes()))?;
         check_segment(got, len, crc)?;
-        Ok::<_, common::dfs::DfsError>(seg)
+        Ok::<_, rpc::dfs::DfsError>(seg)
     })
     .await
-    .map_err(|e| common::dfs::DfsError::Invalid(e.to_string()))??;
+    .map_err(|e| rpc::dfs::DfsError::Invalid(e.to_string()))??;
     Ok(Some(seg))
 }
 
 /// Whether a fetched segment of `len` bytes whose CRC32C is `got` is the
 /// one the map wrote, whose index says `want`. A map's worker always sends
 /// the CRC; a segment without one is refused unless it is empty.
-fn check_segment(got: u32, len: u64, want: Option<u32>) -> Result<(), common::dfs::DfsError> {
+fn check_segment(got: u32, len: u64, want: Option<u32>) -> Result<(), rpc::dfs::DfsError> {
     match want {
         Some(w) if w == got => Ok(()),
         None if len == 0 => Ok(()),
-        Some(w) => Err(common::dfs::DfsError::Invalid(format!(
+        Some(w) => Err(rpc::dfs::DfsError::Invalid(format!(
             "segment of {len} bytes has CRC32C {got:#010x}, the map wrote {w:#010x}"
         ))),
-        None => Err(common::dfs::DfsError::Invalid(format!(
+        None => Err(rpc::dfs::DfsError::Invalid(format!(
             "segment of {len} bytes came without the map's checksum"
         ))),
     }
@@ -400,7 +400,7 @@ async fn stream_segment(
     req: &proto::FetchPartitionRequest,
     spool: &Path,
     budget: &Budget,
-) -> Result<Segment, common::dfs::DfsError> {
+) -> Result<Segment, rpc::dfs::DfsError> {
     let mut conn = node.dfs.worker(&m.addr)?;
     let mut stream = conn.fetch_partition(*req).await?.into_inner();
     let mut mem = Vec::new();

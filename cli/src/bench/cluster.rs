@@ -7,8 +7,8 @@ use crate::cmd::job::{self, Submit};
 use anyhow::{bail, Context};
 use bytes::{Bytes, BytesMut};
 use common::config::ClusterConfig;
-use common::dfs::{Dfs, DfsError};
-use examples::jobs::JobParams;
+use joblib::jobs::JobParams;
+use rpc::dfs::{Dfs, DfsError};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 

@@ -486,7 +486,7 @@ pub fn report(dirs: &[TraceDir], fit: &FitChoice) -> anyhow::Result<String> {
                 let Some((m, reps)) = d.measured(load, p) else {
                     continue;
                 };
-                let spec = common::sched::SchedulerSpec::new(p);
+                let spec = sched::SchedulerSpec::new(p);
                 let sim_with = |model: &TaskModel| -> anyhow::Result<f64> {
                     let mut t = 0.0;
                     for seed in 1..=SIM_SEEDS {

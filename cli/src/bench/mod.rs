@@ -177,7 +177,7 @@ impl Opts {
             bail!("--schedulers names no scheduler");
         }
         for s in &self.schedulers {
-            common::sched::registry::build(&common::sched::SchedulerSpec::new(s))
+            sched::registry::build(&sched::SchedulerSpec::new(s))
                 .map_err(|e| anyhow::anyhow!("--schedulers: {e}"))?;
         }
         if self.reps == 0 {

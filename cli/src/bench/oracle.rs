@@ -10,9 +10,9 @@
 //!   which checks the order and that the output holds the same multiset.
 
 use anyhow::{bail, Context};
-use examples::jobs::formats::kv_iter;
-use examples::jobs::terasort::{record_crc, KEY_LEN as TERA_KEY, RECORD_LEN as TERA_RECORD};
-use examples::jobs::wordcount::for_each_word;
+use joblib::jobs::formats::kv_iter;
+use joblib::jobs::terasort::{record_crc, KEY_LEN as TERA_KEY, RECORD_LEN as TERA_RECORD};
+use joblib::jobs::wordcount::for_each_word;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -148,7 +148,7 @@ fn lossy(b: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use examples::jobs::formats::kv_encode;
+    use joblib::jobs::formats::kv_encode;
 
     #[test]
     fn word_counts_match_output_and_name_differences() {

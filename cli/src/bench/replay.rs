@@ -12,7 +12,7 @@
 //!    state): caches dropped, the jobs submitted at their compressed
 //!    arrival times, followed to their ends, each output checked against
 //!    what the synthetic job must write from its input blocks
-//!    (`examples::jobs::swim::expected`), and the run's map- and
+//!    (`joblib::jobs::swim::expected`), and the run's map- and
 //!    reduce-slot use measured from the attempts' times.
 //!
 //! A job that fails or does not validate fails its run, which is reported
@@ -32,7 +32,7 @@ use crate::output::MatrixProgress;
 use anyhow::{bail, Context};
 use bytes::Bytes;
 use common::config::ClusterConfig;
-use examples::jobs::JobParams;
+use joblib::jobs::JobParams;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -79,7 +79,7 @@ impl TraceOpts {
             bail!("--schedulers names no scheduler");
         }
         for s in self.schedulers.iter().chain([&self.solo_policy]) {
-            common::sched::registry::build(&common::sched::SchedulerSpec::new(s))
+            sched::registry::build(&sched::SchedulerSpec::new(s))
                 .map_err(|e| anyhow::anyhow!("--schedulers: {e}"))?;
         }
         if let Some(b) = &self.baseline {
@@ -449,7 +449,7 @@ async fn check_output(
 ) -> anyhow::Result<()> {
     let (mut want_n, mut want_sum) = (0u64, 0u64);
     for b in trace::blocks(j.row, j.maps, pool.paths.len(), o.seed) {
-        let (n, s) = examples::jobs::swim::expected(&pool.data[b], j.shuffle_ratio, j.output_ratio);
+        let (n, s) = joblib::jobs::swim::expected(&pool.data[b], j.shuffle_ratio, j.output_ratio);
         want_n += n;
         want_sum = want_sum.wrapping_add(s);
     }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 
-/// The five locality levels, best first (`common::sched::Locality` order).
+/// The five locality levels, best first (`sched::Locality` order).
 pub const LEVELS: [&str; 5] = [
     "cache_local",
     "node_local",

@@ -9,7 +9,7 @@ use super::{CacheMode, Workload};
 use crate::cmd::job::Submit;
 use crate::output::MatrixProgress;
 use anyhow::{bail, Context};
-use examples::jobs::JobParams;
+use joblib::jobs::JobParams;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -478,7 +478,7 @@ impl Runner {
                 if workload == Workload::Sort {
                     params.extra.insert("total_order".into(), "true".into());
                 }
-                let validator = examples::jobs::registry::lookup(workload.job())
+                let validator = joblib::jobs::registry::lookup(workload.job())
                     .and_then(|j| j.validator())
                     .ok_or_else(|| anyhow::anyhow!("{} has no validator", workload.job()))?;
                 let s = Submit {

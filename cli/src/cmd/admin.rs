@@ -4,7 +4,7 @@
 
 use clap::Subcommand;
 use common::config::ClusterConfig;
-use common::dfs::{Dfs, DfsError};
+use rpc::dfs::{Dfs, DfsError};
 use std::path::Path;
 
 #[derive(Subcommand)]
@@ -78,9 +78,9 @@ pub enum SchedCmd {
 pub async fn dispatch(config: &Path, c: AdminCmd) -> anyhow::Result<()> {
     if let AdminCmd::Scheduler(SchedCmd::List { json }) = c {
         if json {
-            println!("{}", serde_json::json!(common::sched::registry::NAMES));
+            println!("{}", serde_json::json!(sched::registry::NAMES));
         } else {
-            for name in common::sched::registry::NAMES {
+            for name in sched::registry::NAMES {
                 println!("{name}");
             }
         }
@@ -279,9 +279,9 @@ pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Resu
 
     // Under TLS the probe dials as the client does, certificate and all, so
     // that its calls reach the token check and show it refusing them.
-    let tls = common::tls::client_config(cfg)?;
+    let tls = rpc::tls::client_config(cfg)?;
     let chan = |addr: String| {
-        let ep = common::dfs::endpoint(&addr, tls.as_ref());
+        let ep = rpc::dfs::endpoint(&addr, tls.as_ref());
         async move {
             Ok::<_, anyhow::Error>(
                 ep?.connect_timeout(std::time::Duration::from_secs(5))
@@ -366,7 +366,7 @@ pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Resu
     let ch = chan(cfg.master.addr.clone()).await?;
     let mut none = MasterClient::new(ch.clone());
     master_all!(none, "(no token)", &mut bad);
-    let mut wrong_c = common::dfs::master_conn_on(ch, &wrong)?;
+    let mut wrong_c = rpc::dfs::master_conn_on(ch, &wrong)?;
     master_all!(wrong_c, "(wrong token)", &mut bad);
     let addrs: Vec<String> = if workers.is_empty() {
         cfg.workers.iter().map(|w| w.addr.clone()).collect()
@@ -377,7 +377,7 @@ pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Resu
         let ch = chan(a.clone()).await?;
         let mut none = WorkerClient::new(ch.clone());
         worker_all!(none, "(no token)", a, &mut bad);
-        let mut wrong_c = common::dfs::worker_conn_on(ch, &wrong)?;
+        let mut wrong_c = rpc::dfs::worker_conn_on(ch, &wrong)?;
         worker_all!(wrong_c, "(wrong token)", a, &mut bad);
     }
     if bad.is_empty() {

@@ -4,7 +4,7 @@
 use super::parse_size;
 use clap::Subcommand;
 use common::config::ClusterConfig;
-use common::dfs::{Dfs, DfsError};
+use rpc::dfs::{Dfs, DfsError};
 
 #[derive(Subcommand)]
 pub enum CacheCmd {

@@ -4,8 +4,8 @@ use super::parse_duration;
 use crate::output::table;
 use clap::Subcommand;
 use common::config::ClusterConfig;
-use common::dfs::Dfs;
 use common::units::format_size;
+use rpc::dfs::Dfs;
 
 #[derive(Subcommand)]
 pub enum ClusterCmd {
@@ -72,7 +72,7 @@ pub async fn health(
             .master()
             .cluster_status(proto::Empty {})
             .await
-            .map_err(common::dfs::DfsError::from)?
+            .map_err(rpc::dfs::DfsError::from)?
             .into_inner();
         anyhow::Ok(st)
     };
@@ -136,11 +136,11 @@ pub async fn status(cfg: &ClusterConfig, as_json: bool) -> anyhow::Result<()> {
         .master()
         .cluster_status(proto::Empty {})
         .await
-        .map_err(common::dfs::DfsError::from)?
+        .map_err(rpc::dfs::DfsError::from)?
         .into_inner();
     if as_json {
         let ui = cfg.ui_url();
-        let out = common::json::cluster_status(&st, &cfg.master.addr, ui.as_deref());
+        let out = rpc::json::cluster_status(&st, &cfg.master.addr, ui.as_deref());
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }

@@ -374,11 +374,11 @@ pub fn render(l: &Layout) -> anyhow::Result<String> {
         }
     }
     if l.scheduler.is_some() || !l.scheduler_params.is_empty() {
-        let spec = common::sched::SchedulerSpec {
+        let spec = sched::SchedulerSpec {
             name: l.scheduler.clone().unwrap_or_else(|| "fifo".into()),
             params: l.scheduler_params.iter().cloned().collect(),
         };
-        common::sched::build(&spec).map_err(|e| anyhow::anyhow!("--scheduler: {e}"))?;
+        sched::build(&spec).map_err(|e| anyhow::anyhow!("--scheduler: {e}"))?;
     }
     let token = match &l.token {
         Some(t) if t.is_empty() || t.chars().any(char::is_control) => {
@@ -460,6 +460,7 @@ pub fn render(l: &Layout) -> anyhow::Result<String> {
     // The loader has the last word (scheduler names and parameters, worker
     // names, duplicate addresses): what is written always loads.
     ClusterConfig::parse(&f)
+        .and_then(|c| sched::check_config(&c))
         .map_err(|e| anyhow::anyhow!("the flags make an invalid cluster file: {e}"))?;
     Ok(f)
 }
@@ -527,7 +528,7 @@ pub fn init(config: &Path, tls: bool, dir: Option<&Path>, sans: &[String]) -> an
         (None, None) => (base.join("tls"), true),
     };
     let ca_key = base.join("ca.key");
-    let issued = common::tls::write_cluster_certs(&cfg, &dir, &ca_key, sans)?;
+    let issued = crate::certs::write_cluster_certs(&cfg, &dir, &ca_key, sans)?;
     for i in &issued {
         println!(
             "{:<8} {}  ({})",
@@ -556,7 +557,7 @@ pub fn init(config: &Path, tls: bool, dir: Option<&Path>, sans: &[String]) -> an
         std::fs::write(config, &text)?;
         // What was written must load: a bad path shows now, not at start.
         let back = ClusterConfig::load(config)?;
-        common::tls::client_config(&back)?;
+        rpc::tls::client_config(&back)?;
         println!("added [tls] to {}", config.display());
     }
     Ok(())

@@ -7,9 +7,9 @@ use crate::output::{table, Progress};
 use anyhow::Context;
 use clap::Subcommand;
 use common::config::ClusterConfig;
-use common::dfs::{Dfs, DfsError, PutOptions};
 use common::path::DfsPath;
 use common::units::format_size;
+use rpc::dfs::{Dfs, DfsError, PutOptions};
 use std::path::{Path, PathBuf};
 
 #[derive(Subcommand)]
@@ -254,7 +254,7 @@ pub async fn ls(cfg: &ClusterConfig, path: &str, as_json: bool) -> anyhow::Resul
         entries.extend(dfs.list(&DfsPath::parse(&m)?.to_string()).await?);
     }
     if as_json {
-        let v: Vec<_> = entries.iter().map(common::json::list_entry).collect();
+        let v: Vec<_> = entries.iter().map(rpc::json::list_entry).collect();
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
@@ -328,7 +328,7 @@ pub async fn stat(cfg: &ClusterConfig, path: &str, as_json: bool) -> anyhow::Res
     let st = dfs.stat(&path).await?;
     let names = |v: &[proto::WorkerAddr]| v.iter().map(|w| w.name.clone()).collect::<Vec<_>>();
     if as_json {
-        let out = common::json::file_status(&st);
+        let out = rpc::json::file_status(&st);
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }

@@ -5,7 +5,7 @@
 //! than half-supported.
 
 use anyhow::bail;
-use common::dfs::Dfs;
+use rpc::dfs::Dfs;
 
 /// Whether `path` holds a glob character.
 pub fn is_glob(path: &str) -> bool {

@@ -5,8 +5,8 @@ use crate::output::{table, JobProgress};
 use anyhow::{bail, Context};
 use clap::Subcommand;
 use common::config::ClusterConfig;
-use common::dfs::{Dfs, DfsError};
-use examples::jobs::{registry, JobParams, Partitioning};
+use joblib::jobs::{registry, JobParams, Partitioning};
+use rpc::dfs::{Dfs, DfsError};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -236,7 +236,7 @@ pub async fn submit(cfg: &ClusterConfig, s: Submit) -> anyhow::Result<u64> {
             inputs: s.inputs.clone(),
             output: s.output.clone(),
             reducers,
-            params_json: examples::spec::params_to_json(&params),
+            params_json: joblib::spec::params_to_json(&params),
             output_replication: s.output_replication,
             splits: splits.into_iter().map(Into::into).collect(),
             queue: s.queue.clone(),
@@ -253,7 +253,7 @@ pub async fn submit(cfg: &ClusterConfig, s: Submit) -> anyhow::Result<u64> {
 /// input, as Hadoop's TeraSort samples its splits before it starts.
 async fn sample_splits(
     dfs: &Dfs,
-    job: &dyn examples::jobs::Job,
+    job: &dyn joblib::jobs::Job,
     params: &JobParams,
     inputs: &[String],
     reducers: u32,
@@ -318,7 +318,7 @@ async fn sample_splits(
             data.extend_from_slice(&c.data);
         }
         // A cut record at the sample's end may error; the keys before it count.
-        let mut ctx = examples::jobs::TaskCtx {
+        let mut ctx = joblib::jobs::TaskCtx {
             params: params.clone(),
             ..Default::default()
         };
@@ -328,12 +328,12 @@ async fn sample_splits(
                 keys.push(k2.to_vec())
             });
         };
-        let _ = examples::jobs::formats::read_split(format, &data, *off, &mut none, &mut on);
+        let _ = joblib::jobs::formats::read_split(format, &data, *off, &mut none, &mut on);
     }
     if keys.is_empty() {
         bail!("sampling the input found no records");
     }
-    Ok(examples::jobs::formats::choose_splits(keys, reducers))
+    Ok(joblib::jobs::formats::choose_splits(keys, reducers))
 }
 
 /// A job's summary object, as the master builds it.

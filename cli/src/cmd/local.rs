@@ -2,9 +2,9 @@
 //! cluster, the baseline every cluster figure is compared against.
 
 use super::RecordFormat;
+use crate::local::{try_run_local, LocalOptions};
 use anyhow::Context;
-use examples::jobs::{registry, JobParams};
-use examples::local::{try_run_local, LocalOptions};
+use joblib::jobs::{registry, JobParams};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

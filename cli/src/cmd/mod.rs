@@ -22,6 +22,7 @@ use std::path::Path;
 /// what is wrong in it (the TOML error names the line and column).
 pub fn load_config(path: &Path) -> anyhow::Result<ClusterConfig> {
     let mut cfg = ClusterConfig::load(path).map_err(|e| config_error(path, e))?;
+    sched::check_config(&cfg).map_err(|e| config_error(path, e))?;
     // The certificate the CLI shows under TLS: `client`, or another
     // process's where only that one is at hand (a container's health check).
     if let (Some(t), Ok(me)) = (&mut cfg.tls, std::env::var("MR_TLS_NAME")) {

@@ -6,9 +6,9 @@
 //! where they would only slow the suite and assert nothing.
 
 use crate::output::table;
-use common::sched::registry::NAMES;
-use common::sched::synth::{decision_latency, view, Shape};
-use common::sched::{build, SchedulerSpec, Trigger};
+use sched::registry::NAMES;
+use sched::synth::{decision_latency, view, Shape};
+use sched::{build, SchedulerSpec, Trigger};
 
 pub fn run(
     nodes: &[usize],
@@ -53,7 +53,7 @@ pub fn run(
         // Best of three matrices: the least disturbed by the machine's
         // other work.
         let ms = (0..3)
-            .map(|seed| common::sched::hungarian::bench(n, seed))
+            .map(|seed| sched::hungarian::bench(n, seed))
             .min()
             .unwrap_or_default()
             .as_secs_f64()

@@ -383,8 +383,8 @@ impl Blocks {
     /// Refuses (and logs) a change to the files at or under `raw` when
     /// `who` is no admin and one of them is another's; nothing there is no
     /// refusal (the change itself says so).
-    pub fn may_change(&self, raw: &str, who: &common::auth::Identity) -> Result<()> {
-        if who.role == common::auth::Role::Admin {
+    pub fn may_change(&self, raw: &str, who: &rpc::auth::Identity) -> Result<()> {
+        if who.role == rpc::auth::Role::Admin {
             return Ok(());
         }
         let Ok(path) = DfsPath::parse(raw) else {
@@ -392,7 +392,7 @@ impl Blocks {
         };
         for p in self.ns.matching(path.as_str()) {
             let owner = match self.ns.files[&p].owner.as_str() {
-                "" => common::auth::ADMIN_NAME,
+                "" => rpc::auth::ADMIN_NAME,
                 o => o,
             };
             if owner != who.name {
@@ -442,7 +442,7 @@ impl Blocks {
             block_size: f.block_size,
             mtime_ms: f.mtime_ms,
             owner: match f.owner.as_str() {
-                "" => common::auth::ADMIN_NAME.to_string(),
+                "" => rpc::auth::ADMIN_NAME.to_string(),
                 o => o.to_string(),
             },
             blocks: f

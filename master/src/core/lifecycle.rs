@@ -11,7 +11,7 @@ use crate::error::{MasterError, Result};
 use crate::jobs::report::AttemptReport;
 use crate::jobs::submit::SubmitJob;
 use crate::jobs::{staging_dir, Job, JobState, Outcome, TaskStatus};
-use common::sched::{SchedulerSpec, Trigger};
+use sched::{SchedulerSpec, Trigger};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::time::Instant;

@@ -30,7 +30,7 @@ use crate::cluster::{Cluster, Command, Heartbeat, Registered, Registration, Repl
 use crate::error::{MasterError, Result};
 use crate::jobs::Jobs;
 use common::config::ClusterConfig;
-use common::sched::Trigger;
+use sched::Trigger;
 use std::time::Instant;
 
 /// What `mr admin safemode` asks.

@@ -8,7 +8,7 @@ use super::MasterState;
 use crate::blocks::namespace::BlockMeta;
 use crate::cluster::Command;
 use crate::jobs::launch::{BlockLocation, Launch};
-use common::sched::{Assignment, ClusterView, NodeView, TaskId, TaskKind, Trigger};
+use sched::{Assignment, ClusterView, NodeView, TaskId, TaskKind, Trigger};
 use std::time::Instant;
 
 impl MasterState {

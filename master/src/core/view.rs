@@ -4,9 +4,7 @@
 //! tasks and job views (jobs).
 
 use super::MasterState;
-use common::sched::{
-    ClusterView, NodeView, PendingTask, RunningTask, TaskKind, DEFAULT_BANDWIDTHS,
-};
+use sched::{ClusterView, NodeView, PendingTask, RunningTask, TaskKind, DEFAULT_BANDWIDTHS};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 

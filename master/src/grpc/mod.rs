@@ -7,9 +7,9 @@ pub mod convert;
 
 use crate::core::MasterState;
 use crate::error::MasterError;
-use common::auth::{identity, Role, TokenCheck, Tokens};
 use proto::master_server::{Master, MasterServer};
 use proto::*;
+use rpc::auth::{identity, Role, TokenCheck, Tokens};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
@@ -59,7 +59,7 @@ impl Master for MasterService {
     #[tracing::instrument(skip_all, fields(worker = %req.get_ref().name))]
     async fn register(&self, req: Request<RegisterRequest>) -> Rpc<RegisterResponse> {
         identity(&req).require_worker("register a worker")?;
-        common::tls::check_peer_is(&req, &req.get_ref().name)?;
+        rpc::tls::check_peer_is(&req, &req.get_ref().name)?;
         let r = self
             .lock()
             .on_register(req.into_inner().into(), crate::now())?;
@@ -69,7 +69,7 @@ impl Master for MasterService {
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]
     async fn heartbeat(&self, req: Request<HeartbeatRequest>) -> Rpc<HeartbeatResponse> {
         identity(&req).require_worker("heartbeat as a worker")?;
-        common::tls::check_peer_is(&req, &req.get_ref().name)?;
+        rpc::tls::check_peer_is(&req, &req.get_ref().name)?;
         Ok(Response::new(
             self.lock()
                 .on_heartbeat(req.into_inner().into(), crate::now())
@@ -224,7 +224,7 @@ impl Master for MasterService {
     async fn set_scheduler(&self, req: Request<SchedulerRequest>) -> Rpc<SchedulerResponse> {
         identity(&req).require(Role::Admin, "change the scheduler")?;
         let r = req.into_inner();
-        let spec = common::sched::SchedulerSpec {
+        let spec = sched::SchedulerSpec {
             name: r.name,
             params: r.params.into_iter().collect(),
         };
@@ -250,7 +250,7 @@ impl Master for MasterService {
     #[tracing::instrument(skip_all, fields(worker = %req.get_ref().worker))]
     async fn task_update(&self, req: Request<TaskUpdateRequest>) -> Rpc<HeartbeatResponse> {
         identity(&req).require_worker("report tasks")?;
-        common::tls::check_peer_is(&req, &req.get_ref().worker)?;
+        rpc::tls::check_peer_is(&req, &req.get_ref().worker)?;
         Ok(Response::new(
             self.lock()
                 .on_task_report(req.into_inner().into(), crate::now())
@@ -261,7 +261,7 @@ impl Master for MasterService {
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]
     async fn await_commands(&self, req: Request<WorkerPoll>) -> Rpc<CommandsReady> {
         identity(&req).require_worker("poll for a worker's commands")?;
-        common::tls::check_peer_is(&req, &req.get_ref().name)?;
+        rpc::tls::check_peer_is(&req, &req.get_ref().name)?;
         let r = req.into_inner();
         let wait = std::time::Duration::from_millis(r.wait_ms);
         let ready = crate::core::wait::await_commands(&self.state, &r.name, r.epoch, wait).await;
@@ -274,7 +274,7 @@ impl Master for MasterService {
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]
     async fn take_commands(&self, req: Request<WorkerPoll>) -> Rpc<HeartbeatResponse> {
         identity(&req).require_worker("take a worker's commands")?;
-        common::tls::check_peer_is(&req, &req.get_ref().name)?;
+        rpc::tls::check_peer_is(&req, &req.get_ref().name)?;
         let r = req.into_inner();
         Ok(Response::new(
             self.lock().take_commands(&r.name, r.epoch).into(),

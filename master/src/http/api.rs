@@ -2,7 +2,7 @@
 //! `MasterState`, answer JSON. Read-only except job kill and the
 //! scheduler switch; a job's details are its owner's and the admins'
 //! (`jobs::owner`). Shapes are those of the CLI's `--json` where both
-//! show the same thing (see `common::json` and `http/views.rs`).
+//! show the same thing (see `rpc::json` and `http/views.rs`).
 
 use super::error::ApiError;
 use super::lock;
@@ -12,7 +12,7 @@ use axum::body::Bytes;
 use axum::extract::{Extension, Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use common::auth::{Identity, Role};
+use rpc::auth::{Identity, Role};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -125,7 +125,7 @@ pub struct SchedulerBody {
 }
 
 impl SchedulerBody {
-    fn spec(self) -> Result<common::sched::SchedulerSpec, ApiError> {
+    fn spec(self) -> Result<sched::SchedulerSpec, ApiError> {
         let mut params = std::collections::BTreeMap::new();
         for (k, v) in self.params {
             let v = match v {
@@ -140,7 +140,7 @@ impl SchedulerBody {
             };
             params.insert(k, v);
         }
-        Ok(common::sched::SchedulerSpec {
+        Ok(sched::SchedulerSpec {
             name: self.name,
             params,
         })

@@ -10,7 +10,7 @@ use super::error::ApiError;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use common::auth::Tokens;
+use rpc::auth::Tokens;
 use std::sync::Arc;
 
 /// Every token the master knows; the middleware puts the caller's
@@ -51,7 +51,7 @@ pub async fn require(State(check): State<Arc<Bearer>>, mut req: Request, next: N
 
 #[cfg(test)]
 mod tests {
-    use common::auth::Tokens;
+    use rpc::auth::Tokens;
 
     #[test]
     fn only_the_exact_header_matches() {

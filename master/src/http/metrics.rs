@@ -16,7 +16,7 @@ use crate::stats::{Histogram, JOB_BUCKETS};
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use common::sched::Locality;
+use sched::Locality;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::Instant;

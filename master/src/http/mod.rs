@@ -39,8 +39,8 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let (token, tls) = {
         let s = lock(&state);
-        let tls = common::tls::web_config(&s.cfg, "master").map_err(std::io::Error::other)?;
-        (common::auth::Tokens::from_config(&s.cfg), tls)
+        let tls = rpc::tls::web_config(&s.cfg, "master").map_err(std::io::Error::other)?;
+        (rpc::auth::Tokens::from_config(&s.cfg), tls)
     };
     tracing::info!(addr = %listener.local_addr()?, tls = tls.is_some(),
         "web UI, REST API and /metrics listening");
@@ -65,7 +65,7 @@ pub async fn serve(
 /// Every route. Only the three static files of the UI and `/healthz` are
 /// open: they hold no data, and the page asks for the token before it asks
 /// for anything.
-pub fn router(state: Shared, tokens: common::auth::Tokens) -> Router {
+pub fn router(state: Shared, tokens: rpc::auth::Tokens) -> Router {
     let check = Arc::new(auth::Bearer::new(tokens));
     let protected = Router::new()
         .route("/api/workers", get(api::workers))

@@ -23,7 +23,7 @@ pub struct TlsListener {
 impl TlsListener {
     pub fn new(
         listener: TcpListener,
-        config: Arc<common::tls::rustls::ServerConfig>,
+        config: Arc<rpc::tls::rustls::ServerConfig>,
     ) -> std::io::Result<Self> {
         let addr = listener.local_addr()?;
         let (tx, ready) = mpsc::channel(64);

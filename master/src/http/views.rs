@@ -1,12 +1,12 @@
 //! Read-only views of the master's state for the REST API and the web UI,
 //! as JSON built with the same builders as the CLI's `--json`
-//! (`common::json`, which reads the protobuf messages the CLI receives),
+//! (`rpc::json`, which reads the protobuf messages the CLI receives),
 //! so the shapes cannot drift apart.
 
 use crate::core::MasterState;
 use crate::error::{MasterError, Result};
 use crate::jobs::{Job, TaskStatus};
-use common::sched::TaskKind;
+use sched::TaskKind;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -17,7 +17,7 @@ impl MasterState {
     pub fn workers_json(&self) -> Value {
         let st = proto::ClusterStatusResponse::from(self.cluster_status());
         let ui = self.cfg.ui_url();
-        let mut v = common::json::cluster_status(&st, &self.cfg.master.addr, ui.as_deref());
+        let mut v = rpc::json::cluster_status(&st, &self.cfg.master.addr, ui.as_deref());
         if let Some(ws) = v["workers"].as_array_mut() {
             for w in ws {
                 let name = w["name"].as_str().unwrap_or_default().to_string();
@@ -58,13 +58,13 @@ impl MasterState {
         Ok(self
             .list(path)?
             .iter()
-            .map(|e| common::json::list_entry(&e.clone().into()))
+            .map(|e| rpc::json::list_entry(&e.clone().into()))
             .collect())
     }
 
     /// `GET /api/file?path=`: the `mr fs stat --json` object.
     pub fn file_json(&self, path: &str) -> Result<Value> {
-        Ok(common::json::file_status(&self.file_status(path)?.into()))
+        Ok(rpc::json::file_status(&self.file_status(path)?.into()))
     }
 
     /// `GET /api/blocks/{id}`: a block as `mr fs stat --json` lists it, with
@@ -83,7 +83,7 @@ impl MasterState {
             .find(|(_, f)| f.blocks.iter().any(|b| b.id == id))
             .map(|(p, _)| p.clone());
         let status = self.blocks.block_status(&owner.meta, &self.cluster);
-        let mut v = common::json::block_status(&status.into());
+        let mut v = rpc::json::block_status(&status.into());
         v["file"] = json!(file);
         v["replication"] = json!(owner.replication);
         Ok(v)
@@ -133,7 +133,7 @@ impl MasterState {
         json!({
             "name": spec.name,
             "params": spec.params,
-            "available": common::sched::registry::NAMES,
+            "available": sched::registry::NAMES,
         })
     }
 }

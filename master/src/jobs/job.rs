@@ -4,7 +4,7 @@
 //! performs the commit in the namespace.
 
 use super::report::{AttemptRef, AttemptReport};
-use common::sched::{JobView, Locality, TaskId, TaskKind};
+use sched::{JobView, Locality, TaskId, TaskKind};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::time::Instant;

@@ -5,7 +5,7 @@ use super::job::{staging_part, Job, TaskStatus};
 use super::report::AttemptRef;
 use crate::blocks::namespace::BlockMeta;
 use crate::cluster::addr::WorkerAddr;
-use common::sched::{TaskId, TaskKind};
+use sched::{TaskId, TaskKind};
 
 /// A block and who holds it.
 #[derive(Debug, Clone, PartialEq)]

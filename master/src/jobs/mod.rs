@@ -15,8 +15,8 @@ pub mod submit;
 pub mod task;
 
 use crate::error::{MasterError, Result};
-use common::sched::{Scheduler, SchedulerSpec};
 pub use job::{staging_dir, staging_part, Job, Outcome};
+use sched::{Scheduler, SchedulerSpec};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -95,5 +95,5 @@ impl Jobs {
 }
 
 fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>> {
-    common::sched::build(spec).map_err(|e| MasterError::InvalidArgument(e.to_string()))
+    sched::build(spec).map_err(|e| MasterError::InvalidArgument(e.to_string()))
 }

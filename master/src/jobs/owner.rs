@@ -11,7 +11,7 @@
 //! summary: dashboards of the queue, not of the data.
 
 use crate::error::{MasterError, Result};
-use common::auth::Identity;
+use rpc::auth::Identity;
 use serde_json::Value;
 
 /// The fields of a job's summary (`mr job status --json`) that every role
@@ -34,7 +34,7 @@ pub const SUMMARY_FIELDS: &[&str] = &[
 
 /// A job's owner; one from before owners were recorded is the admin's.
 fn owner_of(job: &Value) -> &str {
-    job["owner"].as_str().unwrap_or(common::auth::ADMIN_NAME)
+    job["owner"].as_str().unwrap_or(rpc::auth::ADMIN_NAME)
 }
 
 /// Refuses (and logs) a change to job `id`, summarised as `job`, by
@@ -84,7 +84,7 @@ pub fn view_for(who: &Identity, job: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::auth::Role;
+    use rpc::auth::Role;
 
     fn id(name: &str, role: Role) -> Identity {
         Identity {

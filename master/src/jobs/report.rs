@@ -1,7 +1,7 @@
 //! What a worker reports of one task attempt, and what a learning policy
 //! is told of it.
 
-use common::sched::{Locality, TaskId, TaskKind};
+use sched::{Locality, TaskId, TaskKind};
 use std::collections::HashMap;
 
 /// One attempt of one task, as workers and kill commands name it.
@@ -77,9 +77,9 @@ pub struct AttemptReport {
 
 impl AttemptReport {
     /// What a learning policy is told of the attempt.
-    pub fn for_policy(&self, t: &AttemptRef, job_name: String) -> common::sched::TaskReport {
+    pub fn for_policy(&self, t: &AttemptRef, job_name: String) -> sched::TaskReport {
         let m = &self.metrics;
-        common::sched::TaskReport {
+        sched::TaskReport {
             task: t.task(),
             job_name,
             node: self.worker.clone(),

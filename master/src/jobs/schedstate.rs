@@ -7,7 +7,7 @@
 //! len=<bytes>` and then the policy's text: a flipped byte that still
 //! parses (a digit in a Q-value) is noticed rather than learnt from.
 
-use common::sched::Scheduler;
+use sched::Scheduler;
 use std::path::{Path, PathBuf};
 
 /// Completed-task reports between two saves: a Q-table or a classifier
@@ -108,7 +108,7 @@ pub fn save(data_dir: &Path, sched: &dyn Scheduler) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::sched::{build, Locality, Scheduler, SchedulerSpec, TaskReport};
+    use sched::{build, Locality, Scheduler, SchedulerSpec, TaskReport};
 
     /// Five rack-local reports: enough to move atlas's state off its
     /// defaults.

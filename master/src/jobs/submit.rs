@@ -51,14 +51,14 @@ impl Jobs {
         cfg: &ClusterConfig,
         now: Instant,
     ) -> Result<u64> {
-        let job = examples::jobs::registry::lookup(&req.job).ok_or_else(|| {
+        let job = joblib::jobs::registry::lookup(&req.job).ok_or_else(|| {
             bad(format!(
                 "unknown job {:?}; known jobs: {}",
                 req.job,
-                examples::jobs::registry::NAMES.join(", ")
+                joblib::jobs::registry::NAMES.join(", ")
             ))
         })?;
-        let params = examples::spec::params_from_json(&req.params_json).map_err(bad)?;
+        let params = joblib::spec::params_from_json(&req.params_json).map_err(bad)?;
         let output = DfsPath::parse_file(&req.output).map_err(|e| bad(format!("output: {e}")))?;
         if crate::core::is_staging(output.as_str()) {
             return Err(bad(format!(
@@ -118,7 +118,7 @@ impl Jobs {
             }
         }
         let input_format = job.input_format(&params);
-        let (map_inputs, maps) = if input_format == examples::jobs::InputFormat::Generated {
+        let (map_inputs, maps) = if input_format == joblib::jobs::InputFormat::Generated {
             if !req.inputs.is_empty() {
                 return Err(bad(format!(
                     "{} is a generator: it takes no --input",
@@ -136,7 +136,7 @@ impl Jobs {
             (vec![], params.maps)
         } else {
             let inputs = resolve_inputs(ns, &req.inputs)?;
-            if let examples::jobs::InputFormat::Fixed { len, .. } = input_format {
+            if let joblib::jobs::InputFormat::Fixed { len, .. } = input_format {
                 for (path, f) in &inputs {
                     if f.size() % len as u64 != 0 {
                         return Err(bad(format!(
@@ -154,7 +154,7 @@ impl Jobs {
             let n = mi.len() as u32;
             (mi, n)
         };
-        if job.partitioning(&params) == examples::jobs::Partitioning::TotalOrder
+        if job.partitioning(&params) == joblib::jobs::Partitioning::TotalOrder
             && !map_only
             && req.splits.len() + 1 != reducers as usize
         {
@@ -192,7 +192,7 @@ impl Jobs {
             inputs: req.inputs.clone(),
             output: output.to_string(),
             reducers,
-            params_json: examples::spec::params_to_json(&params),
+            params_json: joblib::spec::params_to_json(&params),
             params,
             is_validator: job.is_validator(),
             output_replication: replication,
@@ -318,7 +318,7 @@ mod tests {
     }
 
     fn wordcount(extra: &[(&str, &str)], sort_buffer: u64) -> SubmitJob {
-        let mut p = examples::jobs::JobParams::default();
+        let mut p = joblib::jobs::JobParams::default();
         for (k, v) in extra {
             p.extra.insert(k.to_string(), v.to_string());
         }
@@ -327,7 +327,7 @@ mod tests {
             inputs: vec!["/in".into()],
             output: "/out".into(),
             reducers: 1,
-            params_json: examples::spec::params_to_json(&p),
+            params_json: joblib::spec::params_to_json(&p),
             sort_buffer_bytes: sort_buffer,
             ..Default::default()
         }

@@ -2,7 +2,7 @@
 
 use super::report::TaskMetrics;
 use crate::blocks::namespace::BlockMeta;
-use common::sched::TaskId;
+use sched::TaskId;
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -160,7 +160,7 @@ pub struct JobSpec {
     pub reducers: u32,
     pub params_json: String,
     /// `params_json` decoded, once, at submission.
-    pub params: examples::jobs::JobParams,
+    pub params: joblib::jobs::JobParams,
     /// A validator fails when what it checked is wrong (`Job::is_validator`).
     pub is_validator: bool,
     pub output_replication: u32,

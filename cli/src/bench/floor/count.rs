@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// ASCII whitespace as C's `isspace`, the job's rule
-/// (`examples::jobs::wordcount::for_each_word`): words are what lies between.
+/// (`joblib::jobs::wordcount::for_each_word`): words are what lies between.
 const SPACE: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
@@ -142,7 +142,7 @@ pub fn render(counts: &[(&[u8], u64)]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use examples::jobs::wordcount::for_each_word;
+    use joblib::jobs::wordcount::for_each_word;
     use std::collections::BTreeMap;
 
     /// The job's own word splitter, counted naively.
@@ -159,7 +159,7 @@ mod tests {
         let mut text =
             b"the quick\tbrown fox\r\njumps\x0bover the\x0clazy dog\n\n  the END end \n".to_vec();
         // Generated lines as the benchmark's input (randomtextwriter's vocabulary).
-        let words = examples::jobs::gen::vocabulary();
+        let words = joblib::jobs::gen::vocabulary();
         let mut x = 7u64;
         for i in 0..5000 {
             x = x

@@ -23,7 +23,7 @@ pub mod input;
 pub mod sort;
 pub mod write;
 
-use examples::jobs::formats::FormatError;
+use joblib::jobs::formats::FormatError;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -169,7 +169,7 @@ pub fn run(job: FloorJob, inputs: &[PathBuf], out: &Path) -> Result<FloorReport,
             output_bytes = write::write_parts(
                 out,
                 &parts,
-                |_| examples::jobs::terasort::RECORD_LEN,
+                |_| joblib::jobs::terasort::RECORD_LEN,
                 |e, o| o.extend_from_slice(sort::tera_record(buf, e)),
             )?;
         }
@@ -218,8 +218,8 @@ pub fn run(job: FloorJob, inputs: &[PathBuf], out: &Path) -> Result<FloorReport,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use examples::jobs::{registry, JobParams};
-    use examples::local::{try_run_local, LocalOptions};
+    use crate::local::{try_run_local, LocalOptions};
+    use joblib::jobs::{registry, JobParams};
     use std::collections::BTreeMap;
 
     struct Dir(PathBuf);

@@ -10,8 +10,8 @@
 //! uniform keys) and a comparison sort within each bucket.
 
 use super::{FloorError, THREADS};
-use examples::jobs::formats::kv_iter;
-use examples::jobs::terasort::{KEY_LEN, RECORD_LEN};
+use joblib::jobs::formats::kv_iter;
+use joblib::jobs::terasort::{KEY_LEN, RECORD_LEN};
 use std::cmp::Ordering;
 use std::ops::Range;
 use std::path::PathBuf;

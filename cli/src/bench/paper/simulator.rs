@@ -72,7 +72,7 @@ fn simulate(
     schedules: &[Vec<JobSpec>],
     policy: Policy,
 ) -> anyhow::Result<(f64, f64)> {
-    let mut spec = common::sched::SchedulerSpec::new(policy.name);
+    let mut spec = sched::SchedulerSpec::new(policy.name);
     for (k, v) in policy.params {
         spec.params.insert(k.to_string(), v.to_string());
     }

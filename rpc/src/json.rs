@@ -1,0 +1,109 @@
+//! The JSON shapes shared by the CLI's `--json` output and the master's REST
+//! API, built from the wire types both see. One builder per shape, so that
+//! `mr cluster status --json` and `GET /api/workers` cannot drift apart.
+
+use serde_json::{json, Value};
+
+/// One worker of `cluster status`: state, slots, cache and its latest
+/// atop-like resource vector.
+pub fn worker_status(w: &proto::WorkerStatus) -> Value {
+    json!({
+        "name": w.name,
+        "addr": w.addr,
+        "rack": w.rack,
+        "state": if w.alive { "alive" } else { "dead" },
+        "last_heartbeat_ms": w.last_heartbeat_ms,
+        "map_slots": w.map_slots,
+        "reduce_slots": w.reduce_slots,
+        "free_map_slots": w.free_map_slots,
+        "free_reduce_slots": w.free_reduce_slots,
+        "cache_used_bytes": w.cache_used_bytes,
+        "cache_capacity_bytes": w.cache_capacity_bytes,
+        "cache_pinned_bytes": w.cache_pinned_bytes,
+        "blocks": w.blocks,
+        "resources": resources(&w.resources.clone().unwrap_or_default()),
+    })
+}
+
+/// A resource vector as users read it (the shape
+/// [`common::resources::ResourceVector`] serializes to).
+pub fn resources(r: &proto::ResourceVector) -> Value {
+    common::resources::ResourceVector::from(r).json()
+}
+
+/// The whole `cluster status` object: `master` is the gRPC address, `ui`
+/// the web UI's URL (null when the master serves none).
+pub fn cluster_status(st: &proto::ClusterStatusResponse, master: &str, ui: Option<&str>) -> Value {
+    json!({
+        "master": master,
+        "ui": ui,
+        "files": st.files,
+        "blocks": st.blocks,
+        "under_replicated_blocks": st.under_replicated_blocks,
+        "workers": st.workers.iter().map(worker_status).collect::<Vec<_>>(),
+    })
+}
+
+/// One entry of `fs ls`.
+pub fn list_entry(e: &proto::ListEntry) -> Value {
+    json!({"path": e.path, "dir": e.is_dir, "size": e.size,
+           "replication": e.replication, "blocks": e.blocks, "mtime_ms": e.mtime_ms})
+}
+
+fn names(v: &[proto::WorkerAddr]) -> Vec<String> {
+    v.iter().map(|w| w.name.clone()).collect()
+}
+
+/// One block of `fs stat`: where it is stored, cached and pinned.
+pub fn block_status(b: &proto::BlockStatus) -> Value {
+    let i = b.block.unwrap_or_default();
+    json!({"id": i.id, "len": i.len, "crc32c": i.crc32c,
+           "replicas": names(&b.replicas), "cached_on": names(&b.cached_on),
+           "pinned_on": names(&b.pinned_on)})
+}
+
+/// `fs stat`: a file and every block of it.
+pub fn file_status(st: &proto::FileStatus) -> Value {
+    json!({"path": st.path, "size": st.size, "replication": st.replication,
+           "block_size": st.block_size, "mtime_ms": st.mtime_ms, "owner": st.owner,
+           "blocks": st.blocks.iter().map(block_status).collect::<Vec<_>>()})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_without_resources_has_zeros() {
+        let v = worker_status(&proto::WorkerStatus {
+            name: "w1".into(),
+            alive: true,
+            ..Default::default()
+        });
+        assert_eq!(v["state"], "alive");
+        assert_eq!(v["resources"]["cpu_pct"], 0.0);
+    }
+
+    #[test]
+    fn block_names_its_holders() {
+        let w = |n: &str| proto::WorkerAddr {
+            name: n.into(),
+            ..Default::default()
+        };
+        let v = block_status(&proto::BlockStatus {
+            block: Some(proto::BlockInfo {
+                id: 7,
+                len: 10,
+                crc32c: 1,
+                generation: 0,
+            }),
+            replicas: vec![w("w1"), w("w2")],
+            cached_on: vec![w("w2")],
+            pinned_on: vec![w("w2")],
+        });
+        assert_eq!(v["id"], 7);
+        assert_eq!(v["replicas"], json!(["w1", "w2"]));
+        assert_eq!(v["cached_on"], json!(["w2"]));
+        assert_eq!(v["pinned_on"], json!(["w2"]));
+    }
+}
