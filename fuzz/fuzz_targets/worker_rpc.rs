@@ -1,6 +1,7 @@
 //! Every request a worker's gRPC service accepts, and every command it
-//! takes from the master, decoded from fuzzed protobuf bytes and put
-//! through the worker's own validation: a block write's header and chunks
+//! takes from the master, decoded from fuzzed protobuf bytes, converted to
+//! the worker's own types as its gRPC edge converts them, and put through
+//! the worker's own validation: a block write's header and chunks
 //! against a real block store (length, each chunk's and the block's
 //! CRC32C checked, nothing half written left visible), a read's byte
 //! range, a shuffle fetch against a fuzzed map-output index, and a
@@ -42,7 +43,7 @@ fuzz_target!(|data: &[u8]| {
             let mut chunks = Vec::new();
             while !buf.is_empty() && chunks.len() < 64 {
                 match WriteBlockChunk::decode_length_delimited(&mut buf) {
-                    Ok(c) => chunks.push(c),
+                    Ok(c) => chunks.push(worker::pipeline::BlockChunk::from(c)),
                     Err(_) => break,
                 }
             }
@@ -104,14 +105,16 @@ fuzz_target!(|data: &[u8]| {
             // What comes back from the master: heartbeat answers and the
             // launches in them.
             if let Ok(resp) = HeartbeatResponse::decode(body) {
-                for c in resp.commands {
-                    if let Some(command::Kind::Launch(l)) = c.kind {
+                let reply = worker::master::Reply::from(resp);
+                for c in reply.commands {
+                    if let worker::commands::Command::Launch(l) = c {
                         if joblib::jobs::registry::lookup(&l.job_name).is_some() {
                             let _ = joblib::spec::params_from_json(&l.params_json);
                         }
-                        let splits: Vec<Vec<u8>> = l.splits.iter().map(|s| s.to_vec()).collect();
-                        let part = joblib::jobs::formats::range_partition(b"key", &splits);
-                        assert!(part as usize <= splits.len());
+                        if let worker::launch::TaskKind::Map(m) = &l.kind {
+                            let part = joblib::jobs::formats::range_partition(b"key", &m.splits);
+                            assert!(part as usize <= m.splits.len());
+                        }
                     }
                 }
             }

@@ -317,6 +317,11 @@ pub struct PutOptions {
     pub writer: String,
 }
 
+/// A block of a file written by [`Dfs::write_block_detached`], for
+/// [`FileWriter::push_block`] to record.
+#[derive(Debug)]
+pub struct WrittenBlock(proto::CompletedBlock);
+
 /// A file being written.
 pub struct FileWriter {
     pub path: String,
@@ -334,8 +339,8 @@ impl FileWriter {
 
     /// Records a block written by [`Dfs::write_block_detached`], of `len`
     /// bytes; blocks must be pushed in file order.
-    pub fn push_block(&mut self, b: proto::CompletedBlock, len: u64) {
-        self.blocks.push(b);
+    pub fn push_block(&mut self, b: WrittenBlock, len: u64) {
+        self.blocks.push(b.0);
         self.written += len;
     }
 }
@@ -470,8 +475,10 @@ impl Dfs {
         lease: u64,
         data: Bytes,
         local: Option<&dyn LocalHead>,
-    ) -> Result<proto::CompletedBlock> {
-        self.write_one_block(path, lease, data, local).await
+    ) -> Result<WrittenBlock> {
+        self.write_one_block(path, lease, data, local)
+            .await
+            .map(WrittenBlock)
     }
 
     /// Makes the file visible, all blocks durable.

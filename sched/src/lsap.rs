@@ -83,17 +83,60 @@ impl Scheduler for Lsap {
     }
 
     fn assign(&mut self, view: &ClusterView, trigger: Trigger) -> Vec<Assignment> {
-        let mut out = assign_maps(view, Prune::Auto);
-        if let Some(node) = trigger.node().and_then(|n| view.node(n)) {
-            out.extend(assign_reduces(view, node, &view.jobs_fifo()));
-        }
-        out
+        with_reduces(view, trigger, assign_maps(view, Prune::Auto))
     }
+}
+
+/// A policy of the family's answer to `trigger`: its `maps`, then the
+/// reduces placed on the triggering node (the paper places maps only).
+pub(crate) fn with_reduces(
+    view: &ClusterView,
+    trigger: Trigger,
+    mut maps: Vec<Assignment>,
+) -> Vec<Assignment> {
+    if let Some(node) = trigger.node().and_then(|n| view.node(n)) {
+        maps.extend(assign_reduces(view, node, &view.jobs_fifo()));
+    }
+    maps
 }
 
 /// The maps' assignment: the full problem, or (large problems, see
 /// [`super::pruned`]) the pruned one, which has the same optimum.
 pub(crate) fn assign_maps(view: &ClusterView, prune: Prune) -> Vec<Assignment> {
+    solve_maps(
+        view,
+        prune,
+        |slots| solve_pruned_with(view, slots, prune, |sel| pruned_cands(view, sel)),
+        |tasks, slots| eq1_matrix(view, tasks, slots),
+    )
+}
+
+/// C[i][j] by eq. (1), computed once per (task, idle node) and shared by
+/// the node's slots.
+fn eq1_matrix(view: &ClusterView, tasks: &[&PendingTask], slots: &[usize]) -> Vec<f64> {
+    let costs = Costs::new(view, tasks);
+    let nodes = idle_nodes(slots);
+    let mut c = Vec::with_capacity(tasks.len() * slots.len());
+    let mut per_node = vec![0.0; view.nodes.len()];
+    for i in 0..tasks.len() {
+        for &n in &nodes {
+            per_node[n] = costs.cost(i, n);
+        }
+        c.extend(slots.iter().map(|&n| per_node[n]));
+    }
+    c
+}
+
+/// The skeleton every policy of the family runs, with its own prices: ISS
+/// (none idle: nothing to do); the pruned problem when it `applies` and
+/// `pruned` (given ISS) can solve it; else TS, the full cost matrix
+/// `matrix` (given TS and ISS, row-major) and its optimal assignment.
+pub(crate) fn solve_maps(
+    view: &ClusterView,
+    prune: Prune,
+    pruned: impl FnOnce(&[usize]) -> Option<Vec<Assignment>>,
+    matrix: impl FnOnce(&[&PendingTask], &[usize]) -> Vec<f64>,
+) -> Vec<Assignment> {
     let slots = idle_slots(view);
     if slots.is_empty() {
         return vec![];
@@ -103,7 +146,7 @@ pub(crate) fn assign_maps(view: &ClusterView, prune: Prune) -> Vec<Assignment> {
         pending_maps(view),
         slots.len(),
     ) {
-        if let Some(out) = assign_pruned(view, &slots, prune) {
+        if let Some(out) = pruned(&slots) {
             return out;
         }
     }
@@ -111,18 +154,7 @@ pub(crate) fn assign_maps(view: &ClusterView, prune: Prune) -> Vec<Assignment> {
     if tasks.is_empty() {
         return vec![];
     }
-    let costs = Costs::new(view, &tasks);
-    // C[i][j] by eq. (1), computed once per (task, idle node) and shared by
-    // the node's slots.
-    let nodes = idle_nodes(&slots);
-    let mut c = Vec::with_capacity(tasks.len() * slots.len());
-    let mut per_node = vec![0.0; view.nodes.len()];
-    for i in 0..tasks.len() {
-        for &n in &nodes {
-            per_node[n] = costs.cost(i, n);
-        }
-        c.extend(slots.iter().map(|&n| per_node[n]));
-    }
+    let c = matrix(&tasks, &slots);
     assign_matrix(view, &tasks, &slots, c)
 }
 
@@ -182,20 +214,10 @@ pub(crate) fn eq1_by_region(view: &ClusterView, ix: &LocalityIndex, pos: usize) 
     [0.0, 0.0, a, a, transfer(t.input_bytes, xb)]
 }
 
-/// Solves the pruned problem (see [`super::pruned`]); `None` when its
-/// premises fail (then the full problem is solved).
-fn assign_pruned(view: &ClusterView, slots: &[usize], prune: Prune) -> Option<Vec<Assignment>> {
-    region_prices(view)?;
-    let ix = index_of(view)?;
-    let ix = ix.as_ref();
-    let rank = queue_ranks(view);
-    let sel = Slots {
-        view,
-        ix,
-        slots,
-        factor: None,
-        rank: &rank,
-    };
+/// The pruned problem's candidates (see [`super::pruned`]) and their
+/// prices by eq. (1).
+fn pruned_cands(view: &ClusterView, sel: &Slots<'_>) -> Option<Vec<Cand>> {
+    let ix = sel.ix;
     let costs = |p: usize| -> Option<([f64; 5], f64)> {
         (view.pending[p].kind == TaskKind::Map).then(|| (eq1_by_region(view, ix, p), 0.0))
     };
@@ -207,7 +229,32 @@ fn assign_pruned(view: &ClusterView, slots: &[usize], prune: Prune) -> Option<Ve
     picked.extend(ix.generators().take(k));
     picked.extend(ix.homeless().take(k));
     picked.extend(ix.by_size().take(k));
-    let cands = sel.cands(picked, &costs)?;
+    sel.cands(picked, &costs)
+}
+
+/// The pruned path every policy of the family runs, with its own
+/// candidates: the premises (prices the lemma holds for, a locality
+/// index), the selection over ISS `slots`, the policy's `cands` from it,
+/// and their optimal assignment. `None` when a premise or `cands` fails
+/// (then the full problem is solved).
+pub(crate) fn solve_pruned_with(
+    view: &ClusterView,
+    slots: &[usize],
+    prune: Prune,
+    cands: impl FnOnce(&Slots<'_>) -> Option<Vec<Cand>>,
+) -> Option<Vec<Assignment>> {
+    region_prices(view)?;
+    let ix = index_of(view)?;
+    let ix = ix.as_ref();
+    let rank = queue_ranks(view);
+    let sel = Slots {
+        view,
+        ix,
+        slots,
+        factor: None,
+        rank: &rank,
+    };
+    let cands = cands(&sel)?;
     Some(solve_pruned(view, ix, slots, None, &cands, prune))
 }
 

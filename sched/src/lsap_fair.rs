@@ -48,15 +48,12 @@
 //!
 //! At scale the problem is pruned and solved sparsely as lsap-sched's is
 //! ([`super::pruned`]), with the same optimum; see
-//! `LsapFair::assign_pruned` for how FC is found without a pass over TS.
+//! `LsapFair::pruned_cands` for how FC is found without a pass over TS.
 
 use super::error::SchedError;
 use super::index::IdMap;
-use super::lsap::{
-    assign_matrix, eq1_by_region, idle_nodes, idle_slots, index_of, pending_maps, queue_ranks,
-    region_prices, solve_pruned, unscheduled_maps, Costs,
-};
-use super::pruned::{Prune, Slots};
+use super::lsap::{eq1_by_region, idle_nodes, solve_maps, solve_pruned_with, with_reduces, Costs};
+use super::pruned::{Cand, Prune, Slots};
 use super::*;
 use std::collections::{BTreeMap, HashMap};
 
@@ -177,36 +174,20 @@ impl LsapFair {
     /// × slot j) for the given TS and ISS.
     pub fn cost_matrix(&self, view: &ClusterView, ts: &[&PendingTask], iss: &[usize]) -> Vec<f64> {
         let (alpha, beta) = (self.alpha, self.beta);
-        // 3: w ← rations/weights of all groups (eq. 4).
-        let groups = self.groups(view);
-        let g_of: HashMap<&str, usize> = groups
-            .iter()
-            .enumerate()
-            .map(|(k, g)| (g.name.as_str(), k))
-            .collect();
-        let pool_of: HashMap<u64, &str> =
-            view.jobs.iter().map(|j| (j.id, j.pool.as_str())).collect();
-        // group(T); a task whose job the view lacks joins no group and
-        // keeps the default FC of 0 (line 18).
-        let group_of = |t: &PendingTask| -> Option<usize> {
-            pool_of.get(&t.job).and_then(|p| g_of.get(p)).copied()
-        };
-        let w: Vec<f64> = groups.iter().map(|g| g.weight).collect();
-        let rt: Vec<f64> = groups.iter().map(|g| g.running as f64).collect();
-        // G[i]: each group's tasks, in TS (queue) order.
+        // 3 and 5: w and gfc.
+        let r = self.rations(view);
+        let (groups, w, gfc) = (&r.groups, &r.w, &r.gfc);
+        // G[i]: each group's tasks, in TS (queue) order; a task whose job
+        // the view lacks joins no group and keeps the default FC of 0
+        // (line 18).
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
         for (i, t) in ts.iter().enumerate() {
-            if let Some(g) = group_of(t) {
+            if let Some(g) = r.group_of(t.job) {
                 members[g].push(i);
             }
         }
         // 4: ut ← the number of unscheduled tasks of each group.
         let ut: Vec<usize> = members.iter().map(Vec::len).collect();
-        // 5: gfc ← GFC of all groups, eq. (6) over eq. (5).
-        let s = usage_shares(&rt);
-        let gfc: Vec<f64> = (0..groups.len())
-            .map(|i| group_fairness_cost(beta, s[i], w[i]))
-            .collect();
         // 6-8: INS ← the nodes with idle slots.
         let ins = idle_nodes(iss);
         let costs = Costs::new(view, ts);
@@ -219,19 +200,8 @@ impl LsapFair {
             .iter()
             .map(|m| m.iter().copied().filter(|&i| dlt_mask[i]).collect())
             .collect();
-        // 13-16: sto ← the slots each group may still occupy, with
-        // AS = all map slots of the cluster.
-        let all_slots: f64 = view.nodes.iter().map(|n| n.map_slots as f64).sum();
-        let sto: Vec<usize> = (0..groups.len())
-            .map(|i| {
-                let diff = w[i] * all_slots - rt[i];
-                if diff > 0.0 {
-                    (diff.floor() as usize).min(ut[i])
-                } else {
-                    0
-                }
-            })
-            .collect();
+        // 13-16: sto.
+        let sto = r.sto(view, &ut);
         // 18: fc ← 0 (per task: FC does not depend on the slot).
         let mut fc = vec![0.0; ts.len()];
         for i in 0..groups.len() {
@@ -284,70 +254,52 @@ impl Scheduler for LsapFair {
     }
 
     fn assign(&mut self, view: &ClusterView, trigger: Trigger) -> Vec<Assignment> {
-        let mut out = self.assign_maps(view, Prune::Auto);
-        if let Some(node) = trigger.node().and_then(|n| view.node(n)) {
-            out.extend(assign_reduces(view, node, &view.jobs_fifo()));
-        }
-        out
+        with_reduces(view, trigger, self.assign_maps(view, Prune::Auto))
+    }
+}
+
+/// Lines 3, 5 and 13-16 for one view, which the full and the pruned
+/// problem both price with.
+struct Rations {
+    /// The view's groups ([`LsapFair::groups`]); the vectors below are
+    /// per group, in this order.
+    groups: Vec<Group>,
+    /// w_i (eq. 4).
+    w: Vec<f64>,
+    /// rt_i.
+    rt: Vec<f64>,
+    /// GFC_i, eq. (6) over eq. (5).
+    gfc: Vec<f64>,
+    /// group(T) by T's job; a job the view lacks has none.
+    group_of_job: HashMap<u64, usize>,
+}
+
+impl Rations {
+    fn group_of(&self, job: u64) -> Option<usize> {
+        self.group_of_job.get(&job).copied()
+    }
+
+    /// 13-16: sto ← the slots each group may still occupy, with AS = all
+    /// map slots of the cluster and `ut` each group's unscheduled tasks.
+    fn sto(&self, view: &ClusterView, ut: &[usize]) -> Vec<usize> {
+        let all_slots: f64 = view.nodes.iter().map(|n| n.map_slots as f64).sum();
+        (0..self.groups.len())
+            .map(|i| {
+                let diff = self.w[i] * all_slots - self.rt[i];
+                if diff > 0.0 {
+                    (diff.floor() as usize).min(ut[i])
+                } else {
+                    0
+                }
+            })
+            .collect()
     }
 }
 
 impl LsapFair {
-    /// The maps' assignment: the full problem, or (large problems, see
-    /// [`super::pruned`]) the pruned one, which has the same optimum.
-    pub(crate) fn assign_maps(&self, view: &ClusterView, prune: Prune) -> Vec<Assignment> {
-        // 2: ISS ← the idle map slots.
-        let iss = idle_slots(view);
-        if iss.is_empty() {
-            return vec![];
-        }
-        if prune.applies(
-            view.locality_index().is_some(),
-            pending_maps(view),
-            iss.len(),
-        ) {
-            if let Some(out) = self.assign_pruned(view, &iss, prune) {
-                return out;
-            }
-        }
-        // 1: TS ← the unscheduled tasks.
-        let ts = unscheduled_maps(view);
-        if ts.is_empty() {
-            return vec![];
-        }
-        let c = self.cost_matrix(view, &ts, &iss);
-        // 36-39: expandToSquare(C, 0), R = lsap(C), filterDummy(R).
-        assign_matrix(view, &ts, &iss, c)
-    }
-
-    /// Lines 1-39 on the pruned problem. The price of a task is lines
-    /// 3-35's, found without a pass over TS: DLT is the maps held on an
-    /// idle node (and the generators), which the index lists; a group's
-    /// tasks beyond DLT get GFC in TS order, so only the first few of them
-    /// are looked at. Candidates, by the lemma of [`super::pruned`] with
-    /// two classes of tasks: a DLT task is priced by region (FC + α·DS/BW,
-    /// FC where its input is); any other costs FC + 1 on every slot, so the
-    /// K cheapest of those are each group's first K by FC (those given
-    /// GFC first).
-    fn assign_pruned(
-        &self,
-        view: &ClusterView,
-        iss: &[usize],
-        prune: Prune,
-    ) -> Option<Vec<Assignment>> {
-        region_prices(view)?;
-        let ix = index_of(view)?;
-        let ix = ix.as_ref();
-        let (alpha, beta) = (self.alpha, self.beta);
-        let rank = queue_ranks(view);
-        let sel = Slots {
-            view,
-            ix,
-            slots: iss,
-            factor: None,
-            rank: &rank,
-        };
-        let k = sel.k();
+    /// 3 and 5 of the listing, and group(T): what both problems price with.
+    fn rations(&self, view: &ClusterView) -> Rations {
+        // 3: w ← rations/weights of all groups (eq. 4).
         let groups = self.groups(view);
         let g_of: HashMap<&str, usize> = groups
             .iter()
@@ -356,14 +308,58 @@ impl LsapFair {
             .collect();
         let pool_of: HashMap<u64, &str> =
             view.jobs.iter().map(|j| (j.id, j.pool.as_str())).collect();
-        let group_of = |job: u64| pool_of.get(&job).and_then(|p| g_of.get(p)).copied();
+        let group_of_job = pool_of
+            .into_iter()
+            .filter_map(|(job, p)| g_of.get(p).map(|&g| (job, g)))
+            .collect();
         let w: Vec<f64> = groups.iter().map(|g| g.weight).collect();
         let rt: Vec<f64> = groups.iter().map(|g| g.running as f64).collect();
+        // 5: gfc ← GFC of all groups, eq. (6) over eq. (5).
         let s = usage_shares(&rt);
         let gfc: Vec<f64> = (0..groups.len())
-            .map(|i| group_fairness_cost(beta, s[i], w[i]))
+            .map(|i| group_fairness_cost(self.beta, s[i], w[i]))
             .collect();
-        let beyond: Vec<f64> = w.iter().map(|w| beta * (1.0 - w)).collect();
+        Rations {
+            groups,
+            w,
+            rt,
+            gfc,
+            group_of_job,
+        }
+    }
+
+    /// The maps' assignment: the full problem, or (large problems, see
+    /// [`super::pruned`]) the pruned one, which has the same optimum. The
+    /// skeleton is lsap-sched's: 2: ISS ← the idle map slots; 1: TS ← the
+    /// unscheduled tasks; lines 1-35's C; 36-39: expandToSquare(C, 0),
+    /// R = lsap(C), filterDummy(R).
+    pub(crate) fn assign_maps(&self, view: &ClusterView, prune: Prune) -> Vec<Assignment> {
+        solve_maps(
+            view,
+            prune,
+            |iss| solve_pruned_with(view, iss, prune, |sel| self.pruned_cands(view, sel)),
+            |ts, iss| self.cost_matrix(view, ts, iss),
+        )
+    }
+
+    /// Lines 1-35 on the pruned problem: its candidates, which
+    /// `solve_pruned_with` solves (36-39). The price of a task is lines
+    /// 3-35's, found without a pass over TS: DLT is the maps held on an
+    /// idle node (and the generators), which the index lists; a group's
+    /// tasks beyond DLT get GFC in TS order, so only the first few of them
+    /// are looked at. Candidates, by the lemma of [`super::pruned`] with
+    /// two classes of tasks: a DLT task is priced by region (FC + α·DS/BW,
+    /// FC where its input is); any other costs FC + 1 on every slot, so the
+    /// K cheapest of those are each group's first K by FC (those given
+    /// GFC first).
+    fn pruned_cands(&self, view: &ClusterView, sel: &Slots<'_>) -> Option<Vec<Cand>> {
+        let (ix, iss) = (sel.ix, sel.slots);
+        let (alpha, beta) = (self.alpha, self.beta);
+        let k = sel.k();
+        let r = self.rations(view);
+        let (groups, gfc) = (&r.groups, &r.gfc);
+        let group_of = |job: u64| r.group_of(job);
+        let beyond: Vec<f64> = r.w.iter().map(|w| beta * (1.0 - w)).collect();
         // 6-12: INS, and DLT: the maps held on an idle node, the generators.
         let ins = idle_nodes(iss);
         let mut dlt: Vec<usize> = ins.iter().flat_map(|&n| ix.held_on(n)).collect();
@@ -391,17 +387,7 @@ impl LsapFair {
             }
         }
         // 13-16: sto.
-        let all_slots: f64 = view.nodes.iter().map(|n| n.map_slots as f64).sum();
-        let sto: Vec<usize> = (0..groups.len())
-            .map(|i| {
-                let diff = w[i] * all_slots - rt[i];
-                if diff > 0.0 {
-                    (diff.floor() as usize).min(ut[i])
-                } else {
-                    0
-                }
-            })
-            .collect();
+        let sto = r.sto(view, &ut);
         // 18-27: FC of the DLT tasks, and how many of each group's other
         // tasks (in TS order) get GFC.
         let mut fc: IdMap<usize, f64> = IdMap::default();
@@ -505,8 +491,7 @@ impl LsapFair {
                 stray += 1;
             }
         }
-        let cands = sel.cands(picked, &price)?;
-        Some(solve_pruned(view, ix, iss, None, &cands, prune))
+        sel.cands(picked, &price)
     }
 }
 
@@ -554,6 +539,7 @@ pub fn fairness_distance(groups: &[(f64, f64)]) -> f64 {
 mod tests {
     use super::super::lsap::tests::{figure_1, map, random_cluster};
     use super::super::lsap::Lsap;
+    use super::super::lsap::{idle_slots, unscheduled_maps};
     use super::*;
     use crate::testkit::{local_count, node, pooled_job, view};
     use std::collections::HashSet;

@@ -6,57 +6,88 @@
 //! [`handle`]; the executor gets it as a function argument, so neither
 //! module imports the other.
 
+use crate::block::BlockInfo;
 use crate::executor;
+use crate::launch::{Refused, TaskRef, TaskSpec};
 use crate::node::Node;
-use proto::command::Kind;
 use std::sync::Arc;
 
+/// One command of the master's.
+#[derive(Debug)]
+pub enum Command {
+    /// Run an attempt.
+    Launch(Box<TaskSpec>),
+    /// A launch that came unrunnable: report the attempt failed.
+    Refuse(Refused),
+    KillTask(TaskRef),
+    /// Delete the job's local files (map outputs, spills).
+    CleanupJob(u64),
+    DeleteBlock(u64),
+    /// A block the namespace does not know: into the quarantine.
+    QuarantineBlock(u64),
+    CacheBlock(u64),
+    /// Cache the block and never evict it until it is uncached.
+    PinBlock(u64),
+    UncacheBlock(u64),
+    /// Resize the block cache to this many bytes.
+    SetCacheCapacity(u64),
+    /// Send a copy of the block to each of the workers at `targets`.
+    Replicate {
+        block: BlockInfo,
+        targets: Vec<String>,
+    },
+}
+
 /// Carries out commands from a heartbeat or task-report answer.
-pub fn handle(node: &Arc<Node>, commands: Vec<proto::Command>) {
+pub fn handle(node: &Arc<Node>, commands: Vec<Command>) {
     for cmd in commands {
-        match cmd.kind {
-            Some(Kind::Launch(l)) => executor::launch(node, l, handle),
-            Some(Kind::KillTask(t)) => executor::kill(node, t),
-            Some(Kind::CleanupJob(j)) => executor::cleanup(node, j),
-            Some(kind) => {
+        match cmd {
+            Command::Launch(spec) => executor::launch(node, *spec, handle),
+            Command::Refuse(r) => executor::refuse(node, r, handle),
+            Command::KillTask(t) => executor::kill(node, t),
+            Command::CleanupJob(j) => executor::cleanup(node, j),
+            kind => {
                 tokio::spawn(execute(node.clone(), kind));
             }
-            None => {}
         }
     }
 }
 
-/// Carries out one command from the master.
+/// Carries out one block command from the master.
 #[tracing::instrument(skip(node))]
-async fn execute(node: Arc<Node>, kind: Kind) {
+async fn execute(node: Arc<Node>, kind: Command) {
     match kind {
-        Kind::DeleteBlock(id) => {
+        Command::DeleteBlock(id) => {
             node.cache.remove(id);
             node.store.delete(id);
         }
-        Kind::QuarantineBlock(id) => crate::quarantine::quarantine(&node, id),
-        Kind::CacheBlock(id) => {
+        Command::QuarantineBlock(id) => crate::quarantine::quarantine(&node, id),
+        Command::CacheBlock(id) => {
             if let Err(e) = node.read_block(id, true).await {
                 tracing::warn!(block = id, "cannot cache: {e}");
             }
         }
-        Kind::PinBlock(id) => match node.read_block(id, false).await {
+        Command::PinBlock(id) => match node.read_block(id, false).await {
             Ok((data, _)) => match node.cache.pin(id, &data) {
                 Ok(()) => tracing::info!(block = id, "block pinned in the cache"),
                 Err(e) => tracing::warn!(block = id, "pin refused: {e}"),
             },
             Err(e) => tracing::warn!(block = id, "cannot pin: {e}"),
         },
-        Kind::UncacheBlock(id) => {
+        Command::UncacheBlock(id) => {
             node.cache.remove(id);
         }
-        Kind::SetCacheCapacity(bytes) => {
+        Command::SetCacheCapacity(bytes) => {
             let evicted = node.cache.set_capacity(bytes);
             tracing::info!(bytes, evicted, "cache resized");
         }
-        Kind::Launch(_) | Kind::KillTask(_) | Kind::CleanupJob(_) => {}
-        Kind::Replicate(r) => {
-            let Some(info) = r.block else { return };
+        // The executor's, from `handle`.
+        Command::Launch(_) | Command::Refuse(_) => {}
+        Command::KillTask(_) | Command::CleanupJob(_) => {}
+        Command::Replicate {
+            block: info,
+            targets,
+        } => {
             let data = match node.read_block(info.id, false).await {
                 Ok((d, _)) => d,
                 Err(e) => {
@@ -64,10 +95,10 @@ async fn execute(node: Arc<Node>, kind: Kind) {
                     return;
                 }
             };
-            for t in r.targets {
+            for t in targets {
                 let res = async {
                     let mut conn = node.dfs.worker(&t)?;
-                    rpc::dfs::write_block(&mut conn, info, data.clone()).await
+                    crate::peer::write_block(&mut conn, info, data.clone()).await
                 }
                 .await;
                 match res {

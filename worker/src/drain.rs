@@ -33,7 +33,7 @@ pub async fn run(node: Arc<Node>, grace: Duration, heartbeat: AbortHandle) {
     let epoch = node.epoch.load(Ordering::SeqCst);
     for ((job_id, is_map, index), r) in node.tasks.take_all() {
         r.handle.abort();
-        let t = proto::TaskRef {
+        let t = crate::launch::TaskRef {
             job_id,
             is_map,
             index,

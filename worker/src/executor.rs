@@ -2,12 +2,13 @@
 //! master (fenced by attempt and worker epoch), kill, clean up a job's files.
 //! The master counts slots; the worker reports what it actually runs.
 
+use crate::commands::Command;
+use crate::launch::{Refused, TaskKind, TaskRef, TaskSpec};
 use crate::node::Node;
-use crate::outcome::{Failure, Outcome};
+use crate::outcome::{End, Failure, Outcome, TaskReport, Usage};
 use crate::tasks::TaskKey;
 use crate::{maptask, reducetask};
 use joblib::jobs::{ResolveError, ResolvedJob};
-use proto::{Command, LaunchTask, TaskRef};
 use std::sync::Arc;
 use tracing::Instrument;
 
@@ -18,14 +19,14 @@ pub type OnCommands = fn(&Arc<Node>, Vec<Command>);
 
 /// Starts an attempt in the background; its report's answer goes to
 /// `on_commands`.
-pub fn launch(node: &Arc<Node>, l: LaunchTask, on_commands: OnCommands) {
-    let Some(t) = l.task else { return };
+pub fn launch(node: &Arc<Node>, spec: TaskSpec, on_commands: OnCommands) {
+    let (t, epoch) = (spec.task, spec.epoch);
     if node.is_draining() {
         // Sent before the master heard that this worker drains.
-        tokio::spawn(hand_back(node.clone(), t, l.epoch, on_commands));
+        tokio::spawn(hand_back(node.clone(), t, epoch, on_commands));
         return;
     }
-    let key: TaskKey = (t.job_id, t.is_map, t.index);
+    let key: TaskKey = t.key();
     // A root span: a launch that comes back with another task's report
     // must not nest under that task.
     let span = tracing::info_span!(
@@ -41,9 +42,9 @@ pub fn launch(node: &Arc<Node>, l: LaunchTask, on_commands: OnCommands) {
         async move {
             let start_ms = common::now_ms();
             let cpu0 = thread_cpu_total();
-            let res = run(n.clone(), l.clone()).await;
+            let res = run(n.clone(), spec).await;
             let cpu_s = (thread_cpu_total() - cpu0).max(0.0);
-            report(&n, &l, t, res, start_ms, cpu_s, on_commands).await;
+            report(&n, t, epoch, res, start_ms, cpu_s, on_commands).await;
             n.tasks.finish(&key);
             cleanup_if_pending(&n, key.0);
         }
@@ -52,81 +53,73 @@ pub fn launch(node: &Arc<Node>, l: LaunchTask, on_commands: OnCommands) {
     node.tasks.start(key, t.attempt, t.is_map, handle);
 }
 
-async fn run(node: Arc<Node>, l: LaunchTask) -> Result<Outcome, Failure> {
-    let t = l.task.expect("checked");
+async fn run(node: Arc<Node>, spec: TaskSpec) -> Result<Outcome, Failure> {
+    let TaskSpec {
+        task: t,
+        job_name,
+        params_json,
+        output,
+        kind,
+        ..
+    } = spec;
     // The job found and its parameters decoded once for the whole attempt.
-    let spec = ResolvedJob::decode(&l.job_name, &l.params_json).map_err(|e| match e {
-        ResolveError::UnknownJob(_) => {
-            Failure::msg(format!("this worker has no job {:?}", l.job_name))
-        }
+    let job = ResolvedJob::decode(&job_name, &params_json).map_err(|e| match e {
+        ResolveError::UnknownJob(_) => Failure::msg(format!("this worker has no job {job_name:?}")),
         ResolveError::BadParams(m) => Failure::msg(m),
     })?;
-    if let Some(release) = crate::hold::release_file(&spec.params, t.is_map, &node.me.name) {
+    if let Some(release) = crate::hold::release_file(&job.params, t.is_map, &node.me.name) {
         crate::hold::wait_for(std::path::Path::new(release)).await;
     }
     let dir = node.job_dir(t.job_id);
-    if t.is_map {
-        maptask::run(node, spec, l, dir).await
-    } else {
-        reducetask::run(node, spec, l, dir).await
+    match kind {
+        TaskKind::Map(m) => maptask::run(node, job, t, m, output, dir).await,
+        TaskKind::Reduce(r) => reducetask::run(node, job, t, r, output, dir).await,
     }
+}
+
+/// Reports a launch that came unrunnable as a failed attempt, at once (or
+/// hands it back, on a worker that drains).
+pub fn refuse(node: &Arc<Node>, r: Refused, on_commands: OnCommands) {
+    let node = node.clone();
+    if node.is_draining() {
+        tokio::spawn(hand_back(node, r.task, r.epoch, on_commands));
+        return;
+    }
+    tokio::spawn(async move {
+        let now = common::now_ms();
+        let failed = Err(Failure::msg(r.why));
+        report(&node, r.task, r.epoch, failed, now, 0.0, on_commands).await;
+    });
 }
 
 async fn report(
     node: &Arc<Node>,
-    l: &LaunchTask,
     t: TaskRef,
-    res: Result<Outcome, Failure>,
+    epoch: u64,
+    result: Result<Outcome, Failure>,
     start_ms: u64,
     cpu_s: f64,
     on_commands: OnCommands,
 ) {
     let end_ms = common::now_ms();
-    let mut req = proto::TaskUpdateRequest {
-        worker: node.me.name.clone(),
-        epoch: l.epoch,
-        task: Some(t),
-        ..Default::default()
-    };
-    let mut m = proto::TaskMetrics {
+    match &result {
+        Ok(o) => {
+            tracing::info!(secs = (end_ms - start_ms) as f64 / 1e3, locality = %o.locality, "task succeeded")
+        }
+        Err(f) => tracing::warn!("task failed: {}", f.msg),
+    }
+    let usage = Usage {
         start_ms,
         end_ms,
         cpu_s,
         peak_mem_bytes: peak_rss(),
-        ..Default::default()
     };
-    match res {
-        Ok(o) => {
-            tracing::info!(secs = (end_ms - start_ms) as f64 / 1e3, locality = %o.locality, "task succeeded");
-            req.succeeded = true;
-            m.locality = o.locality;
-            m.bytes_cache = o.bytes_cache;
-            m.bytes_local = o.bytes_local;
-            m.bytes_remote_rack = o.bytes_remote_rack;
-            m.read_s = o.read_s;
-            m.shuffle_s = o.shuffle_s;
-            m.merge_s = o.merge_s;
-            m.reduce_s = o.reduce_s;
-            m.commit_s = o.commit_s;
-            m.bytes_remote_off_rack = o.bytes_remote_off_rack;
-            m.bytes_shuffle = o.bytes_shuffle;
-            m.bytes_output = o.bytes_output;
-            m.records_in = o.records_in;
-            m.records_out = o.records_out;
-            m.spills = o.spills;
-            req.counters = o.counters.into_iter().collect();
-        }
-        Err(f) => {
-            tracing::warn!("task failed: {}", f.msg);
-            req.error = f.msg;
-            if let Some(map) = f.fetch_failed_map {
-                req.fetch_failure = true;
-                req.failed_map = map;
-            }
-        }
-    }
-    req.metrics = Some(m);
-    send_report(node, req, on_commands).await;
+    let report = TaskReport {
+        task: t,
+        epoch,
+        end: End::Ran { result, usage },
+    };
+    send_report(node, report, on_commands).await;
 }
 
 /// Gives an attempt back to the master unrun or unfinished, because this
@@ -139,23 +132,20 @@ pub async fn hand_back(node: Arc<Node>, t: TaskRef, epoch: u64, on_commands: OnC
         index = t.index,
         "task handed back"
     );
-    let req = proto::TaskUpdateRequest {
-        worker: node.me.name.clone(),
+    let report = TaskReport {
+        task: t,
         epoch,
-        task: Some(t),
-        error: "handed back: the worker is shutting down".into(),
-        handed_back: true,
-        ..Default::default()
+        end: End::HandedBack,
     };
-    send_report(&node, req, on_commands).await;
+    send_report(&node, report, on_commands).await;
 }
 
 /// The report is what commits the attempt: retry it a few times.
-async fn send_report(node: &Arc<Node>, req: proto::TaskUpdateRequest, on_commands: OnCommands) {
+async fn send_report(node: &Arc<Node>, report: TaskReport, on_commands: OnCommands) {
     for i in 0..5u64 {
-        match node.dfs.master().task_update(req.clone()).await {
-            Ok(resp) => {
-                on_commands(node, resp.into_inner().commands);
+        match crate::master::report_task(node, report.clone()).await {
+            Ok(reply) => {
+                on_commands(node, reply.commands);
                 return;
             }
             Err(e) => {
@@ -167,8 +157,7 @@ async fn send_report(node: &Arc<Node>, req: proto::TaskUpdateRequest, on_command
 }
 
 pub fn kill(node: &Node, t: TaskRef) {
-    let key: TaskKey = (t.job_id, t.is_map, t.index);
-    if node.tasks.kill(&key, t.attempt) {
+    if node.tasks.kill(&t.key(), t.attempt) {
         tracing::info!(job = t.job_id, index = t.index, "task killed");
     }
     cleanup_if_pending(node, t.job_id);

@@ -1,7 +1,8 @@
 //! Registration, the heartbeat loop, and the long poll that brings the
 //! master's commands between heartbeats, in a task of their own so that a
 //! busy worker never misses heartbeats (Ballista #2159). The commands that
-//! come back are carried out by [`crate::commands`].
+//! come back are carried out by [`crate::commands`]; the calls themselves
+//! are [`crate::master`]'s.
 //!
 //! Heartbeats stay the liveness signal, at their interval. Launch on
 //! submit is the long poll's: the master answers it as soon as this
@@ -10,6 +11,7 @@
 //! a broken connection loses nothing: the commands wait for the next
 //! heartbeat.
 
+use crate::master::{self, Heartbeat, Poll, Registration};
 use crate::monitor::ResourceMonitor;
 use crate::node::Node;
 use std::sync::atomic::Ordering;
@@ -109,27 +111,21 @@ async fn listen(node: &Arc<Node>, mut epoch: watch::Receiver<u64>, wake: &Wakeup
             }
             continue;
         }
-        let req = proto::WorkerPoll {
-            name: node.me.name.clone(),
-            epoch: e,
-            wait_ms: POLL_WAIT.as_millis() as u64,
-        };
         let answer = tokio::time::timeout(
             POLL_WAIT + POLL_SLACK,
-            node.dfs.master().await_commands(req),
+            master::await_commands(node, e, POLL_WAIT),
         )
         .await;
         match answer {
-            Ok(Ok(r)) => {
-                let r = r.into_inner();
-                if r.ready {
-                    wake.ring.notify_one();
-                    wake.taken.notified().await;
-                } else if r.reregister {
-                    // The heartbeat loop finds out too, and registers anew.
-                    let _ = epoch.changed().await;
-                }
+            Ok(Ok(Poll::Ready)) => {
+                wake.ring.notify_one();
+                wake.taken.notified().await;
             }
+            Ok(Ok(Poll::Reregister)) => {
+                // The heartbeat loop finds out too, and registers anew.
+                let _ = epoch.changed().await;
+            }
+            Ok(Ok(Poll::Idle)) => {}
             Ok(Err(s)) if s.code() == tonic::Code::Unimplemented => {
                 tracing::info!("the master has no long poll: commands come with heartbeats");
                 std::future::pending::<()>().await;
@@ -146,12 +142,7 @@ async fn listen(node: &Arc<Node>, mut epoch: watch::Receiver<u64>, wake: &Wakeup
 /// Takes the commands waiting at the master; `Ok(false)` when it no
 /// longer knows this epoch.
 async fn take(node: &Arc<Node>, epoch: u64) -> Result<bool, rpc::dfs::DfsError> {
-    let req = proto::WorkerPoll {
-        name: node.me.name.clone(),
-        epoch,
-        wait_ms: 0,
-    };
-    let resp = node.dfs.master().take_commands(req).await?.into_inner();
+    let resp = master::take_commands(node, epoch).await?;
     if resp.reregister {
         tracing::info!("the master asked for a new registration");
         return Ok(false);
@@ -166,8 +157,7 @@ async fn register(
 ) -> Result<u64, rpc::dfs::DfsError> {
     node.store.clear_delta();
     node.cache.clear_delta();
-    let req = proto::RegisterRequest {
-        protocol_version: common::PROTOCOL_VERSION,
+    let req = Registration {
         name: node.me.name.clone(),
         addr: node.me.addr.clone(),
         rack: node.me.rack.clone(),
@@ -177,9 +167,9 @@ async fn register(
         blocks: node.store.report(),
         cached: node.cache.report(),
         cache_used_bytes: node.cache.used(),
-        resources: Some(monitor.sample().into()),
+        resources: monitor.sample(),
     };
-    let resp = node.dfs.master().register(req).await?.into_inner();
+    let resp = master::register(node, req).await?;
     // A new incarnation: the master has re-queued whatever the previous
     // one ran, and would fence its reports, so stop it here too.
     node.tasks.abort_all();
@@ -206,12 +196,12 @@ pub async fn beat(
     let (blocks_added, blocks_removed) = node.store.take_delta();
     let (cache_added, cache_removed) = node.cache.take_delta();
     let (maps, reduces) = node.tasks.counts();
-    let req = proto::HeartbeatRequest {
+    let req = Heartbeat {
         name: node.me.name.clone(),
         epoch,
         free_map_slots: node.me.map_slots.saturating_sub(maps),
         free_reduce_slots: node.me.reduce_slots.saturating_sub(reduces),
-        resources: Some(monitor.sample().into()),
+        resources: monitor.sample(),
         blocks_added,
         blocks_removed,
         cache_added,
@@ -220,7 +210,7 @@ pub async fn beat(
         draining: node.is_draining(),
         leaving,
     };
-    let resp = node.dfs.master().heartbeat(req).await?.into_inner();
+    let resp = master::heartbeat(node, req).await?;
     if resp.reregister {
         tracing::info!("the master asked for a new registration");
         return Ok(false);

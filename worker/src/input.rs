@@ -2,10 +2,10 @@
 //! replica (same rack first, cached copies first), recording the locality
 //! level of the design and the bytes read at each tier.
 
+use crate::block::{BlockLocation, WorkerAddr};
 use crate::node::Node;
 use bytes::Bytes;
 use common::locality::Locality;
-use proto::{BlockLocation, WorkerAddr};
 use std::sync::Arc;
 
 /// Bytes read per tier by one task.
@@ -36,8 +36,6 @@ impl Tiers {
 pub enum InputError {
     #[error("block {id} could not be read from any replica ({last})")]
     Unreadable { id: u64, last: String },
-    #[error("bad input location: {0}")]
-    Bad(String),
 }
 
 /// Reads one block for a task; every byte counts in `tiers`, and the block
@@ -59,9 +57,7 @@ async fn read_from(
     loc: &BlockLocation,
     tiers: &mut Tiers,
 ) -> Result<(Bytes, Locality), InputError> {
-    let info = loc
-        .block
-        .ok_or_else(|| InputError::Bad("no block info".into()))?;
+    let info = loc.block;
     let me = &node.me;
     let mut last = String::from("no replica");
     // Cache and disk, each checked against the CRC the namespace holds.
@@ -108,7 +104,7 @@ async fn read_from(
                 continue;
             }
         };
-        match rpc::dfs::read_block(&mut conn, &info, false, &w.name).await {
+        match crate::peer::read_block(&mut conn, &info, false, &w.name).await {
             Ok((b, _)) => {
                 tiers.add(level, b.len() as u64);
                 node.cache.insert(info.id, &b);
@@ -129,7 +125,7 @@ async fn read_from(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proto::BlockInfo;
+    use crate::block::BlockInfo;
 
     fn node(tag: &str) -> (Arc<Node>, std::path::PathBuf) {
         crate::node::test_node("input", tag)
@@ -146,7 +142,7 @@ mod tests {
 
     fn at(b: BlockInfo) -> BlockLocation {
         BlockLocation {
-            block: Some(b),
+            block: b,
             replicas: vec![],
             cached_on: vec![],
         }

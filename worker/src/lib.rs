@@ -3,6 +3,11 @@
 //! How it fits with the other crates: `docs/architecture.md`.
 //!
 //! # Layout
+//! The gRPC edge is [`service`] (the server), [`master`] and [`peer`] (the
+//! clients) and [`convert`]: only these name protobuf types; everything
+//! else works on the worker's own ([`block`], [`launch`], [`commands`]).
+//!
+//! - [`block`]: what a block is and where its copies are.
 //! - [`store`]: one file per block plus its CRC32C, read through `memmap2`.
 //! - [`cache`]: the byte-bounded LRU block cache and its change log.
 //! - [`monitor`]: the atop-like resource vector from `sysinfo`.
@@ -10,7 +15,9 @@
 //! - [`scanner`]: the periodic checksum scan of every stored block.
 //! - [`quarantine`]: blocks the master does not know, kept for a grace period.
 //! - [`heartbeat`]: registration and heartbeats.
+//! - [`master`]: the calls to the master.
 //! - [`commands`]: the master's commands from heartbeat and report answers.
+//! - [`launch`]: a task launch as the worker runs it.
 //! - [`executor`]: task lifecycle: launch, report (fenced), kill, clean up.
 //! - [`tasks`]: the table of running attempts the node owns.
 //! - [`outcome`]: what an attempt reports: its metrics or its failure.
@@ -20,43 +27,47 @@
 //! - [`mapout`], [`merge`]: map-side sort and spill, reduce-side merge.
 //! - [`output`]: output parts written record-aligned into the block store.
 //! - [`shuffle`]: serving map-output partitions to reducers.
+//! - [`peer`]: the calls to other workers (pipeline, reads, shuffle).
 //! - [`service`]: the thin gRPC handlers (block writes and reads).
+//! - [`error`]: the handlers' failures and their gRPC codes.
+//! - [`convert`]: protobuf to the worker's types and back.
 //! - [`drain`]: graceful shutdown: finish or hand back tasks, say goodbye.
 //! - [`health`]: the plain-HTTP liveness and readiness probe endpoint.
 
+pub mod block;
 pub mod cache;
 pub mod commands;
+pub mod convert;
 pub mod drain;
+pub mod error;
 pub mod executor;
 pub mod health;
 pub mod heartbeat;
 pub mod hold;
 pub mod input;
+pub mod launch;
 pub mod mapout;
 pub mod maptask;
+pub mod master;
 pub mod merge;
 pub mod monitor;
 pub mod node;
 pub mod outcome;
 pub mod output;
+pub mod peer;
 pub mod pipeline;
 pub mod quarantine;
 pub mod reducetask;
 pub mod scanner;
 pub mod service;
 pub mod shuffle;
-pub mod status;
 pub mod store;
 pub mod tasks;
 
 use common::config::ClusterConfig;
-use proto::worker_server::WorkerServer;
 use rpc::auth::TokenCheck;
 use std::future::Future;
 use tokio::net::TcpListener;
-
-/// Largest message a worker accepts: one data chunk plus framing.
-const MAX_MESSAGE: usize = 2 * common::CHUNK + 4096;
 
 /// Runs worker `name` on `listener` until `shutdown` resolves, then drains
 /// for up to `grace` (see [`drain`]) while still serving block reads and
@@ -117,11 +128,7 @@ pub async fn run_with_health(
     }
     let served = server
         .add_service(tonic::service::interceptor::InterceptedService::new(
-            WorkerServer::from_arc(std::sync::Arc::new(service::WorkerService {
-                node: node.clone(),
-            }))
-            .max_decoding_message_size(MAX_MESSAGE)
-            .max_encoding_message_size(MAX_MESSAGE),
+            service::server(node.clone()),
             TokenCheck::with_tokens(tokens),
         ))
         // Nagle's algorithm off, as on the master (see `master::no_delay`):

@@ -4,13 +4,12 @@
 //! map instead writes its share straight into its output part.
 
 use crate::input::{self, Tiers};
+use crate::launch::{MapTask, OutputSpec, TaskRef};
 use crate::mapout::{Combiner, MapOutputBuffer};
 use crate::node::Node;
 use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
 use joblib::jobs::{formats, InputFormat, Partitioning, ResolvedJob, TaskCtx};
-use proto::LaunchTask;
-use rpc::dfs::PutOptions;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -22,7 +21,9 @@ pub fn output_path(dir: &std::path::Path, index: u32, attempt: u32) -> PathBuf {
 pub async fn run(
     node: Arc<Node>,
     spec: ResolvedJob,
-    l: LaunchTask,
+    t: TaskRef,
+    m: MapTask,
+    output: OutputSpec,
     dir: PathBuf,
 ) -> Result<Outcome, Failure> {
     let ResolvedJob {
@@ -34,7 +35,7 @@ pub async fn run(
     } = spec;
     let mut ctx = TaskCtx {
         params,
-        index: l.task.map_or(0, |t| t.index),
+        index: t.index,
         counters: Default::default(),
     };
     let mut out = Outcome::default();
@@ -42,13 +43,8 @@ pub async fn run(
     let rt = tokio::runtime::Handle::current();
     if format == InputFormat::Generated {
         out.locality = "node_local".into();
-        let path = l.output_path.clone();
-        let opts = PutOptions {
-            replication: l.output_replication,
-            block_size: l.output_block_size,
-            overwrite: false,
-            writer: node.me.name.clone(),
-        };
+        let opts = output.put_options(&node.me.name);
+        let path = output.path;
         let n2 = node.clone();
         let (written, records, ctx) = tokio::task::spawn_blocking(move || -> Result<_, Failure> {
             let mut w =
@@ -77,16 +73,15 @@ pub async fn run(
         return Ok(out);
     }
 
-    let input = l
+    let input = m
         .input
-        .clone()
         .ok_or_else(|| Failure::msg("map launched without an input block"))?;
     let (data, level) = input::read(&node, &input, &mut tiers)
         .await
         .map_err(Failure::from_err)?;
     out.locality = level.as_str().to_string();
-    let reducers = l.reducers.max(1);
-    let splits: Vec<Vec<u8>> = l.splits.iter().map(|s| s.to_vec()).collect();
+    let reducers = m.reducers.max(1);
+    let splits = m.splits;
     let combiner: Option<Combiner> = if job.has_combiner() {
         let j = job.clone();
         let params = ctx.params.clone();
@@ -104,11 +99,10 @@ pub async fn run(
     } else {
         None
     };
-    let following = l.following.clone();
-    let offset = l.input_offset;
-    let index = l.task.map_or(0, |t| t.index);
-    let attempt = l.task.map_or(0, |t| t.attempt);
-    let sort_buffer = l.sort_buffer_bytes as usize;
+    let following = m.following;
+    let offset = m.input_offset;
+    let (index, attempt) = (t.index, t.attempt);
+    let sort_buffer = m.sort_buffer_bytes as usize;
     let n2 = node.clone();
     let (idx, stats, ctx, tiers, records_out, spills) =
         tokio::task::spawn_blocking(move || -> Result<_, Failure> {

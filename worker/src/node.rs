@@ -1,6 +1,7 @@
 //! Everything one worker process owns, shared by its gRPC service, its
 //! heartbeat loop and its command handlers.
 
+use crate::block::BlockInfo;
 use crate::cache::BlockCache;
 use crate::store::{BlockStore, StoreError};
 use crate::tasks::TaskTable;
@@ -73,7 +74,7 @@ impl Node {
         self: &Arc<Self>,
         id: u64,
         fill_cache: bool,
-        want: Option<proto::BlockInfo>,
+        want: Option<BlockInfo>,
     ) -> Result<(Bytes, bool), StoreError> {
         if let Some(b) = self.cache.get(id) {
             match want.and_then(|w| crate::store::mismatch(&w, b.len() as u64, crc32c::crc32c(&b)))
@@ -108,16 +109,7 @@ impl Node {
 
     pub async fn report_bad_block(&self, id: u64, reason: String) {
         self.cache.remove(id);
-        let r = self
-            .dfs
-            .master()
-            .report_bad_block(proto::ReportBadBlockRequest {
-                worker: self.me.name.clone(),
-                block_id: id,
-                reason,
-            })
-            .await;
-        if let Err(e) = r {
+        if let Err(e) = crate::master::report_bad_block(self, id, reason).await {
             // The next block report corrects the master anyway.
             tracing::warn!(block = id, "could not report a corrupt block: {e}");
         }

@@ -3,7 +3,7 @@
 //! every part can be read by maps of a later job without straddling records.
 //!
 //! A block whose first target is this worker is handed to its store in
-//! process ([`crate::pipeline::Local`]); the targets after it get it
+//! process ([`crate::service::Local`]); the targets after it get it
 //! through the pipeline as from any writer.
 //!
 //! One block is in flight while the next fills: the task goes on
@@ -13,14 +13,14 @@
 
 use crate::node::Node;
 use bytes::Bytes;
-use rpc::dfs::{DfsError, FileWriter, PutOptions};
+use rpc::dfs::{DfsError, FileWriter, PutOptions, WrittenBlock};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
-type InFlight = JoinHandle<Result<proto::CompletedBlock, DfsError>>;
+type InFlight = JoinHandle<Result<WrittenBlock, DfsError>>;
 
 pub struct OutputWriter {
     node: Arc<Node>,
@@ -130,7 +130,7 @@ impl OutputWriter {
         let data_ref = data.clone();
         let node = self.node.clone();
         let h = self.rt.spawn(async move {
-            let local = crate::pipeline::Local(node.clone());
+            let local = crate::service::Local(node.clone());
             node.dfs
                 .write_block_detached(&path, lease, data, Some(&local))
                 .await

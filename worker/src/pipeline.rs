@@ -14,34 +14,60 @@
 //! its own partial copy and answers with the failed target's name, which
 //! the writer excludes before it tries the block again (`rpc::dfs`).
 
+use crate::block::{BlockInfo, WorkerAddr};
+use crate::error::WorkerError;
 use crate::node::Node;
-use crate::status::to_status;
 use crate::store::StoreError;
 use bytes::Bytes;
 use common::config::MAX_BLOCK_SIZE;
 use futures::{Stream, StreamExt};
-use proto::{BlockInfo, PipelineFailure, WorkerAddr, WriteBlockChunk, WriteBlockResponse};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tonic::Status;
 
 /// Chunks queued for the local writer and for the next target: a short
 /// stall of either does not stop the other, and neither holds the block.
 const QUEUE: usize = 4;
 
+/// One message of a block write, as a target receives it and forwards it.
+#[derive(Debug, Clone, Default)]
+pub struct BlockChunk {
+    /// The first chunk only: the block the write is for.
+    pub block: Option<BlockInfo>,
+    pub data: Bytes,
+    /// The sender's CRC32C of `data`, when it sent one.
+    pub crc32c: Option<u32>,
+    /// The first chunk only: the targets after the receiver, in pipeline
+    /// order.
+    pub downstream: Vec<WorkerAddr>,
+}
+
+/// A target's answer: the workers that stored the block (this one and
+/// those after it), or the first target after it that failed.
+#[derive(Debug, Clone, Default)]
+pub struct PipelineAnswer {
+    pub worker: String,
+    pub stored: Vec<String>,
+    pub failed: Option<PipelineFailure>,
+}
+
+/// A target that failed, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PipelineFailure {
+    pub worker: String,
+    pub error: String,
+}
+
 /// The block a write is for, from its first chunk: refused unless the
 /// write has a first chunk carrying a block of 1..=`MAX_BLOCK_SIZE` bytes.
-pub fn block_header(first: Option<&WriteBlockChunk>) -> Result<proto::BlockInfo, Status> {
-    let first = first.ok_or_else(|| Status::invalid_argument("empty block write"))?;
-    let info = first.block.ok_or_else(|| {
-        Status::invalid_argument("the first chunk of a block write must carry the block info")
-    })?;
+pub fn block_header(first: Option<&BlockChunk>) -> Result<BlockInfo, WorkerError> {
+    let first = first.ok_or(WorkerError::EmptyWrite)?;
+    let info = first.block.ok_or(WorkerError::NoBlockInfo)?;
     if info.len == 0 || info.len > MAX_BLOCK_SIZE {
-        return Err(Status::invalid_argument(format!(
-            "block {} has length {}, outside 1..={MAX_BLOCK_SIZE}",
-            info.id, info.len
-        )));
+        return Err(WorkerError::BadBlockLength {
+            id: info.id,
+            len: info.len,
+        });
     }
     Ok(info)
 }
@@ -52,9 +78,18 @@ pub fn block_header(first: Option<&WriteBlockChunk>) -> Result<proto::BlockInfo,
 /// an answer with `failed` set, that a target after it did.
 pub async fn receive(
     node: Arc<Node>,
-    chunks: impl Stream<Item = Result<WriteBlockChunk, Status>> + Unpin,
-) -> Result<WriteBlockResponse, Status> {
+    chunks: impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin,
+) -> Result<PipelineAnswer, WorkerError> {
     receive_from(node, chunks, Sender::Remote).await
+}
+
+/// [`receive`] of a block this process wrote: a task's output handed to
+/// its own worker without a socket (`service::Local`).
+pub async fn receive_in_process(
+    node: Arc<Node>,
+    chunks: impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin,
+) -> Result<PipelineAnswer, WorkerError> {
+    receive_from(node, chunks, Sender::InProcess).await
 }
 
 /// Where a block's chunks come from.
@@ -62,17 +97,18 @@ pub async fn receive(
 enum Sender {
     /// Over a wire: every chunk is checked against the CRC32C it carries.
     Remote,
-    /// This process ([`Local`]): the CRC32Cs were computed from these very
-    /// bytes, nothing came over a wire to damage them; they are used as
-    /// they are (the store still checks the block's length and CRC).
+    /// This process ([`receive_in_process`]): the CRC32Cs were computed
+    /// from these very bytes, nothing came over a wire to damage them;
+    /// they are used as they are (the store still checks the block's
+    /// length and CRC).
     InProcess,
 }
 
 async fn receive_from(
     node: Arc<Node>,
-    mut chunks: impl Stream<Item = Result<WriteBlockChunk, Status>> + Unpin,
+    mut chunks: impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin,
     sender: Sender,
-) -> Result<WriteBlockResponse, Status> {
+) -> Result<PipelineAnswer, WorkerError> {
     let first = chunks.next().await.transpose()?;
     let info = block_header(first.as_ref())?;
     let mut first = first.expect("checked by block_header");
@@ -104,10 +140,10 @@ async fn receive_from(
         };
         received += c.data.len() as u64;
         if received > info.len {
-            return Err(Status::invalid_argument(format!(
-                "block {} is longer than its declared {} bytes",
-                info.id, info.len
-            )));
+            return Err(WorkerError::LongerThanDeclared {
+                id: info.id,
+                len: info.len,
+            });
         }
         if let Some(f) = &mut next {
             if !f.send(c.data.clone(), crc).await {
@@ -117,7 +153,7 @@ async fn receive_from(
                 let _ = writer.await;
                 let failed = f.failure().await;
                 tracing::warn!(block = info.id, worker = %failed.worker, "pipeline broken downstream: {}", failed.error);
-                return Ok(WriteBlockResponse {
+                return Ok(PipelineAnswer {
                     worker: node.me.name.clone(),
                     stored: Vec::new(),
                     failed: Some(failed),
@@ -137,8 +173,7 @@ async fn receive_from(
     }
     writer
         .await
-        .map_err(|e| Status::internal(e.to_string()))?
-        .map_err(to_status)?;
+        .map_err(|e| WorkerError::Writer(e.to_string()))??;
     let mut stored = vec![node.me.name.clone()];
     let mut failed = None;
     if let Some(f) = next {
@@ -158,41 +193,24 @@ async fn receive_from(
         }
     }
     tracing::debug!(block = info.id, len = info.len, ?stored, "block stored");
-    Ok(WriteBlockResponse {
+    Ok(PipelineAnswer {
         worker: node.me.name.clone(),
         stored,
         failed,
     })
 }
 
-/// This worker as the head of its own tasks' block writes: a task's
-/// output goes into the store beside it without a socket, through the
-/// same [`receive`] a remote writer's chunks go through.
-pub struct Local(pub Arc<Node>);
-
-impl rpc::dfs::LocalHead for Local {
-    fn name(&self) -> &str {
-        &self.0.me.name
-    }
-
-    fn receive(
-        &self,
-        chunks: Vec<WriteBlockChunk>,
-    ) -> futures::future::BoxFuture<'static, Result<WriteBlockResponse, Status>> {
-        let chunks = tokio_stream::iter(chunks.into_iter().map(Ok));
-        Box::pin(receive_from(self.0.clone(), chunks, Sender::InProcess))
-    }
-}
-
 /// The CRC32C of chunk `c` at byte `at` of `info`: the one it carries,
 /// once checked, or computed when the sender gave none.
-pub fn check_chunk(info: &BlockInfo, at: u64, c: &WriteBlockChunk) -> Result<u32, Status> {
+pub fn check_chunk(info: &BlockInfo, at: u64, c: &BlockChunk) -> Result<u32, WorkerError> {
     let crc = crc32c::crc32c(&c.data);
     match c.crc32c {
-        Some(want) if want != crc => Err(Status::data_loss(format!(
-            "block {}: the chunk at byte {at} arrived with CRC32C {crc:#010x}, sent with {want:#010x}: damaged on the way here",
-            info.id
-        ))),
+        Some(sent) if sent != crc => Err(WorkerError::DamagedChunk {
+            id: info.id,
+            at,
+            crc,
+            sent,
+        }),
         _ => Ok(crc),
     }
 }
@@ -203,21 +221,19 @@ struct Forward {
     /// The header and the targets after `next`, sent with the first chunk.
     header: Option<(BlockInfo, Vec<WorkerAddr>)>,
     /// None once the block is whole.
-    tx: Option<mpsc::Sender<WriteBlockChunk>>,
-    call: JoinHandle<Result<WriteBlockResponse, String>>,
+    tx: Option<mpsc::Sender<BlockChunk>>,
+    call: JoinHandle<Result<PipelineAnswer, String>>,
 }
 
 impl Forward {
     fn start(node: &Arc<Node>, info: BlockInfo, next: WorkerAddr, rest: Vec<WorkerAddr>) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
-        let conn = node.dfs.worker(&next.addr);
-        let call = tokio::spawn(async move {
-            let mut conn = conn.map_err(|e| e.to_string())?;
-            conn.write_block(tokio_stream::wrappers::ReceiverStream::new(rx))
-                .await
-                .map(|r| r.into_inner())
-                .map_err(|s| rpc::dfs::status_text(&s))
-        });
+        let call = crate::peer::forward(
+            node,
+            &next.addr,
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        );
+        let call = tokio::spawn(async move { call.await.map_err(|e| e.to_string()) });
         Forward {
             next,
             header: Some((info, rest)),
@@ -232,7 +248,7 @@ impl Forward {
             Some((info, rest)) => (Some(info), rest),
             None => (None, Vec::new()),
         };
-        let c = WriteBlockChunk {
+        let c = BlockChunk {
             block,
             data,
             crc32c: Some(crc),
@@ -263,7 +279,7 @@ impl Forward {
     }
 
     /// The rest of the pipeline's answer, once [`Forward::close`]d.
-    async fn answer(mut self) -> Result<WriteBlockResponse, PipelineFailure> {
+    async fn answer(mut self) -> Result<PipelineAnswer, PipelineFailure> {
         self.tx = None;
         match (&mut self.call).await {
             Ok(Ok(r)) => Ok(r),
@@ -291,8 +307,9 @@ impl Drop for Forward {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::WorkerService;
     use common::config::ClusterConfig;
+    use rpc::dfs::DfsError;
+    use tonic::{Code, Status};
 
     /// Workers w1 and w2 of one config over fresh directories; w2 serves
     /// its real gRPC service on an OS-chosen port, w1 is driven directly.
@@ -310,13 +327,9 @@ mod tests {
         let cfg = ClusterConfig::parse(&text).unwrap();
         let w1 = Node::open(cfg.clone(), "w1").unwrap();
         let w2 = Node::open(cfg, "w2").unwrap();
-        let svc = proto::worker_server::WorkerServer::from_arc(Arc::new(WorkerService {
-            node: w2.clone(),
-        }))
-        .max_decoding_message_size(2 * common::CHUNK + 4096);
         tokio::spawn(
             tonic::transport::Server::builder()
-                .add_service(svc)
+                .add_service(crate::service::server(w2.clone()))
                 .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(l)),
         );
         (w1, w2, dir)
@@ -331,7 +344,7 @@ mod tests {
     }
 
     /// The chunks a writer sends for `data` as block `id`, 1 KiB each.
-    fn chunks(id: u64, data: &[u8], downstream: Vec<WorkerAddr>) -> Vec<WriteBlockChunk> {
+    fn chunks(id: u64, data: &[u8], downstream: Vec<WorkerAddr>) -> Vec<BlockChunk> {
         let info = BlockInfo {
             id,
             len: data.len() as u64,
@@ -341,7 +354,7 @@ mod tests {
         let mut downstream = Some(downstream);
         data.chunks(1024)
             .enumerate()
-            .map(|(i, c)| WriteBlockChunk {
+            .map(|(i, c)| BlockChunk {
                 block: (i == 0).then_some(info),
                 data: Bytes::copy_from_slice(c),
                 crc32c: Some(crc32c::crc32c(c)),
@@ -350,9 +363,7 @@ mod tests {
             .collect()
     }
 
-    fn feed(
-        c: Vec<WriteBlockChunk>,
-    ) -> impl Stream<Item = Result<WriteBlockChunk, Status>> + Unpin {
+    fn feed(c: Vec<BlockChunk>) -> impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin {
         futures::stream::iter(c.into_iter().map(Ok))
     }
 
@@ -373,26 +384,27 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// A task's block handed to its own worker ([`Local`]) is stored there
-    /// and forwarded down the pipeline as a remote writer's would be; a
-    /// block whose chunk CRCs do not make its CRC is still refused.
+    /// A task's block handed to its own worker (`service::Local`, the
+    /// DFS client's way in) is stored there and forwarded down the
+    /// pipeline as a remote writer's would be; a block whose chunk CRCs do
+    /// not make its CRC is still refused.
     #[tokio::test]
     async fn a_local_head_stores_and_forwards_without_a_socket() {
         use rpc::dfs::LocalHead;
+        let local = |n: &Arc<Node>, c: Vec<BlockChunk>| {
+            crate::service::Local(n.clone()).receive(c.into_iter().map(Into::into).collect())
+        };
         let (w1, w2, dir) = two_nodes("local").await;
         let data: Vec<u8> = (0..10_000u32).map(|i| (i * 3) as u8).collect();
         let next = target("w2", &w2.me.addr);
-        let a = Local(w1.clone())
-            .receive(chunks(12, &data, vec![next]))
-            .await
-            .unwrap();
+        let a = local(&w1, chunks(12, &data, vec![next])).await.unwrap();
         assert_eq!(a.stored, ["w1", "w2"]);
         for n in [&w1, &w2] {
             assert_eq!(&n.store.read(12).unwrap()[..], &data[..]);
         }
         let mut bad = chunks(13, &data, Vec::new());
         bad[1].crc32c = Some(bad[1].crc32c.unwrap() ^ 1);
-        assert!(Local(w1.clone()).receive(bad).await.is_err());
+        assert!(local(&w1, bad).await.is_err());
         assert!(w1.store.info(13).is_none());
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -453,22 +465,20 @@ mod tests {
         let mut c = chunks(13, &data, vec![target("w2", &w2.me.addr)]);
         // w1 checks the chunk against this CRC and forwards it with it:
         // what w2 sees is a chunk whose bytes changed after it was sent.
-        let w2conn = rpc::dfs::worker_conn(&w2.me.addr, "t").unwrap();
         let mut bad = c.clone();
         bad[3].data = Bytes::from(vec![8u8; 1024]);
         bad[0].downstream.clear();
-        let e = w2conn
-            .clone()
-            .write_block(futures::stream::iter(bad))
-            .await
-            .unwrap_err();
-        assert_eq!(e.code(), tonic::Code::DataLoss, "{e}");
+        let e = match crate::peer::forward(&w1, &w2.me.addr, futures::stream::iter(bad)).await {
+            Err(DfsError::Rpc(s)) => s,
+            other => panic!("not refused by w2: {other:?}"),
+        };
+        assert_eq!(e.code(), Code::DataLoss, "{e}");
         assert!(e.message().contains("damaged on the way"), "{e}");
         assert!(!w2.store.contains(13));
         // Damaged before the head: the head itself refuses it.
         c[2].crc32c = Some(c[2].crc32c.unwrap() ^ 1);
-        let e = receive(w1.clone(), feed(c)).await.unwrap_err();
-        assert_eq!(e.code(), tonic::Code::DataLoss, "{e}");
+        let e = Status::from(receive(w1.clone(), feed(c)).await.unwrap_err());
+        assert_eq!(e.code(), Code::DataLoss, "{e}");
         assert!(!w1.store.contains(13));
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -476,16 +486,16 @@ mod tests {
     #[test]
     fn block_header_refuses_what_the_handler_refuses() {
         assert!(block_header(None).is_err());
-        let mut c = WriteBlockChunk::default();
+        let mut c = BlockChunk::default();
         assert!(block_header(Some(&c)).is_err());
-        c.block = Some(proto::BlockInfo {
+        c.block = Some(BlockInfo {
             id: 1,
             len: 0,
             crc32c: 0,
             generation: 0,
         });
         assert!(block_header(Some(&c)).is_err());
-        c.block = Some(proto::BlockInfo {
+        c.block = Some(BlockInfo {
             id: 1,
             len: 5,
             crc32c: 0,

@@ -87,8 +87,8 @@ pub async fn run(node: Arc<Node>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::block::BlockInfo;
     use crate::store::BlockStore;
-    use proto::BlockInfo;
 
     #[test]
     fn a_quarantined_block_leaves_the_store_and_goes_only_after_its_grace() {

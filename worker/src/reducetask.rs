@@ -14,14 +14,15 @@
 //! ([`check_segment`]); one that differs is retried and then reported as a
 //! fetch failure naming its map, never merged.
 
+use crate::launch::{MapOutputLocation, OutputSpec, ReduceTask, TaskRef};
 use crate::merge::merge_grouped_slices;
 use crate::node::Node;
 use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
+use crate::shuffle::PartitionRef;
 use futures::StreamExt;
 use joblib::jobs::{formats, ResolvedJob, TaskCtx};
-use proto::LaunchTask;
-use rpc::dfs::PutOptions;
+use rpc::dfs::DfsError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -134,12 +135,11 @@ impl Budget {
 pub async fn run(
     node: Arc<Node>,
     spec: ResolvedJob,
-    l: LaunchTask,
+    t: TaskRef,
+    r: ReduceTask,
+    output: OutputSpec,
     dir: PathBuf,
 ) -> Result<Outcome, Failure> {
-    let t = l
-        .task
-        .ok_or_else(|| Failure::msg("reduce without a task ref"))?;
     let ResolvedJob {
         job,
         params,
@@ -156,7 +156,7 @@ pub async fn run(
     tokio::fs::create_dir_all(&seg_dir)
         .await
         .map_err(Failure::from_err)?;
-    let mut outs = l.map_outputs.clone();
+    let mut outs = r.map_outputs;
     outs.sort_by_key(|m| m.map_index);
     let (memory, in_place) = shuffle_settings(&ctx.params)?;
     let budget = Arc::new(Budget(AtomicU64::new(memory)));
@@ -189,13 +189,8 @@ pub async fn run(
         segments.push(seg);
     }
     let shuffle_s = shuffle_start.elapsed().as_secs_f64();
-    let opts = PutOptions {
-        replication: l.output_replication,
-        block_size: l.output_block_size,
-        overwrite: false,
-        writer: node.me.name.clone(),
-    };
-    let path = l.output_path.clone();
+    let opts = output.put_options(&node.me.name);
+    let path = output.path;
     let rt = tokio::runtime::Handle::current();
     let n2 = node.clone();
     let seg_dir2 = seg_dir.clone();
@@ -284,7 +279,7 @@ pub async fn run(
 
 /// Whether map output `m` is on this host: this worker's own, or a worker
 /// advertising the same host.
-fn same_host(node: &Node, m: &proto::MapOutputLocation) -> bool {
+fn same_host(node: &Node, m: &MapOutputLocation) -> bool {
     let host = |a: &str| a.rsplit_once(':').map_or(a, |(h, _)| h).to_string();
     m.worker == node.me.name || (!m.addr.is_empty() && host(&m.addr) == host(&node.me.addr))
 }
@@ -296,12 +291,12 @@ async fn fetch_segment(
     node: &Arc<Node>,
     job_id: u64,
     part: u32,
-    m: &proto::MapOutputLocation,
+    m: &MapOutputLocation,
     spool: &Path,
     budget: &Budget,
     local: bool,
 ) -> Result<Segment, Failure> {
-    let req = proto::FetchPartitionRequest {
+    let req = PartitionRef {
         job_id,
         map_index: m.map_index,
         attempt: m.attempt,
@@ -342,20 +337,17 @@ async fn fetch_segment(
 /// so that a dead worker's output fails as a fetch would.
 async fn locate(
     node: &Arc<Node>,
-    m: &proto::MapOutputLocation,
-    req: &proto::FetchPartitionRequest,
-) -> Result<Option<Segment>, rpc::dfs::DfsError> {
+    m: &MapOutputLocation,
+    req: &PartitionRef,
+) -> Result<Option<Segment>, DfsError> {
     let (path, offset, len, crc) = if m.worker == node.me.name {
-        let (p, info) = crate::shuffle::locate(node, req)?;
+        let (p, info) =
+            crate::shuffle::locate(node, req).map_err(|e| DfsError::Invalid(e.to_string()))?;
         (p, info.offset, info.len, Some(info.crc32c))
     } else {
-        match node.dfs.worker(&m.addr)?.locate_partition(*req).await {
-            Ok(r) => {
-                let r = r.into_inner();
-                (PathBuf::from(r.path), r.offset, r.len, r.crc32c)
-            }
-            Err(s) if s.code() == tonic::Code::Unimplemented => return Ok(None),
-            Err(s) => return Err(s.into()),
+        match crate::peer::locate_partition(node, &m.addr, req).await? {
+            Some(f) => (f.path, f.offset, f.len, f.crc32c),
+            None => return Ok(None),
         }
     };
     let fits = std::fs::metadata(&path).is_ok_and(|md| md.is_file() && md.len() >= offset + len);
@@ -369,24 +361,24 @@ async fn locate(
     let seg = tokio::task::spawn_blocking(move || {
         let got = seg.map().map(|m| crc32c::crc32c(m.bytes()))?;
         check_segment(got, len, crc)?;
-        Ok::<_, rpc::dfs::DfsError>(seg)
+        Ok::<_, DfsError>(seg)
     })
     .await
-    .map_err(|e| rpc::dfs::DfsError::Invalid(e.to_string()))??;
+    .map_err(|e| DfsError::Invalid(e.to_string()))??;
     Ok(Some(seg))
 }
 
 /// Whether a fetched segment of `len` bytes whose CRC32C is `got` is the
 /// one the map wrote, whose index says `want`. A map's worker always sends
 /// the CRC; a segment without one is refused unless it is empty.
-fn check_segment(got: u32, len: u64, want: Option<u32>) -> Result<(), rpc::dfs::DfsError> {
+fn check_segment(got: u32, len: u64, want: Option<u32>) -> Result<(), DfsError> {
     match want {
         Some(w) if w == got => Ok(()),
         None if len == 0 => Ok(()),
-        Some(w) => Err(rpc::dfs::DfsError::Invalid(format!(
+        Some(w) => Err(DfsError::Invalid(format!(
             "segment of {len} bytes has CRC32C {got:#010x}, the map wrote {w:#010x}"
         ))),
-        None => Err(rpc::dfs::DfsError::Invalid(format!(
+        None => Err(DfsError::Invalid(format!(
             "segment of {len} bytes came without the map's checksum"
         ))),
     }
@@ -396,13 +388,12 @@ fn check_segment(got: u32, len: u64, want: Option<u32>) -> Result<(), rpc::dfs::
 /// then into `spool`.
 async fn stream_segment(
     node: &Arc<Node>,
-    m: &proto::MapOutputLocation,
-    req: &proto::FetchPartitionRequest,
+    m: &MapOutputLocation,
+    req: &PartitionRef,
     spool: &Path,
     budget: &Budget,
-) -> Result<Segment, rpc::dfs::DfsError> {
-    let mut conn = node.dfs.worker(&m.addr)?;
-    let mut stream = conn.fetch_partition(*req).await?.into_inner();
+) -> Result<Segment, DfsError> {
+    let mut stream = crate::peer::fetch_partition(node, &m.addr, req).await?;
     let mut mem = Vec::new();
     let mut held = 0u64;
     let mut file: Option<std::io::BufWriter<std::fs::File>> = None;
@@ -410,7 +401,7 @@ async fn stream_segment(
     let mut crc = 0u32;
     let mut want = None;
     let res = async {
-        while let Some(c) = stream.message().await? {
+        while let Some(c) = stream.next().await? {
             n += c.data.len() as u64;
             crc = crc32c::crc32c_append(crc, &c.data);
             want = want.or(c.crc32c);
@@ -474,7 +465,7 @@ mod tests {
         }
         let out = crate::maptask::output_path(&jd, 5, 0);
         b.finish(&out).unwrap();
-        let m = proto::MapOutputLocation {
+        let m = MapOutputLocation {
             map_index: 5,
             attempt: 0,
             worker: "w1".into(),

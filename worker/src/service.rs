@@ -1,17 +1,58 @@
-//! Thin gRPC handlers of the worker: block writes (`pipeline.rs`) and reads.
+//! The worker's gRPC edge: thin handlers that convert each request to the
+//! worker's own types (`convert.rs`), call one function (block writes in
+//! `pipeline.rs`, reads in `node.rs`, the shuffle in `shuffle.rs`), and
+//! convert the answer back; every failure is a [`WorkerError`], whose one
+//! map to a status is in `error.rs`. [`Local`] is the same way in for the
+//! blocks this process's own tasks write.
 
+use crate::error::WorkerError;
 use crate::node::Node;
-use crate::status::to_status;
+use crate::pipeline::BlockChunk;
 use common::CHUNK;
-use proto::worker_server::Worker;
+use proto::worker_server::{Worker, WorkerServer};
 use proto::*;
 use std::pin::Pin;
 use std::sync::Arc;
-use tokio_stream::Stream;
+use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
+
+/// Largest message a worker accepts: one data chunk plus framing.
+const MAX_MESSAGE: usize = 2 * CHUNK + 4096;
 
 pub struct WorkerService {
     pub node: Arc<Node>,
+}
+
+/// This worker as the head of its own tasks' block writes: a task's
+/// output goes into the store beside it without a socket, through the
+/// same pipeline a remote writer's chunks go through
+/// ([`crate::pipeline::receive_in_process`]).
+pub struct Local(pub Arc<Node>);
+
+impl rpc::dfs::LocalHead for Local {
+    fn name(&self) -> &str {
+        &self.0.me.name
+    }
+
+    fn receive(
+        &self,
+        chunks: Vec<WriteBlockChunk>,
+    ) -> futures::future::BoxFuture<'static, Result<WriteBlockResponse, Status>> {
+        let chunks = tokio_stream::iter(chunks.into_iter().map(|c| Ok(BlockChunk::from(c))));
+        let node = self.0.clone();
+        Box::pin(async move {
+            let answer = crate::pipeline::receive_in_process(node, chunks).await?;
+            Ok(answer.into())
+        })
+    }
+}
+
+/// The worker's gRPC service over `node`, without the token check the
+/// caller wraps it in.
+pub fn server(node: Arc<Node>) -> WorkerServer<WorkerService> {
+    WorkerServer::from_arc(Arc::new(WorkerService { node }))
+        .max_decoding_message_size(MAX_MESSAGE)
+        .max_encoding_message_size(MAX_MESSAGE)
 }
 
 /// The bytes of a `block_len`-byte block a read of `len` bytes (0: to the
@@ -38,9 +79,11 @@ impl Worker for WorkerService {
         &self,
         req: Request<Streaming<WriteBlockChunk>>,
     ) -> Result<Response<WriteBlockResponse>, Status> {
-        crate::pipeline::receive(self.node.clone(), req.into_inner())
-            .await
-            .map(Response::new)
+        let chunks = req
+            .into_inner()
+            .map(|c| c.map(BlockChunk::from).map_err(WorkerError::Received));
+        let answer = crate::pipeline::receive(self.node.clone(), chunks).await?;
+        Ok(Response::new(answer.into()))
     }
 
     type FetchPartitionStream = ChunkStream;
@@ -50,10 +93,10 @@ impl Worker for WorkerService {
         &self,
         req: Request<FetchPartitionRequest>,
     ) -> Result<Response<ChunkStream>, Status> {
-        let rx = crate::shuffle::serve(&self.node, req.get_ref())?;
-        Ok(Response::new(Box::pin(
-            tokio_stream::wrappers::ReceiverStream::new(rx),
-        )))
+        let rx = crate::shuffle::serve(&self.node, &req.into_inner().into())?;
+        let chunks = tokio_stream::wrappers::ReceiverStream::new(rx)
+            .map(|c| c.map(DataChunk::from).map_err(Status::from));
+        Ok(Response::new(Box::pin(chunks)))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id, map = req.get_ref().map_index, part = req.get_ref().partition))]
@@ -61,7 +104,8 @@ impl Worker for WorkerService {
         &self,
         req: Request<FetchPartitionRequest>,
     ) -> Result<Response<PartitionFile>, Status> {
-        crate::shuffle::locate_file(&self.node, req.get_ref()).map(Response::new)
+        let file = crate::shuffle::locate_file(&self.node, &req.into_inner().into())?;
+        Ok(Response::new(file.into()))
     }
 
     type ReadBlockStream = ChunkStream;
@@ -74,9 +118,9 @@ impl Worker for WorkerService {
         let r = req.into_inner();
         let (data, from_cache) = self
             .node
-            .read_block_expecting(r.block_id, r.fill_cache, r.expect)
+            .read_block_expecting(r.block_id, r.fill_cache, r.expect.map(Into::into))
             .await
-            .map_err(to_status)?;
+            .map_err(WorkerError::from)?;
         let data = data.slice(read_range(data.len(), r.offset, r.len));
         let chunks: Vec<Result<DataChunk, Status>> = (0..data.len().div_ceil(CHUNK).max(1))
             .map(|i| {

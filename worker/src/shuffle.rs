@@ -4,16 +4,42 @@
 //! Either way the reducer is given the partition's CRC32C from the map's
 //! index, and checks the bytes it got against it.
 
+use crate::error::WorkerError;
 use crate::mapout::{MapOutputIndex, PartInfo};
 use crate::node::Node;
-use proto::{DataChunk, FetchPartitionRequest, PartitionFile};
+use bytes::Bytes;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use tokio::sync::mpsc;
-use tonic::Status;
+
+/// One partition of one map attempt's output: what a reducer asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionRef {
+    pub job_id: u64,
+    pub map_index: u32,
+    pub attempt: u32,
+    pub partition: u32,
+}
+
+/// Where a partition lies: a byte range of a map's output file, and the
+/// CRC32C the map wrote for it (a worker of an older version sends none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionFile {
+    pub path: PathBuf,
+    pub offset: u64,
+    pub len: u64,
+    pub crc32c: Option<u32>,
+}
+
+/// One piece of a streamed partition; the first carries the CRC32C.
+#[derive(Debug, Clone)]
+pub struct ShuffleChunk {
+    pub data: Bytes,
+    pub crc32c: Option<u32>,
+}
 
 /// The map output file that holds the requested partition, and where in it.
-pub fn locate(node: &Node, r: &FetchPartitionRequest) -> Result<(PathBuf, PartInfo), Status> {
+pub fn locate(node: &Node, r: &PartitionRef) -> Result<(PathBuf, PartInfo), WorkerError> {
     let dir = node.job_dir(r.job_id);
     let out = crate::maptask::output_path(&dir, r.map_index, r.attempt);
     let idx_path = {
@@ -21,36 +47,40 @@ pub fn locate(node: &Node, r: &FetchPartitionRequest) -> Result<(PathBuf, PartIn
         p.push(".index");
         PathBuf::from(p)
     };
-    let idx = MapOutputIndex::read(&idx_path).map_err(|e| {
-        Status::not_found(format!(
-            "no output of map {} attempt {} of job {} here: {e}",
-            r.map_index, r.attempt, r.job_id
-        ))
+    let idx = MapOutputIndex::read(&idx_path).map_err(|e| WorkerError::NoMapOutput {
+        job: r.job_id,
+        map: r.map_index,
+        attempt: r.attempt,
+        why: e.to_string(),
     })?;
     let part = *idx
         .parts
         .get(r.partition as usize)
-        .ok_or_else(|| Status::invalid_argument(format!("no partition {}", r.partition)))?;
+        .ok_or(WorkerError::NoPartition(r.partition))?;
     Ok((out, part))
 }
 
 /// `LocatePartition`: the file's absolute path, offset and length.
-pub fn locate_file(node: &Node, r: &FetchPartitionRequest) -> Result<PartitionFile, Status> {
+pub fn locate_file(node: &Node, r: &PartitionRef) -> Result<PartitionFile, WorkerError> {
     let (out, part) = locate(node, r)?;
-    let path = std::path::absolute(&out)
-        .map_err(|e| Status::internal(format!("{}: {e}", out.display())))?;
+    let path = std::path::absolute(&out).map_err(|err| WorkerError::Path {
+        path: out.display().to_string(),
+        err,
+    })?;
     Ok(PartitionFile {
-        path: path.to_string_lossy().into_owned(),
+        path,
         offset: part.offset,
         len: part.len,
         crc32c: Some(part.crc32c),
     })
 }
 
+/// `FetchPartition`: the partition's bytes in chunks of at most
+/// `common::CHUNK`, read on a blocking thread as the reducer takes them.
 pub fn serve(
     node: &Node,
-    r: &FetchPartitionRequest,
-) -> Result<mpsc::Receiver<Result<DataChunk, Status>>, Status> {
+    r: &PartitionRef,
+) -> Result<mpsc::Receiver<Result<ShuffleChunk, WorkerError>>, WorkerError> {
     let (out, part) = locate(node, r)?;
     let (tx, rx) = mpsc::channel(4);
     tokio::task::spawn_blocking(move || {
@@ -67,9 +97,8 @@ pub fn serve(
                 f.read_exact(&mut buf)?;
                 left -= n as u64;
                 if tx
-                    .blocking_send(Ok(DataChunk {
+                    .blocking_send(Ok(ShuffleChunk {
                         data: buf.into(),
-                        from_cache: false,
                         crc32c: first.then_some(part.crc32c),
                     }))
                     .is_err()
@@ -81,9 +110,7 @@ pub fn serve(
             Ok(())
         })();
         if let Err(e) = res {
-            let _ = tx.blocking_send(Err(Status::internal(format!(
-                "map output read failed: {e}"
-            ))));
+            let _ = tx.blocking_send(Err(WorkerError::MapOutputRead(e)));
         }
     });
     Ok(rx)
