@@ -123,10 +123,10 @@ where
 {
     let (interval, token, tls) = {
         let s = common::sync::lock(&state);
-        let tls = common::tls::server_config(&s.cfg, "master")?;
+        let tls = common::tls::server_config(s.cfg(), "master")?;
         (
-            s.cfg.heartbeat.interval,
-            common::auth::Tokens::from_config(&s.cfg),
+            s.cfg().heartbeat.interval,
+            common::auth::Tokens::from_config(s.cfg()),
             tls,
         )
     };
@@ -142,7 +142,7 @@ where
         let state = state.clone();
         async move {
             shutdown.await;
-            common::sync::lock(&state).waits.close();
+            common::sync::lock(&state).close_waits();
         }
     };
     let served = server

@@ -36,28 +36,28 @@ pub struct BlockOwner {
 }
 
 pub struct Blocks {
-    pub ns: Namespace,
+    ns: Namespace,
     log: EditLog,
     pending: HashMap<u64, PendingFile>,
     /// Every block of a pending file, so block reports do not delete it.
     pending_blocks: HashSet<u64>,
     /// Every block of the namespace.
-    pub owners: HashMap<u64, BlockOwner>,
+    owners: HashMap<u64, BlockOwner>,
     /// Block → live workers storing it (rebuilt from block reports).
-    pub locations: HashMap<u64, BTreeSet<String>>,
+    locations: HashMap<u64, BTreeSet<String>>,
     /// Block → live workers holding it in their LRU cache (from cache reports).
-    pub cached: HashMap<u64, BTreeSet<String>>,
+    cached: HashMap<u64, BTreeSet<String>>,
     /// Block → the worker whose cache pins it (see `pins.rs`).
     pins: BTreeMap<u64, String>,
     /// Replications in flight, not re-issued before they time out.
     replicating: HashMap<u64, Instant>,
     /// No deletion and no re-replication until enough blocks are reported
     /// after a start (see `safemode.rs`).
-    pub safe: SafeMode,
+    safe: SafeMode,
     /// Block → workers whose replica was reported corrupt. They are not in
     /// `locations` (never handed to readers), and are deleted only once
     /// the block has its good replicas back: a corrupt last copy is kept.
-    pub corrupt: HashMap<u64, BTreeSet<String>>,
+    corrupt: HashMap<u64, BTreeSet<String>>,
     /// Blocks with no live replica at the last scan, so that each is
     /// reported once when it goes missing rather than at every scan.
     missing: BTreeSet<u64>,
@@ -124,6 +124,53 @@ impl Blocks {
 
     pub fn sync(&mut self) -> Result<()> {
         Ok(self.log.sync()?)
+    }
+
+    /// The durable namespace, read-only: only [`Blocks::commit`] changes it.
+    pub fn ns(&self) -> &Namespace {
+        &self.ns
+    }
+
+    /// The file block `id` belongs to, with its replication factor.
+    pub fn owner(&self, id: u64) -> Option<&BlockOwner> {
+        self.owners.get(&id)
+    }
+
+    /// The workers storing block `id` as last reported, live or not yet
+    /// known dead, by name.
+    pub fn stored_on(&self, id: u64) -> impl Iterator<Item = &String> {
+        self.locations.get(&id).into_iter().flatten()
+    }
+
+    /// The workers caching block `id` as last reported, by name.
+    pub fn cached_by(&self, id: u64) -> impl Iterator<Item = &String> {
+        self.cached.get(&id).into_iter().flatten()
+    }
+
+    /// Every worker's cached blocks: what a scheduling view shows per node.
+    pub fn cached_per_worker(&self) -> HashMap<&str, HashSet<u64>> {
+        let mut by: HashMap<&str, HashSet<u64>> = HashMap::new();
+        for (id, set) in &self.cached {
+            for n in set {
+                by.entry(n.as_str()).or_default().insert(*id);
+            }
+        }
+        by
+    }
+
+    /// Blocks cached on at least one worker.
+    pub fn cached_blocks(&self) -> usize {
+        self.cached.values().filter(|s| !s.is_empty()).count()
+    }
+
+    /// `mr admin safemode enter`: only an operator leaves it then.
+    pub fn enter_safe_mode(&mut self) {
+        self.safe.enter();
+    }
+
+    /// `mr admin safemode leave`.
+    pub fn leave_safe_mode(&mut self) {
+        self.safe.leave();
     }
 
     /// A block a worker may keep: in the namespace with that length and

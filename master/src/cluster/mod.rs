@@ -155,7 +155,7 @@ pub fn next_epoch(prev: u64) -> u64 {
 
 #[derive(Debug, Default)]
 pub struct Cluster {
-    pub workers: BTreeMap<String, WorkerEntry>,
+    workers: BTreeMap<String, WorkerEntry>,
     /// Whether each worker's outbox holds commands, for its long poll.
     bells: Doorbells,
 }
@@ -163,6 +163,24 @@ pub struct Cluster {
 impl Cluster {
     pub fn get(&self, name: &str) -> Option<&WorkerEntry> {
         self.workers.get(name)
+    }
+
+    /// Every worker ever registered, by name, dead ones included.
+    pub fn workers(&self) -> impl Iterator<Item = &WorkerEntry> {
+        self.workers.values()
+    }
+
+    /// The live workers, by name.
+    pub fn live(&self) -> impl Iterator<Item = &WorkerEntry> {
+        self.workers.values().filter(|w| w.alive)
+    }
+
+    /// The master's copy of a worker's cache bound (the worker is told by
+    /// command).
+    pub fn set_cache_capacity(&mut self, name: &str, bytes: u64) {
+        if let Some(w) = self.workers.get_mut(name) {
+            w.cache_capacity_bytes = bytes;
+        }
     }
 
     /// The worker if it is alive.
@@ -370,7 +388,7 @@ mod tests {
                 matches!(e, MasterError::InvalidArgument(_)) && e.to_string().contains(want),
                 "{e}"
             );
-            assert!(st.cluster.get("w1").is_none(), "admitted anyway");
+            assert!(st.cluster().get("w1").is_none(), "admitted anyway");
         }
         let epoch = st.on_register(reg(2, 1), now).unwrap().epoch;
         st.on_heartbeat(
@@ -383,7 +401,7 @@ mod tests {
             },
             now,
         );
-        let w = st.cluster.get("w1").unwrap();
+        let w = st.cluster().get("w1").unwrap();
         assert_eq!((w.free_map_slots, w.free_reduce_slots), (2, 1));
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -17,10 +17,7 @@ mod schedule;
 mod view;
 pub mod wait;
 
-use crate::blocks::files::{
-    AddBlock, CompleteFile, CreateFile, Created, FileStatus, ListEntry, NewBlock,
-};
-use crate::blocks::fsck::FsckReport;
+use crate::blocks::files::{AddBlock, CompleteFile, CreateFile, Created, NewBlock};
 use crate::blocks::pins::CacheChange;
 use crate::blocks::safemode::SafeModeStatus;
 use crate::blocks::Blocks;
@@ -48,23 +45,23 @@ pub fn is_staging(path: &str) -> bool {
 }
 
 pub struct MasterState {
-    pub cfg: ClusterConfig,
-    pub blocks: Blocks,
-    pub cluster: Cluster,
-    pub jobs: Jobs,
+    cfg: ClusterConfig,
+    blocks: Blocks,
+    cluster: Cluster,
+    jobs: Jobs,
     /// Counters and histograms only `/metrics` reads (see `stats.rs`).
-    pub stats: crate::stats::Stats,
+    stats: crate::stats::Stats,
     /// Recent resource vectors per worker, for the web UI's sparklines.
-    pub history: ResourceHistory,
+    history: ResourceHistory,
     /// What long polls wait on besides a worker's doorbell: job ends, and
     /// the master's shutdown (see `wait.rs`).
-    pub waits: wait::Waits,
+    waits: wait::Waits,
 }
 
 impl MasterState {
     pub fn open(cfg: ClusterConfig, now: Instant) -> Result<Self> {
         let blocks = Blocks::open(&cfg, now)?;
-        let committed = |out: &str| blocks.ns.files.contains_key(&format!("{out}/_SUCCESS"));
+        let committed = |out: &str| blocks.ns().files.contains_key(&format!("{out}/_SUCCESS"));
         let jobs = Jobs::open(
             cfg.scheduler.spec(),
             cfg.master.data_dir.clone(),
@@ -82,10 +79,43 @@ impl MasterState {
         };
         // No job survives a restart (see `jobs/recovery.rs`): what they
         // staged is garbage.
-        if !st.blocks.ns.matching("/_staging").is_empty() {
+        if !st.blocks.ns().matching("/_staging").is_empty() {
             st.delete("/_staging")?;
         }
         Ok(st)
+    }
+
+    pub fn cfg(&self) -> &ClusterConfig {
+        &self.cfg
+    }
+
+    /// The block side, read-only: its changes are the events below.
+    pub fn blocks(&self) -> &Blocks {
+        &self.blocks
+    }
+
+    /// The membership, read-only.
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    /// The job side, read-only.
+    pub fn jobs(&self) -> &Jobs {
+        &self.jobs
+    }
+
+    pub fn stats(&self) -> &crate::stats::Stats {
+        &self.stats
+    }
+
+    /// Recent resource vectors per worker (the web UI's sparklines).
+    pub fn resource_history(&self) -> &ResourceHistory {
+        &self.history
+    }
+
+    /// The master is shutting down: every long poll answers now.
+    pub fn close_waits(&self) {
+        self.waits.close();
     }
 
     pub fn sync(&mut self) -> Result<()> {
@@ -132,10 +162,9 @@ impl MasterState {
         // the job ended): ended jobs leave no map outputs behind.
         let ended: Vec<u64> = self
             .jobs
-            .jobs
-            .values()
-            .filter(|j| j.state.is_final())
-            .map(|j| j.id)
+            .iter()
+            .filter(|j| j.state().is_final())
+            .map(|j| j.id())
             .collect();
         for id in ended {
             self.cluster.send(&r.name, Command::CleanupJob(id));
@@ -223,12 +252,7 @@ impl MasterState {
     /// Re-queues what `name` ran or holds for running jobs, and kills the
     /// reduce attempts that re-queueing made useless.
     fn worker_lost(&mut self, name: &str, now: Instant) {
-        let mut kills = Vec::new();
-        for j in self.jobs.jobs.values_mut() {
-            kills.extend(j.worker_lost(name, now));
-            kills.append(&mut j.kills);
-        }
-        for (w, t) in kills {
+        for (w, t) in self.jobs.worker_lost(name, now) {
             if self.cluster.is_alive(&w) {
                 self.cluster.send(&w, Command::KillTask(t));
             }
@@ -246,15 +270,10 @@ impl MasterState {
     pub fn safe_mode(&mut self, action: SafeModeAction, now: Instant) -> SafeModeStatus {
         match action {
             SafeModeAction::Get => self.blocks.update_safe_mode(now),
-            SafeModeAction::Enter => self.blocks.safe.enter(),
-            SafeModeAction::Leave => self.blocks.safe.leave(),
+            SafeModeAction::Enter => self.blocks.enter_safe_mode(),
+            SafeModeAction::Leave => self.blocks.leave_safe_mode(),
         }
         self.blocks.safe_mode_status()
-    }
-
-    /// `mr admin fsck`.
-    pub fn fsck(&self) -> FsckReport {
-        self.blocks.fsck()
     }
 
     // ------------------------------------------------------------ files
@@ -288,8 +307,8 @@ impl MasterState {
                  (its contents are removed at every master start); choose another path"
             )));
         };
-        match self.jobs.jobs.get(&id) {
-            Some(j) if !j.state.is_final() => Ok(()),
+        match self.jobs.get(id) {
+            Some(j) if !j.state().is_final() => Ok(()),
             _ => Err(MasterError::FailedPrecondition(format!(
                 "cannot write {path}: its job is not running"
             ))),
@@ -318,20 +337,6 @@ impl MasterState {
         r
     }
 
-    pub fn file_status(&self, raw: &str) -> Result<FileStatus> {
-        self.blocks.file_status(raw, &self.cluster)
-    }
-
-    pub fn list(&self, raw: &str) -> Result<Vec<ListEntry>> {
-        self.blocks.list(raw)
-    }
-
-    /// Paths with an open write, sorted: what the simulation's leak check
-    /// looks at.
-    pub fn open_writes(&self) -> Vec<String> {
-        self.blocks.open_writes()
-    }
-
     /// `mr cache add|rm`: pins every block of the file in one worker's
     /// cache, or unpins it and drops it from every cache (`blocks/pins.rs`).
     pub fn cache_file(&mut self, raw: &str, cache: bool) -> Result<CacheChange> {
@@ -358,7 +363,7 @@ impl MasterState {
         let chosen =
             |w: &crate::cluster::WorkerEntry| w.alive && (worker.is_empty() || w.name == worker);
         // Pins are never evicted: a bound below them is refused.
-        for w in self.cluster.workers.values().filter(|w| chosen(w)) {
+        for w in self.cluster.workers().filter(|w| chosen(w)) {
             let pinned = self.blocks.pinned_bytes(&w.name);
             if bytes < pinned {
                 return Err(MasterError::FailedPrecondition(format!(
@@ -367,12 +372,14 @@ impl MasterState {
                 )));
             }
         }
-        let mut told = Vec::new();
-        for w in self.cluster.workers.values_mut().filter(|w| chosen(w)) {
-            w.cache_capacity_bytes = bytes;
-            told.push(w.name.clone());
-        }
+        let mut told: Vec<String> = self
+            .cluster
+            .workers()
+            .filter(|w| chosen(w))
+            .map(|w| w.name.clone())
+            .collect();
         for w in &told {
+            self.cluster.set_cache_capacity(w, bytes);
             self.cluster.send(w, Command::SetCacheCapacity(bytes));
         }
         told.sort();
@@ -384,15 +391,15 @@ impl MasterState {
             workers: self
                 .cluster
                 .status(&self.cfg, |w| self.blocks.pinned_bytes(w)),
-            files: self.blocks.ns.files.len() as u64,
-            blocks: self.blocks.ns.block_count() as u64,
+            files: self.blocks.ns().files.len() as u64,
+            blocks: self.blocks.ns().block_count() as u64,
             under_replicated_blocks: self.blocks.under_replicated() as u64,
         }
     }
 
     /// Appends every live worker's latest resource vector to its history.
     pub fn sample_resources(&mut self, t_ms: u64) {
-        for w in self.cluster.workers.values().filter(|w| w.alive) {
+        for w in self.cluster.live() {
             self.history.record(&w.name, &w.resources, t_ms);
         }
     }
