@@ -8,7 +8,7 @@
 //! - [`blocks`]: the namespace and its edit log, files being written, block
 //!   and cache tables, pins, re-replication.
 //! - [`cluster`]: membership (workers, epochs, heartbeats), each worker's
-//!   command outbox, `cluster status`, resource history.
+//!   command queue, `cluster status`, resource history.
 //! - [`jobs`]: jobs, tasks, attempts, fencing, submission, launches, task
 //!   reports, histories, recovery across a restart, the policy's state.
 //! - [`http`]: the REST API, the web UI and `/metrics` on `http_addr`.
@@ -16,8 +16,8 @@
 //! - [`error`]: the master's errors.
 //!
 //! Imports run one way: `grpc` and `http` → `core` → the owners; `jobs`
-//! reads `blocks`; `blocks` and `jobs` read `cluster` and queue commands
-//! for it. `cluster/command.rs` names the commands' payloads, which are
+//! reads `blocks`; `blocks` and `jobs` read `cluster` and put commands in
+//! the event's [`cluster::Outbox`], which `core` flushes into it. `cluster/command.rs` names the commands' payloads, which are
 //! plain-data files of the owners (`blocks/namespace.rs`, `jobs/launch.rs`,
 //! `jobs/report.rs`) that import nothing back: no file imports another that
 //! imports it.

@@ -3,8 +3,8 @@
 //! block's replicas and cached copies are, cache pins, and re-replication.
 //!
 //! It reads the membership ([`Cluster`]) to place replicas and to name live
-//! holders, and queues what workers must do in its [`Outbox`]; the
-//! coordinator (`core`) delivers it. Nothing here knows about jobs.
+//! holders, and puts what workers must do in the event's [`Outbox`], which
+//! the coordinator (`core`) flushes. Nothing here knows about jobs.
 
 pub mod editlog;
 pub mod files;
@@ -66,8 +66,6 @@ pub struct Blocks {
     default_replication: u32,
     default_block_size: u64,
     rng: fastrand::Rng,
-    /// Commands for workers, delivered by the coordinator.
-    pub outbox: Outbox,
 }
 
 impl Blocks {
@@ -102,7 +100,6 @@ impl Blocks {
             default_replication: cfg.dfs.replication,
             default_block_size: cfg.dfs.block_size,
             rng: fastrand::Rng::new(),
-            outbox: Vec::new(),
         })
     }
 
@@ -188,17 +185,19 @@ impl Blocks {
     }
 
     /// A worker's full reports at registration: returns how many of its
-    /// blocks are known and the ids it must move to its quarantine (never
-    /// deleted outright: a namespace that does not know a block may be an
-    /// older one, restored or recovered, and the block the only copy).
+    /// blocks are known and how many it is told to move to its quarantine
+    /// (never deleted outright: a namespace that does not know a block may
+    /// be an older one, restored or recovered, and the block the only
+    /// copy).
     pub fn full_report(
         &mut self,
         worker: &str,
         blocks: &[BlockMeta],
         cached: &[u64],
-    ) -> (usize, Vec<u64>) {
+        out: &mut Outbox,
+    ) -> (usize, usize) {
         self.drop_worker(worker);
-        let mut delete = Vec::new();
+        let mut unknown = 0;
         let mut stored = 0;
         for b in blocks {
             if self.is_corrupt_on(b.id, worker) {
@@ -211,7 +210,8 @@ impl Blocks {
                     .insert(worker.to_string());
                 stored += 1;
             } else {
-                delete.push(b.id);
+                out.send(worker, Command::QuarantineBlock(b.id));
+                unknown += 1;
             }
         }
         for id in cached {
@@ -222,11 +222,11 @@ impl Blocks {
                     .insert(worker.to_string());
             }
         }
-        (stored, delete)
+        (stored, unknown)
     }
 
     /// A heartbeat's incremental reports: returns the blocks the worker now
-    /// stores and the commands for blocks it must not keep.
+    /// stores; blocks it must not keep go to its quarantine.
     pub fn incremental_report(
         &mut self,
         worker: &str,
@@ -234,8 +234,8 @@ impl Blocks {
         removed: &[u64],
         cache_added: &[u64],
         cache_removed: &[u64],
-    ) -> (usize, Vec<Command>) {
-        let mut commands = Vec::new();
+        out: &mut Outbox,
+    ) -> usize {
         for b in added {
             if self.is_known_block(b) {
                 // A fresh copy written over a corrupt one is good.
@@ -245,7 +245,7 @@ impl Blocks {
                     .or_default()
                     .insert(worker.to_string());
             } else {
-                commands.push(Command::QuarantineBlock(b.id));
+                out.send(worker, Command::QuarantineBlock(b.id));
             }
         }
         for id in removed {
@@ -269,12 +269,10 @@ impl Blocks {
                 s.remove(worker);
             }
         }
-        let stored = self
-            .locations
+        self.locations
             .values()
             .filter(|s| s.contains(worker))
-            .count();
-        (stored, commands)
+            .count()
     }
 
     /// Forgets what a worker stores and caches (it died or re-registers).
@@ -375,7 +373,7 @@ impl Blocks {
 
     /// Removes a block from every table and tells its holders to delete it.
     /// Holders we do not know of delete it at their next block report.
-    pub fn forget_block(&mut self, id: u64) {
+    pub fn forget_block(&mut self, id: u64, out: &mut Outbox) {
         self.owners.remove(&id);
         self.replicating.remove(&id);
         self.missing.remove(&id);
@@ -389,7 +387,7 @@ impl Blocks {
             .chain(corrupt)
             .collect();
         for h in holders {
-            self.outbox.push((h, Command::DeleteBlock(id)));
+            out.send(&h, Command::DeleteBlock(id));
         }
     }
 

@@ -6,7 +6,7 @@
 
 use super::MasterState;
 use crate::blocks::namespace::{Edit, FileMeta};
-use crate::cluster::{Command, Reply};
+use crate::cluster::{Command, Outbox, Reply};
 use crate::error::{MasterError, Result};
 use crate::jobs::report::AttemptReport;
 use crate::jobs::submit::SubmitJob;
@@ -20,8 +20,10 @@ impl MasterState {
     /// Validates a job spec completely before anything runs, then queues it.
     pub fn on_submit(&mut self, req: SubmitJob, now: Instant) -> Result<u64> {
         let id = self.jobs.submit(req, self.blocks.ns(), &self.cfg, now)?;
-        self.schedule(Trigger::JobAdded(id), now);
-        self.offer_idle(now);
+        let mut out = Outbox::default();
+        self.schedule(Trigger::JobAdded(id), now, &mut out);
+        self.offer_idle(now, &mut out);
+        self.cluster.flush(out);
         Ok(id)
     }
 
@@ -37,7 +39,8 @@ impl MasterState {
         };
         let job_id = r.task.map_or(0, |t| t.job_id);
         let runnable_before = self.jobs.runnable_count();
-        let outcome = self.jobs.report(&r, &addr, now);
+        let mut out = Outbox::default();
+        let outcome = self.jobs.report(&r, &addr, now, &mut out);
         if let Some(t) = r.task {
             if outcome != Outcome::Ignored {
                 self.stats.task_reported(&r);
@@ -45,33 +48,26 @@ impl MasterState {
                 self.jobs.tell_policy(&view, &r, &t);
             }
         }
-        self.push_kills(job_id);
         // Reduces that became runnable, a failed attempt queued again.
         let new_work = self.jobs.runnable_count() > runnable_before;
         match outcome {
-            Outcome::ReadyToCommit => self.commit_job(job_id),
-            Outcome::Failed => self.end_job(job_id),
+            Outcome::ReadyToCommit => self.commit_job(job_id, &mut out),
+            Outcome::Failed => self.end_job(job_id, &mut out),
             _ => {}
         }
-        self.schedule(Trigger::TaskFinished(r.worker.clone()), now);
+        self.schedule(Trigger::TaskFinished(r.worker.clone()), now, &mut out);
         if new_work {
-            self.offer_idle(now);
+            self.offer_idle(now, &mut out);
         }
+        self.cluster.flush(out);
         Reply {
             reregister: false,
             commands: self.cluster.take_commands(&r.worker),
         }
     }
 
-    /// Sends the kills a job queued (losers of speculation) to their workers.
-    fn push_kills(&mut self, job_id: u64) {
-        for (w, t) in self.jobs.take_kills(job_id) {
-            self.cluster.send(&w, Command::KillTask(t));
-        }
-    }
-
     /// Moves every committed part to the output in one edit, then ends the job.
-    fn commit_job(&mut self, id: u64) {
+    fn commit_job(&mut self, id: u64, out: &mut Outbox) {
         let Some(job) = self.jobs.get(id) else {
             return;
         };
@@ -85,7 +81,7 @@ impl MasterState {
                 } else {
                     let why = format!("part {i} ({src}) is missing at commit");
                     self.jobs.fail(id, why);
-                    self.end_job(id);
+                    self.end_job(id, out);
                     return;
                 }
             }
@@ -117,13 +113,12 @@ impl MasterState {
         let failure = validation_failure(job);
         if let Err(e) = self.blocks.commit(edit) {
             self.jobs.fail(id, format!("commit failed: {e}"));
-            self.end_job(id);
+            self.end_job(id, out);
             return;
         }
         for b in leftover_blocks {
-            self.blocks.forget_block(b);
+            self.blocks.forget_block(b, out);
         }
-        self.deliver();
         match failure {
             Some(why) => self.jobs.fail(id, why),
             None => self.jobs.finish(id, JobState::Succeeded),
@@ -136,30 +131,28 @@ impl MasterState {
                 "job finished"
             );
         }
-        self.end_job(id);
+        self.end_job(id, out);
     }
 
     /// After a job reached a final state: stop its attempts, drop staging
     /// (a failed job leaves no partial output), tell workers to clean up,
     /// write the history.
-    fn end_job(&mut self, id: u64) {
+    fn end_job(&mut self, id: u64, out: &mut Outbox) {
         let Some(job) = self.jobs.get(id) else {
             return;
         };
         for (w, t) in job.running_attempts() {
-            self.cluster.send(&w, Command::KillTask(t));
+            out.send(&w, Command::KillTask(t));
         }
         let staging = staging_dir(id);
-        self.blocks.drop_leases_under(&staging);
+        self.blocks.drop_leases_under(&staging, out);
         if !self.blocks.ns().matching(&staging).is_empty() {
-            if let Err(e) = self.blocks.delete(&staging) {
+            if let Err(e) = self.blocks.delete(&staging, out) {
                 tracing::warn!(job = id, "could not remove staging: {e}");
             }
         }
-        self.deliver();
-        let alive: Vec<String> = self.cluster.live().map(|w| w.name.clone()).collect();
-        for w in alive {
-            self.cluster.send(&w, Command::CleanupJob(id));
+        for w in self.cluster.live() {
+            out.send(&w.name, Command::CleanupJob(id));
         }
         let (records, summary) = self.jobs.end(id).expect("exists");
         self.jobs.write_history(id, &records, &summary);
@@ -172,10 +165,12 @@ impl MasterState {
     /// written, rather than vanish unrecorded; clients are told to resubmit.
     pub fn abandon_jobs(&mut self, why: &str) -> usize {
         let ids: Vec<u64> = self.jobs.active().map(|j| j.id()).collect();
+        let mut out = Outbox::default();
         for &id in &ids {
             self.jobs.fail(id, why.to_string());
-            self.end_job(id);
+            self.end_job(id, &mut out);
         }
+        self.cluster.flush(out);
         ids.len()
     }
 
@@ -187,7 +182,9 @@ impl MasterState {
         if !job.state().is_final() {
             tracing::info!(job = id, "job killed");
             self.jobs.finish(id, JobState::Killed);
-            self.end_job(id);
+            let mut out = Outbox::default();
+            self.end_job(id, &mut out);
+            self.cluster.flush(out);
         }
         Ok(self.jobs.get(id).expect("exists").summary())
     }

@@ -2,8 +2,10 @@
 //! ([`Blocks`]), the membership ([`Cluster`]) and the job side ([`Jobs`]),
 //! and turns each event (a registration, a heartbeat, a file operation, a
 //! job submission, a task report, a tick of the clock) into calls on its
-//! owners, then delivers the commands they queued and, where the event
-//! can free or need a slot, asks the policy once (`schedule.rs`).
+//! owners. Each event gets one [`Outbox`], which the owners fill with what
+//! workers must do, however deep the call, and which the event flushes
+//! into the workers' queues when it ends; where the event can free or need
+//! a slot, it asks the policy once (`schedule.rs`).
 //!
 //! Every operation is a plain function over plain data: `grpc.rs` converts
 //! protobuf to these types and back, so tests and the fuzzer drive this
@@ -23,7 +25,7 @@ use crate::blocks::safemode::SafeModeStatus;
 use crate::blocks::Blocks;
 use crate::cluster::history::ResourceHistory;
 use crate::cluster::status::ClusterStatus;
-use crate::cluster::{Cluster, Command, Heartbeat, Registered, Registration, Reply};
+use crate::cluster::{Cluster, Command, Heartbeat, Outbox, Registered, Registration, Reply};
 use crate::error::{MasterError, Result};
 use crate::jobs::Jobs;
 use common::config::ClusterConfig;
@@ -123,11 +125,6 @@ impl MasterState {
         self.blocks.sync()
     }
 
-    /// Moves the commands the block side queued into the workers' outboxes.
-    fn deliver(&mut self) {
-        self.cluster.deliver(&mut self.blocks.outbox);
-    }
-
     // ------------------------------------------------------------ membership
 
     pub fn on_register(&mut self, r: Registration, now: Instant) -> Result<Registered> {
@@ -146,33 +143,31 @@ impl MasterState {
             )));
         }
         r.check_slots().map_err(MasterError::InvalidArgument)?;
-        // Forget whatever the previous incarnation reported or ran.
-        let (stored, unknown) = self.blocks.full_report(&r.name, &r.blocks, &r.cached);
-        self.worker_lost(&r.name, now);
+        let mut out = Outbox::default();
+        // Forget whatever the previous incarnation ran; what was meant for
+        // it dies with it, as its queue does.
+        self.jobs.worker_lost(&r.name, now, &mut out);
+        out.discard_for(&r.name);
+        // And what it reported. Blocks the namespace does not know go to
+        // the worker's quarantine with its first heartbeat, never straight
+        // to deletion.
+        let (stored, unknown) = self
+            .blocks
+            .full_report(&r.name, &r.blocks, &r.cached, &mut out);
         let epoch = self.cluster.admit(&r, stored, now);
         tracing::info!(worker = %r.name, addr = %r.addr, rack = %r.rack, epoch,
-            blocks = stored, unknown = unknown.len(), "worker registered");
-        // Blocks the namespace does not know go to the worker's quarantine
-        // with its first heartbeat, never straight to deletion.
-        for id in unknown {
-            self.cluster.send(&r.name, Command::QuarantineBlock(id));
-        }
+            blocks = stored, unknown, "worker registered");
         let delete_blocks = Vec::new();
         // Cleanups this worker may have missed (it was cut off or dead when
         // the job ended): ended jobs leave no map outputs behind.
-        let ended: Vec<u64> = self
-            .jobs
-            .iter()
-            .filter(|j| j.state().is_final())
-            .map(|j| j.id())
-            .collect();
-        for id in ended {
-            self.cluster.send(&r.name, Command::CleanupJob(id));
+        for j in self.jobs.iter().filter(|j| j.state().is_final()) {
+            out.send(&r.name, Command::CleanupJob(j.id()));
         }
-        self.blocks.repin_on_register(&r.name, &self.cluster);
-        self.deliver();
+        self.blocks
+            .repin_on_register(&r.name, &self.cluster, &mut out);
         // Its slots, and whatever its previous incarnation ran, are new.
-        self.offer_idle(now);
+        self.offer_idle(now, &mut out);
+        self.cluster.flush(out);
         Ok(Registered {
             epoch,
             heartbeat_interval_ms: self.cfg.heartbeat.interval.as_millis() as u64,
@@ -187,22 +182,30 @@ impl MasterState {
             tracing::info!(worker = %h.name, epoch = h.epoch, "stale heartbeat fenced; asking to re-register");
             return Reply::reregister();
         }
-        let (stored, mut commands) = self.blocks.incremental_report(
+        let mut out = Outbox::default();
+        let stored = self.blocks.incremental_report(
             &h.name,
             &h.blocks_added,
             &h.blocks_removed,
             &h.cache_added,
             &h.cache_removed,
+            &mut out,
         );
         self.cluster.beat(&h, stored, now);
+        // What its reports asked leads the answer, before what waited in
+        // its queue.
+        let mut commands = out.take_for(&h.name);
         if h.leaving {
-            self.mark_dead(&h.name, now, "worker left (graceful shutdown)");
+            // Its queue dies with it: the answer is all it gets.
+            self.mark_dead(&h.name, now, "worker left (graceful shutdown)", &mut out);
+            self.cluster.flush(out);
             return Reply {
                 reregister: false,
                 commands,
             };
         }
-        self.schedule(Trigger::Heartbeat(h.name.clone()), now);
+        self.schedule(Trigger::Heartbeat(h.name.clone()), now, &mut out);
+        self.cluster.flush(out);
         commands.append(&mut self.cluster.take_commands(&h.name));
         Reply {
             reregister: false,
@@ -213,17 +216,26 @@ impl MasterState {
     /// The clock's work: silent workers declared dead, then the blocks
     /// brought back to their replication factor.
     pub fn on_tick(&mut self, now: Instant) {
-        self.expire_workers(now);
-        self.replication_scan(now);
+        let mut out = Outbox::default();
+        self.expire(now, &mut out);
+        self.blocks.replication_scan(&self.cluster, now, &mut out);
+        self.cluster.flush(out);
     }
 
     /// Marks silent workers dead and forgets their replicas and cache
     /// entries, so that re-replication sees the loss. Returns the names.
     pub fn expire_workers(&mut self, now: Instant) -> Vec<String> {
+        let mut out = Outbox::default();
+        let dead = self.expire(now, &mut out);
+        self.cluster.flush(out);
+        dead
+    }
+
+    fn expire(&mut self, now: Instant, out: &mut Outbox) -> Vec<String> {
         let dead = self.cluster.silent(now, self.cfg.heartbeat.expiry());
         let why = format!("missed {} heartbeats", self.cfg.heartbeat.dead_after);
         for name in &dead {
-            self.mark_dead(name, now, &why);
+            self.mark_dead(name, now, &why, out);
         }
         dead
     }
@@ -231,37 +243,26 @@ impl MasterState {
     /// Brings every block back to its replication factor; returns how many
     /// commands were issued.
     pub fn replication_scan(&mut self, now: Instant) -> usize {
-        let n = self.blocks.replication_scan(&self.cluster, now);
-        self.deliver();
+        let mut out = Outbox::default();
+        let n = self.blocks.replication_scan(&self.cluster, now, &mut out);
+        self.cluster.flush(out);
         n
     }
 
     /// Forgets a worker's replicas and cache entries, so that re-replication
     /// sees the loss, and re-queues what it ran or holds for running jobs.
-    fn mark_dead(&mut self, name: &str, now: Instant, why: &str) {
+    fn mark_dead(&mut self, name: &str, now: Instant, why: &str, out: &mut Outbox) {
         tracing::warn!(worker = %name, "worker marked dead: {why}");
         self.blocks.drop_worker(name);
         self.cluster.mark_dead(name);
-        self.worker_lost(name, now);
-        self.blocks.move_pins_of(name, &self.cluster);
-        self.deliver();
+        self.jobs.worker_lost(name, now, out);
+        self.blocks.move_pins_of(name, &self.cluster, out);
         // What it ran went back to the queue: the others may take it now.
-        self.offer_idle(now);
-    }
-
-    /// Re-queues what `name` ran or holds for running jobs, and kills the
-    /// reduce attempts that re-queueing made useless.
-    fn worker_lost(&mut self, name: &str, now: Instant) {
-        for (w, t) in self.jobs.worker_lost(name, now) {
-            if self.cluster.is_alive(&w) {
-                self.cluster.send(&w, Command::KillTask(t));
-            }
-        }
+        self.offer_idle(now, out);
     }
 
     pub fn report_bad_block(&mut self, worker: &str, block: u64, reason: &str) {
         self.blocks.report_bad_block(worker, block, reason);
-        self.deliver();
     }
 
     // ------------------------------------------------------------ admin
@@ -320,32 +321,36 @@ impl MasterState {
     }
 
     pub fn complete_file(&mut self, req: CompleteFile) -> Result<()> {
-        let r = self.blocks.complete_file(req, &self.cluster);
-        self.deliver();
+        let mut out = Outbox::default();
+        let r = self.blocks.complete_file(req, &self.cluster, &mut out);
+        self.cluster.flush(out);
         r
     }
 
     pub fn abandon_file(&mut self, path: &str, lease: u64) -> Result<()> {
-        let r = self.blocks.abandon_file(path, lease);
-        self.deliver();
+        let mut out = Outbox::default();
+        let r = self.blocks.abandon_file(path, lease, &mut out);
+        self.cluster.flush(out);
         r
     }
 
     pub fn delete(&mut self, raw: &str) -> Result<u64> {
-        let r = self.blocks.delete(raw);
-        self.deliver();
+        let mut out = Outbox::default();
+        let r = self.blocks.delete(raw, &mut out);
+        self.cluster.flush(out);
         r
     }
 
     /// `mr cache add|rm`: pins every block of the file in one worker's
     /// cache, or unpins it and drops it from every cache (`blocks/pins.rs`).
     pub fn cache_file(&mut self, raw: &str, cache: bool) -> Result<CacheChange> {
+        let mut out = Outbox::default();
         let r = if cache {
-            self.blocks.pin_file(raw, &self.cluster)
+            self.blocks.pin_file(raw, &self.cluster, &mut out)
         } else {
-            self.blocks.unpin_file(raw, &self.cluster)
+            self.blocks.unpin_file(raw, &self.cluster, &mut out)
         };
-        self.deliver();
+        self.cluster.flush(out);
         r
     }
 
@@ -378,10 +383,12 @@ impl MasterState {
             .filter(|w| chosen(w))
             .map(|w| w.name.clone())
             .collect();
+        let mut out = Outbox::default();
         for w in &told {
             self.cluster.set_cache_capacity(w, bytes);
-            self.cluster.send(w, Command::SetCacheCapacity(bytes));
+            out.send(w, Command::SetCacheCapacity(bytes));
         }
+        self.cluster.flush(out);
         told.sort();
         Ok(told)
     }

@@ -6,14 +6,14 @@
 
 use super::MasterState;
 use crate::blocks::namespace::BlockMeta;
-use crate::cluster::Command;
+use crate::cluster::{Command, Outbox};
 use crate::jobs::launch::{BlockLocation, Launch};
 use common::sched::{Assignment, ClusterView, NodeView, TaskId, TaskKind, Trigger};
 use std::time::Instant;
 
 impl MasterState {
     /// Asks the policy for assignments and queues the launches.
-    pub fn schedule(&mut self, trigger: Trigger, now: Instant) {
+    pub fn schedule(&mut self, trigger: Trigger, now: Instant, out: &mut Outbox) {
         if self.jobs.active().next().is_none() {
             return;
         }
@@ -31,10 +31,10 @@ impl MasterState {
             tracing::debug!(n = assignments.len(), ?took, "scheduler decision");
         }
         for a in assignments {
-            self.launch(&view, a, now);
+            self.launch(&view, a, now, out);
         }
         if self.cfg.scheduler.speculative {
-            self.speculate(now);
+            self.speculate(now, out);
         }
     }
 
@@ -47,7 +47,7 @@ impl MasterState {
     /// in the order that favours locality: most pending maps cached there,
     /// then stored there, then by name (the order real heartbeats arrive
     /// in is arbitrary).
-    pub(super) fn offer_idle(&mut self, now: Instant) {
+    pub(super) fn offer_idle(&mut self, now: Instant, out: &mut Outbox) {
         if self.jobs.active().next().is_none() {
             return;
         }
@@ -59,7 +59,7 @@ impl MasterState {
             if self.jobs.runnable_count() == 0 {
                 break;
             }
-            self.schedule(Trigger::Offer(node), now);
+            self.schedule(Trigger::Offer(node), now, out);
         }
     }
 
@@ -68,7 +68,7 @@ impl MasterState {
     /// take the slots it left free, each candidate gets one backup on an
     /// alive worker with a free slot of its kind, not its running worker nor
     /// in `avoid`.
-    fn speculate(&mut self, now: Instant) {
+    fn speculate(&mut self, now: Instant, out: &mut Outbox) {
         let cands = self.jobs.speculation_candidates(now);
         if cands.is_empty() {
             return;
@@ -85,11 +85,11 @@ impl MasterState {
                 continue;
             };
             tracing::info!(job = id.job, task = ?id.kind, index = id.index, attempt, node = %node, "speculative backup launched");
-            self.send_launch(id, &node, attempt, epoch);
+            self.send_launch(id, &node, attempt, epoch, out);
         }
     }
 
-    fn launch(&mut self, view: &ClusterView, a: Assignment, now: Instant) {
+    fn launch(&mut self, view: &ClusterView, a: Assignment, now: Instant, out: &mut Outbox) {
         let Some(node) = view.node(&a.node) else {
             return;
         };
@@ -112,11 +112,11 @@ impl MasterState {
             return;
         };
         tracing::info!(job = a.task.job, task = ?a.task.kind, index = a.task.index, attempt, node = %a.node, "task launched");
-        self.send_launch(a.task, &a.node, attempt, epoch);
+        self.send_launch(a.task, &a.node, attempt, epoch, out);
     }
 
     /// Queues the launch command of `attempt` of task `id` for `node`.
-    fn send_launch(&mut self, id: TaskId, node: &str, attempt: u32, epoch: u64) {
+    fn send_launch(&self, id: TaskId, node: &str, attempt: u32, epoch: u64, out: &mut Outbox) {
         let (blocks, cluster) = (&self.blocks, &self.cluster);
         let locate = |b: &BlockMeta| BlockLocation {
             block: *b,
@@ -127,7 +127,7 @@ impl MasterState {
             return;
         };
         let l = Launch::new(job, id, attempt, epoch, &locate);
-        self.cluster.send(node, Command::Launch(Box::new(l)));
+        out.send(node, Command::Launch(Box::new(l)));
     }
 }
 
@@ -248,7 +248,13 @@ mod speculation_tests {
             );
         }
         st.cluster.take_commands("w1");
-        st.schedule(Trigger::Heartbeat("w1".into()), t0 + Duration::from_secs(5));
+        let mut out = Outbox::default();
+        st.schedule(
+            Trigger::Heartbeat("w1".into()),
+            t0 + Duration::from_secs(5),
+            &mut out,
+        );
+        st.cluster.flush(out);
         let cmds = st.cluster.take_commands("w1");
         let _ = std::fs::remove_dir_all(dir);
         (st, cmds)
@@ -276,6 +282,46 @@ mod speculation_tests {
         assert_eq!(st.jobs.slots_used("w1"), (1, 0));
         assert_eq!(st.jobs.slots_used("w2"), (1, 0));
         assert_eq!(st.jobs.get(1).unwrap().speculative_launched(), 1);
+    }
+
+    /// A command decided deep inside an event (the job owner, applying a
+    /// task report, kills the losing attempt of a speculated task) reaches
+    /// the loser's worker's queue when the event ends, with no delivery
+    /// step between: the event's one outbox is flushed once.
+    #[test]
+    fn a_kill_decided_deep_in_a_task_report_reaches_the_losers_queue() {
+        let (mut st, _) = run(true);
+        // Map 3 runs as attempt 0 on w2 and as its backup, attempt 1, on w1.
+        let e1 = st.cluster.get("w1").unwrap().epoch;
+        st.cluster.take_commands("w2");
+        let backup_won = AttemptReport {
+            worker: "w1".into(),
+            epoch: e1,
+            task: Some(AttemptRef {
+                job_id: 1,
+                is_map: true,
+                index: 3,
+                attempt: 1,
+            }),
+            succeeded: true,
+            ..Default::default()
+        };
+        let reply = st.on_task_report(backup_won, Instant::now());
+        let loser = Command::KillTask(AttemptRef {
+            job_id: 1,
+            is_map: true,
+            index: 3,
+            attempt: 0,
+        });
+        assert_eq!(
+            st.cluster
+                .take_commands("w2")
+                .into_iter()
+                .filter(|c| *c == loser)
+                .count(),
+            1
+        );
+        assert!(!reply.commands.contains(&loser), "{:?}", reply.commands);
     }
 
     #[test]

@@ -77,7 +77,7 @@ fn lock(state: &Mutex<MasterState>) -> MutexGuard<'_, MasterState> {
     common::sync::lock(state)
 }
 
-/// A worker's long poll: `Some(true)` as soon as its outbox holds
+/// A worker's long poll: `Some(true)` as soon as its queue holds
 /// commands, `Some(false)` after `wait` without any (or at shutdown),
 /// `None` when `epoch` is not its current incarnation.
 pub async fn await_commands(
@@ -183,7 +183,9 @@ mod tests {
             })
         };
         tokio::task::yield_now().await;
-        lock(&st).cluster.send("w1", Command::CleanupJob(9));
+        let mut out = crate::cluster::Outbox::default();
+        out.send("w1", Command::CleanupJob(9));
+        lock(&st).cluster.flush(out);
         assert_eq!(poll.await.unwrap(), Some(true));
         let r = lock(&st).take_commands("w1", epoch);
         assert_eq!(r.commands, vec![Command::CleanupJob(9)]);

@@ -4,6 +4,7 @@
 //! performs the commit in the namespace.
 
 use super::report::{AttemptRef, AttemptReport};
+use crate::cluster::{Command, Outbox};
 use common::sched::{JobView, Locality, TaskId, TaskKind};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -36,9 +37,6 @@ pub struct Job {
     phases: Phases,
     /// Per-attempt records, written to the history when the job ends.
     records: Vec<Value>,
-    /// Attempts to kill on their workers (the losers of speculation), for
-    /// the caller to drain after [`Job::update`] or [`Job::worker_lost`].
-    kills: Vec<(String, AttemptRef)>,
     speculative_launched: u32,
     speculative_won: u32,
 }
@@ -90,7 +88,6 @@ impl Job {
             map_times_s: vec![],
             phases: Phases::default(),
             records: vec![],
-            kills: vec![],
             speculative_launched: 0,
             speculative_won: 0,
         }
@@ -324,7 +321,14 @@ impl Job {
 
     /// Applies a task report. Reports from another attempt or another worker
     /// incarnation than the running one are stale and ignored (fencing).
-    pub fn update(&mut self, r: &AttemptReport, worker_addr: &str, now: Instant) -> Outcome {
+    /// The loser of a speculated task is told to stop through `out`.
+    pub fn update(
+        &mut self,
+        r: &AttemptReport,
+        worker_addr: &str,
+        now: Instant,
+        out: &mut Outbox,
+    ) -> Outcome {
         if self.state.is_final() {
             return Outcome::Ignored;
         }
@@ -425,15 +429,15 @@ impl Job {
                     speculative,
                     "speculated task done: killing the other attempt"
                 );
-                self.kills.push((
-                    o.worker.clone(),
-                    AttemptRef {
+                out.send(
+                    &o.worker,
+                    Command::KillTask(AttemptRef {
                         job_id: id,
                         is_map: tref.is_map,
                         index: tref.index,
                         attempt: o.attempt,
-                    },
-                ));
+                    }),
+                );
                 if speculative {
                     self.speculative_won += 1;
                 }
@@ -635,10 +639,10 @@ impl Job {
     /// their output (Hadoop's `actOnUnusableNode`). Reduces running
     /// elsewhere would only retry fetches from the dead worker until they
     /// fail, so they go back too, to run again once the lost maps have:
-    /// the attempts returned are to be killed on their workers.
-    pub fn worker_lost(&mut self, worker: &str, now: Instant) -> Vec<(String, AttemptRef)> {
+    /// their attempts are killed through `out`.
+    pub fn worker_lost(&mut self, worker: &str, now: Instant, out: &mut Outbox) {
         if self.state.is_final() {
-            return Vec::new();
+            return;
         }
         let reduces_need_maps = !self.spec.map_only && !self.reduces.iter().all(Task::is_done);
         let mut lost_maps = false;
@@ -703,19 +707,19 @@ impl Job {
             }
         }
         if !lost_maps {
-            return Vec::new();
+            return;
         }
         let kills: Vec<_> = self
             .running_attempts()
             .into_iter()
             .filter(|(_, t)| !t.is_map)
             .collect();
-        for (w, t) in &kills {
+        for (w, t) in kills {
             tracing::info!(job = self.id, index = t.index, worker = %w,
                 "reduce re-queued: map outputs it needs were lost");
             self.requeue(TaskKind::Reduce, t.index, now);
+            out.send(&w, Command::KillTask(t));
         }
-        kills
     }
 
     pub fn fail(&mut self, why: String) {
@@ -746,11 +750,6 @@ impl Job {
         }
         let summary = self.summary();
         (std::mem::take(&mut self.records), summary)
-    }
-
-    /// The kills queued by [`Job::update`] (losers of speculation).
-    pub fn take_kills(&mut self) -> Vec<(String, AttemptRef)> {
-        std::mem::take(&mut self.kills)
     }
 
     /// Workers running an attempt of this job, with the attempt, as the

@@ -14,6 +14,7 @@ pub mod schedstate;
 pub mod submit;
 pub mod task;
 
+use crate::cluster::Outbox;
 use crate::error::{MasterError, Result};
 use common::sched::{Assignment, ClusterView, Scheduler, SchedulerSpec, TaskId, TaskKind, Trigger};
 pub use job::{staging_dir, staging_part, Job, Outcome};
@@ -121,10 +122,16 @@ impl Jobs {
     }
 
     /// Applies a worker's report on one attempt to its job.
-    pub fn report(&mut self, r: &AttemptReport, worker_addr: &str, now: Instant) -> Outcome {
+    pub fn report(
+        &mut self,
+        r: &AttemptReport,
+        worker_addr: &str,
+        now: Instant,
+        out: &mut Outbox,
+    ) -> Outcome {
         let job_id = r.task.map_or(0, |t| t.job_id);
         match self.jobs.get_mut(&job_id) {
-            Some(j) => j.update(r, worker_addr, now),
+            Some(j) => j.update(r, worker_addr, now, out),
             None => Outcome::Ignored,
         }
     }
@@ -185,23 +192,12 @@ impl Jobs {
             .collect()
     }
 
-    /// A worker was lost: re-queues what it ran or holds for running jobs;
-    /// returns the attempts to kill on other workers.
-    pub fn worker_lost(&mut self, name: &str, now: Instant) -> Vec<(String, AttemptRef)> {
-        let mut kills = Vec::new();
+    /// A worker was lost: re-queues what it ran or holds for running jobs,
+    /// and kills through `out` the reduces that re-queueing made useless.
+    pub fn worker_lost(&mut self, name: &str, now: Instant, out: &mut Outbox) {
         for j in self.jobs.values_mut() {
-            kills.extend(j.worker_lost(name, now));
-            kills.append(&mut j.take_kills());
+            j.worker_lost(name, now, out);
         }
-        kills
-    }
-
-    /// The kills job `id` queued (losers of speculation).
-    pub fn take_kills(&mut self, id: u64) -> Vec<(String, AttemptRef)> {
-        self.jobs
-            .get_mut(&id)
-            .map(Job::take_kills)
-            .unwrap_or_default()
     }
 
     /// Fails job `id` with `why`.
