@@ -109,12 +109,12 @@ fuzz_target!(|data: &[u8]| {
             }
             7 => {
                 if let Ok(r) = PathRequest::decode(body) {
-                    let _ = st.file_status(&r.path);
+                    let _ = st.blocks().file_status(&r.path, st.cluster());
                 }
             }
             8 => {
                 if let Ok(r) = PathRequest::decode(body) {
-                    let _ = st.list(&r.path);
+                    let _ = st.blocks().list(&r.path);
                 }
             }
             9 => {
@@ -134,20 +134,20 @@ fuzz_target!(|data: &[u8]| {
             }
             12 => {
                 if let Ok(r) = SubmitJobRequest::decode(body) {
-                    let (jobs, next) = (st.jobs.jobs.len(), st.jobs.next_id);
+                    let (jobs, next) = (st.jobs().len(), st.jobs().next_id());
                     if st.on_submit(r.into(), now).is_err() {
-                        assert_eq!(st.jobs.jobs.len(), jobs, "a refused job left a job behind");
-                        assert_eq!(st.jobs.next_id, next, "a refused job used an id");
+                        assert_eq!(st.jobs().len(), jobs, "a refused job left a job behind");
+                        assert_eq!(st.jobs().next_id(), next, "a refused job used an id");
                     }
                 }
             }
             13 => {
                 if let Ok(r) = JobRequest::decode(body) {
-                    let _ = st.job_json(r.job_id);
+                    let _ = st.jobs().job_json(r.job_id);
                 }
             }
             14 => {
-                let _ = st.list_jobs();
+                let _ = st.jobs().list_jobs();
             }
             15 => {
                 if let Ok(r) = JobRequest::decode(body) {
@@ -156,7 +156,7 @@ fuzz_target!(|data: &[u8]| {
             }
             16 => {
                 if let Ok(r) = JobRequest::decode(body) {
-                    let _ = st.job_history(r.job_id);
+                    let _ = st.jobs().job_history(r.job_id);
                 }
             }
             17 => {

@@ -8,7 +8,7 @@
 //! - [`blocks`]: the namespace and its edit log, files being written, block
 //!   and cache tables, pins, re-replication.
 //! - [`cluster`]: membership (workers, epochs, heartbeats), each worker's
-//!   command outbox, `cluster status`, resource history.
+//!   command queue, `cluster status`, resource history.
 //! - [`jobs`]: jobs, tasks, attempts, fencing, submission, launches, task
 //!   reports, histories, recovery across a restart, the policy's state.
 //! - [`http`]: the REST API, the web UI and `/metrics` on `http_addr`.
@@ -16,8 +16,8 @@
 //! - [`error`]: the master's errors.
 //!
 //! Imports run one way: `grpc` and `http` → `core` → the owners; `jobs`
-//! reads `blocks`; `blocks` and `jobs` read `cluster` and queue commands
-//! for it. `cluster/command.rs` names the commands' payloads, which are
+//! reads `blocks`; `blocks` and `jobs` read `cluster` and put commands in
+//! the event's [`cluster::Outbox`], which `core` flushes into it. `cluster/command.rs` names the commands' payloads, which are
 //! plain-data files of the owners (`blocks/namespace.rs`, `jobs/launch.rs`,
 //! `jobs/report.rs`) that import nothing back: no file imports another that
 //! imports it.
@@ -123,10 +123,10 @@ where
 {
     let (interval, token, tls) = {
         let s = common::sync::lock(&state);
-        let tls = rpc::tls::server_config(&s.cfg, "master")?;
+        let tls = rpc::tls::server_config(s.cfg(), "master")?;
         (
-            s.cfg.heartbeat.interval,
-            rpc::auth::Tokens::from_config(&s.cfg),
+            s.cfg().heartbeat.interval,
+            rpc::auth::Tokens::from_config(s.cfg()),
             tls,
         )
     };
@@ -142,7 +142,7 @@ where
         let state = state.clone();
         async move {
             shutdown.await;
-            common::sync::lock(&state).waits.close();
+            common::sync::lock(&state).close_waits();
         }
     };
     let served = server

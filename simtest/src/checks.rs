@@ -108,10 +108,9 @@ fn job_outcome(h: &History, w: &World, bad: &mut Vec<String>) {
                 }
                 if let Some(m) = w.master {
                     if let Some(TaskStatus::Done { attempt: a, .. }) = m
-                        .jobs
-                        .jobs
-                        .get(id)
-                        .and_then(|j| j.reduces.get(i))
+                        .jobs()
+                        .get(*id)
+                        .and_then(|j| j.reduces().get(i))
                         .map(|t| &t.status)
                     {
                         if *a != attempt {
@@ -143,7 +142,7 @@ fn job_outcome(h: &History, w: &World, bad: &mut Vec<String>) {
 /// After the job ended and the healed cluster settled, nothing is left
 /// behind.
 fn leaks(h: &History, w: &World, m: &MasterState, bad: &mut Vec<String>) {
-    let open = m.open_writes();
+    let open = m.blocks().open_writes();
     if !open.is_empty() {
         bad.push(format!("writes left open at the master: {open:?}"));
     }
@@ -155,24 +154,23 @@ fn leaks(h: &History, w: &World, m: &MasterState, bad: &mut Vec<String>) {
     if !staging.is_empty() {
         bad.push(format!("staging files left behind: {staging:?}"));
     }
-    for j in m.jobs.jobs.values() {
-        if j.state.is_final() && !j.running().is_empty() {
+    for j in m.jobs().iter() {
+        if j.state().is_final() && !j.running().is_empty() {
             bad.push(format!(
                 "job {} ended with tasks still running at the master",
-                j.id
+                j.id()
             ));
         }
     }
     let ended: BTreeSet<u64> = m
-        .jobs
-        .jobs
-        .values()
-        .filter(|j| j.state.is_final())
-        .map(|j| j.id)
+        .jobs()
+        .iter()
+        .filter(|j| j.state().is_final())
+        .map(|j| j.id())
         .collect();
     let mut known = BTreeSet::new();
     for f in &files {
-        if let Ok(st) = m.file_status(f) {
+        if let Ok(st) = m.blocks().file_status(f, m.cluster()) {
             for b in st.blocks {
                 let id = b.block.id;
                 known.insert(id);
@@ -229,7 +227,7 @@ fn all_files(m: &MasterState) -> Vec<String> {
     let mut out = Vec::new();
     let mut dirs = vec!["/".to_string()];
     while let Some(d) = dirs.pop() {
-        for e in m.list(&d).unwrap_or_default() {
+        for e in m.blocks().list(&d).unwrap_or_default() {
             if e.is_dir {
                 dirs.push(e.path);
             } else {

@@ -3,6 +3,7 @@
 
 use super::namespace::{BlockMeta, Edit, FileMeta};
 use super::Blocks;
+use crate::cluster::Outbox;
 use common::config::ClusterConfig;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -166,17 +167,25 @@ fn a_replica_of_another_generation_is_not_the_block() {
         generation: first + 1,
         ..good
     };
-    let (stored, quarantine) = b.full_report("w1", &[stale], &[]);
-    assert_eq!((stored, quarantine), (0, vec![id]));
+    let quarantine = |w: &str| {
+        vec![(
+            w.to_string(),
+            crate::cluster::command::Command::QuarantineBlock(id),
+        )]
+    };
+    let mut out = Outbox::default();
+    let (stored, unknown) = b.full_report("w1", &[stale], &[], &mut out);
+    assert_eq!((stored, unknown), (0, 1));
+    assert_eq!(out.into_commands(), quarantine("w1"));
     assert!(b.locations.get(&id).is_none_or(|s| s.is_empty()));
-    let (stored, commands) = b.incremental_report("w2", &[stale], &[], &[], &[]);
+    let mut out = Outbox::default();
+    let stored = b.incremental_report("w2", &[stale], &[], &[], &[], &mut out);
     assert_eq!(stored, 0);
-    assert_eq!(
-        commands,
-        vec![crate::cluster::command::Command::QuarantineBlock(id)]
-    );
-    let (stored, quarantine) = b.full_report("w3", &[good], &[]);
-    assert_eq!((stored, quarantine.len()), (1, 0));
+    assert_eq!(out.into_commands(), quarantine("w2"));
+    let mut out = Outbox::default();
+    let (stored, unknown) = b.full_report("w3", &[good], &[], &mut out);
+    assert_eq!((stored, unknown), (1, 0));
+    assert!(out.into_commands().is_empty());
     assert_eq!(b.locations[&id].len(), 1);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -3,7 +3,7 @@
 
 use super::namespace::{BlockMeta, Edit, FileMeta};
 use super::{BlockOwner, Blocks};
-use crate::cluster::{Cluster, WorkerAddr};
+use crate::cluster::{Cluster, Outbox, WorkerAddr};
 use crate::error::{MasterError, Result};
 use common::config::{validate_block_size, validate_replication};
 use common::path::DfsPath;
@@ -241,7 +241,12 @@ impl Blocks {
         Ok(id)
     }
 
-    pub fn complete_file(&mut self, req: CompleteFile, cluster: &Cluster) -> Result<()> {
+    pub fn complete_file(
+        &mut self,
+        req: CompleteFile,
+        cluster: &Cluster,
+        out: &mut Outbox,
+    ) -> Result<()> {
         let path = DfsPath::parse_file(&req.path)?;
         let generation = self.ns.generation;
         let p = self.pending_mut(req.lease, path.as_str())?;
@@ -322,36 +327,36 @@ impl Blocks {
         // Allocated blocks the client did not use (failed attempts) are orphans.
         let used: HashSet<u64> = blocks.iter().map(|b| b.id).collect();
         for id in allocated.into_iter().filter(|id| !used.contains(id)) {
-            self.forget_block(id);
+            self.forget_block(id, out);
         }
         if let Some(old) = old {
             for b in old.blocks {
-                self.forget_block(b.id);
+                self.forget_block(b.id, out);
             }
         }
         tracing::info!(path = %path, blocks = blocks.len(), "file completed");
         Ok(())
     }
 
-    pub fn abandon_file(&mut self, path: &str, lease: u64) -> Result<()> {
+    pub fn abandon_file(&mut self, path: &str, lease: u64, out: &mut Outbox) -> Result<()> {
         let path = DfsPath::parse_file(path)?;
         self.pending_mut(lease, path.as_str())?;
-        self.drop_lease(lease);
+        self.drop_lease(lease, out);
         Ok(())
     }
 
     /// Ends a write: a late complete under the lease fails, its blocks go.
-    fn drop_lease(&mut self, lease: u64) {
+    fn drop_lease(&mut self, lease: u64, out: &mut Outbox) {
         if let Some(p) = self.pending.remove(&lease) {
             for id in p.blocks {
                 self.pending_blocks.remove(&id);
-                self.forget_block(id);
+                self.forget_block(id, out);
             }
         }
     }
 
     /// Ends every write open under `dir` (a job's staging, when it ends).
-    pub fn drop_leases_under(&mut self, dir: &str) {
+    pub fn drop_leases_under(&mut self, dir: &str, out: &mut Outbox) {
         let prefix = format!("{dir}/");
         let open: Vec<u64> = self
             .pending
@@ -360,7 +365,7 @@ impl Blocks {
             .map(|(lease, _)| *lease)
             .collect();
         for lease in open {
-            self.drop_lease(lease);
+            self.drop_lease(lease, out);
         }
     }
 
@@ -406,12 +411,12 @@ impl Blocks {
         Ok(())
     }
 
-    pub fn delete(&mut self, raw: &str) -> Result<u64> {
+    pub fn delete(&mut self, raw: &str, out: &mut Outbox) -> Result<u64> {
         let (path, paths, ids) = self.files_under(raw)?;
         let n = paths.len() as u64;
         self.commit(Edit::Delete { paths })?;
         for id in ids {
-            self.forget_block(id);
+            self.forget_block(id, out);
         }
         tracing::info!(path = %path, files = n, "deleted");
         Ok(n)

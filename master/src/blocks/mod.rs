@@ -3,8 +3,8 @@
 //! block's replicas and cached copies are, cache pins, and re-replication.
 //!
 //! It reads the membership ([`Cluster`]) to place replicas and to name live
-//! holders, and queues what workers must do in its [`Outbox`]; the
-//! coordinator (`core`) delivers it. Nothing here knows about jobs.
+//! holders, and puts what workers must do in the event's [`Outbox`], which
+//! the coordinator (`core`) flushes. Nothing here knows about jobs.
 
 pub mod editlog;
 pub mod files;
@@ -36,28 +36,28 @@ pub struct BlockOwner {
 }
 
 pub struct Blocks {
-    pub ns: Namespace,
+    ns: Namespace,
     log: EditLog,
     pending: HashMap<u64, PendingFile>,
     /// Every block of a pending file, so block reports do not delete it.
     pending_blocks: HashSet<u64>,
     /// Every block of the namespace.
-    pub owners: HashMap<u64, BlockOwner>,
+    owners: HashMap<u64, BlockOwner>,
     /// Block → live workers storing it (rebuilt from block reports).
-    pub locations: HashMap<u64, BTreeSet<String>>,
+    locations: HashMap<u64, BTreeSet<String>>,
     /// Block → live workers holding it in their LRU cache (from cache reports).
-    pub cached: HashMap<u64, BTreeSet<String>>,
+    cached: HashMap<u64, BTreeSet<String>>,
     /// Block → the worker whose cache pins it (see `pins.rs`).
     pins: BTreeMap<u64, String>,
     /// Replications in flight, not re-issued before they time out.
     replicating: HashMap<u64, Instant>,
     /// No deletion and no re-replication until enough blocks are reported
     /// after a start (see `safemode.rs`).
-    pub safe: SafeMode,
+    safe: SafeMode,
     /// Block → workers whose replica was reported corrupt. They are not in
     /// `locations` (never handed to readers), and are deleted only once
     /// the block has its good replicas back: a corrupt last copy is kept.
-    pub corrupt: HashMap<u64, BTreeSet<String>>,
+    corrupt: HashMap<u64, BTreeSet<String>>,
     /// Blocks with no live replica at the last scan, so that each is
     /// reported once when it goes missing rather than at every scan.
     missing: BTreeSet<u64>,
@@ -66,8 +66,6 @@ pub struct Blocks {
     default_replication: u32,
     default_block_size: u64,
     rng: fastrand::Rng,
-    /// Commands for workers, delivered by the coordinator.
-    pub outbox: Outbox,
 }
 
 impl Blocks {
@@ -102,7 +100,6 @@ impl Blocks {
             default_replication: cfg.dfs.replication,
             default_block_size: cfg.dfs.block_size,
             rng: fastrand::Rng::new(),
-            outbox: Vec::new(),
         })
     }
 
@@ -126,6 +123,53 @@ impl Blocks {
         Ok(self.log.sync()?)
     }
 
+    /// The durable namespace, read-only: only [`Blocks::commit`] changes it.
+    pub fn ns(&self) -> &Namespace {
+        &self.ns
+    }
+
+    /// The file block `id` belongs to, with its replication factor.
+    pub fn owner(&self, id: u64) -> Option<&BlockOwner> {
+        self.owners.get(&id)
+    }
+
+    /// The workers storing block `id` as last reported, live or not yet
+    /// known dead, by name.
+    pub fn stored_on(&self, id: u64) -> impl Iterator<Item = &String> {
+        self.locations.get(&id).into_iter().flatten()
+    }
+
+    /// The workers caching block `id` as last reported, by name.
+    pub fn cached_by(&self, id: u64) -> impl Iterator<Item = &String> {
+        self.cached.get(&id).into_iter().flatten()
+    }
+
+    /// Every worker's cached blocks: what a scheduling view shows per node.
+    pub fn cached_per_worker(&self) -> HashMap<&str, HashSet<u64>> {
+        let mut by: HashMap<&str, HashSet<u64>> = HashMap::new();
+        for (id, set) in &self.cached {
+            for n in set {
+                by.entry(n.as_str()).or_default().insert(*id);
+            }
+        }
+        by
+    }
+
+    /// Blocks cached on at least one worker.
+    pub fn cached_blocks(&self) -> usize {
+        self.cached.values().filter(|s| !s.is_empty()).count()
+    }
+
+    /// `mr admin safemode enter`: only an operator leaves it then.
+    pub fn enter_safe_mode(&mut self) {
+        self.safe.enter();
+    }
+
+    /// `mr admin safemode leave`.
+    pub fn leave_safe_mode(&mut self) {
+        self.safe.leave();
+    }
+
     /// A block a worker may keep: in the namespace with that length and
     /// generation, or part of a file being written (in this generation). A
     /// replica with the right id but another generation is a stale copy
@@ -141,17 +185,19 @@ impl Blocks {
     }
 
     /// A worker's full reports at registration: returns how many of its
-    /// blocks are known and the ids it must move to its quarantine (never
-    /// deleted outright: a namespace that does not know a block may be an
-    /// older one, restored or recovered, and the block the only copy).
+    /// blocks are known and how many it is told to move to its quarantine
+    /// (never deleted outright: a namespace that does not know a block may
+    /// be an older one, restored or recovered, and the block the only
+    /// copy).
     pub fn full_report(
         &mut self,
         worker: &str,
         blocks: &[BlockMeta],
         cached: &[u64],
-    ) -> (usize, Vec<u64>) {
+        out: &mut Outbox,
+    ) -> (usize, usize) {
         self.drop_worker(worker);
-        let mut delete = Vec::new();
+        let mut unknown = 0;
         let mut stored = 0;
         for b in blocks {
             if self.is_corrupt_on(b.id, worker) {
@@ -164,7 +210,8 @@ impl Blocks {
                     .insert(worker.to_string());
                 stored += 1;
             } else {
-                delete.push(b.id);
+                out.send(worker, Command::QuarantineBlock(b.id));
+                unknown += 1;
             }
         }
         for id in cached {
@@ -175,11 +222,11 @@ impl Blocks {
                     .insert(worker.to_string());
             }
         }
-        (stored, delete)
+        (stored, unknown)
     }
 
     /// A heartbeat's incremental reports: returns the blocks the worker now
-    /// stores and the commands for blocks it must not keep.
+    /// stores; blocks it must not keep go to its quarantine.
     pub fn incremental_report(
         &mut self,
         worker: &str,
@@ -187,8 +234,8 @@ impl Blocks {
         removed: &[u64],
         cache_added: &[u64],
         cache_removed: &[u64],
-    ) -> (usize, Vec<Command>) {
-        let mut commands = Vec::new();
+        out: &mut Outbox,
+    ) -> usize {
         for b in added {
             if self.is_known_block(b) {
                 // A fresh copy written over a corrupt one is good.
@@ -198,7 +245,7 @@ impl Blocks {
                     .or_default()
                     .insert(worker.to_string());
             } else {
-                commands.push(Command::QuarantineBlock(b.id));
+                out.send(worker, Command::QuarantineBlock(b.id));
             }
         }
         for id in removed {
@@ -222,12 +269,10 @@ impl Blocks {
                 s.remove(worker);
             }
         }
-        let stored = self
-            .locations
+        self.locations
             .values()
             .filter(|s| s.contains(worker))
-            .count();
-        (stored, commands)
+            .count()
     }
 
     /// Forgets what a worker stores and caches (it died or re-registers).
@@ -328,7 +373,7 @@ impl Blocks {
 
     /// Removes a block from every table and tells its holders to delete it.
     /// Holders we do not know of delete it at their next block report.
-    pub fn forget_block(&mut self, id: u64) {
+    pub fn forget_block(&mut self, id: u64, out: &mut Outbox) {
         self.owners.remove(&id);
         self.replicating.remove(&id);
         self.missing.remove(&id);
@@ -342,7 +387,7 @@ impl Blocks {
             .chain(corrupt)
             .collect();
         for h in holders {
-            self.outbox.push((h, Command::DeleteBlock(id)));
+            out.send(&h, Command::DeleteBlock(id));
         }
     }
 

@@ -12,7 +12,7 @@
 //! forgets running jobs.
 
 use super::Blocks;
-use crate::cluster::{Cluster, Command, WorkerAddr};
+use crate::cluster::{Cluster, Command, Outbox, WorkerAddr};
 use crate::error::{MasterError, Result};
 use std::collections::BTreeMap;
 
@@ -45,7 +45,12 @@ impl Blocks {
     /// Pins every block of `raw` (a file or a directory) on one worker that
     /// stores it, all or nothing: when one block fits nowhere, nothing is
     /// pinned and the error names the block and each candidate's room.
-    pub fn pin_file(&mut self, raw: &str, cluster: &Cluster) -> Result<CacheChange> {
+    pub fn pin_file(
+        &mut self,
+        raw: &str,
+        cluster: &Cluster,
+        out: &mut Outbox,
+    ) -> Result<CacheChange> {
         self.forget_deleted_pins();
         let (_, _, ids) = self.files_under(raw)?;
         let blocks = ids.len() as u64;
@@ -108,7 +113,7 @@ impl Blocks {
             plan.push((id, best));
         }
         for (id, w) in plan {
-            self.send_pin(id, &w);
+            out.send(&w, Command::PinBlock(id));
             self.pins.insert(id, w);
         }
         Ok(CacheChange {
@@ -119,7 +124,12 @@ impl Blocks {
     }
 
     /// Unpins every block of `raw` and drops it from every cache.
-    pub fn unpin_file(&mut self, raw: &str, cluster: &Cluster) -> Result<CacheChange> {
+    pub fn unpin_file(
+        &mut self,
+        raw: &str,
+        cluster: &Cluster,
+        out: &mut Outbox,
+    ) -> Result<CacheChange> {
         let (_, _, ids) = self.files_under(raw)?;
         let mut workers = std::collections::BTreeSet::new();
         let mut bytes = 0;
@@ -135,7 +145,7 @@ impl Blocks {
                 .unwrap_or_default();
             for h in holders {
                 if cluster.get(&h).is_some() {
-                    self.outbox.push((h.clone(), Command::UncacheBlock(id)));
+                    out.send(&h, Command::UncacheBlock(id));
                     workers.insert(h);
                 }
             }
@@ -143,9 +153,9 @@ impl Blocks {
         // A pin on a worker that has not reported the block cached yet.
         for w in &workers {
             for &id in &ids {
-                let c = (w.clone(), Command::UncacheBlock(id));
-                if !self.outbox.contains(&c) {
-                    self.outbox.push(c);
+                let c = Command::UncacheBlock(id);
+                if !out.holds(w, &c) {
+                    out.send(w, c);
                 }
             }
         }
@@ -158,7 +168,7 @@ impl Blocks {
 
     /// A worker (re-)registered with an empty cache: send it its pins again;
     /// a pinned block it no longer stores is pinned elsewhere.
-    pub fn repin_on_register(&mut self, name: &str, cluster: &Cluster) {
+    pub fn repin_on_register(&mut self, name: &str, cluster: &Cluster, out: &mut Outbox) {
         self.forget_deleted_pins();
         let mine: Vec<u64> = self
             .pins
@@ -168,10 +178,10 @@ impl Blocks {
             .collect();
         for id in mine {
             if self.locations.get(&id).is_some_and(|s| s.contains(name)) {
-                self.send_pin(id, name);
+                out.send(name, Command::PinBlock(id));
             } else {
                 self.pins.remove(&id);
-                self.place_pin(id, cluster);
+                self.place_pin(id, cluster, out);
             }
         }
         // Pins that found no room before (their worker died) may fit here.
@@ -183,14 +193,14 @@ impl Blocks {
             .collect();
         for id in homeless {
             if self.locations.get(&id).is_some_and(|s| s.contains(name)) {
-                self.place_pin(id, cluster);
+                self.place_pin(id, cluster, out);
             }
         }
     }
 
     /// A worker died: its pins move to other live workers storing the block
     /// with room for them; those that fit nowhere wait for it to come back.
-    pub fn move_pins_of(&mut self, dead: &str, cluster: &Cluster) {
+    pub fn move_pins_of(&mut self, dead: &str, cluster: &Cluster, out: &mut Outbox) {
         let ids: Vec<u64> = self
             .pins
             .iter()
@@ -198,13 +208,13 @@ impl Blocks {
             .map(|(id, _)| *id)
             .collect();
         for id in ids {
-            self.place_pin(id, cluster);
+            self.place_pin(id, cluster, out);
         }
     }
 
     /// (Re-)pins block `id` on a live worker that stores it and has room,
     /// if there is one; else the pin keeps its current worker.
-    fn place_pin(&mut self, id: u64, cluster: &Cluster) {
+    fn place_pin(&mut self, id: u64, cluster: &Cluster, out: &mut Outbox) {
         let Some(len) = self.owners.get(&id).map(|o| o.meta.len) else {
             self.pins.remove(&id);
             return;
@@ -220,14 +230,9 @@ impl Blocks {
             .find(|w| w.cache_capacity_bytes >= self.pinned_bytes(&w.name) + len)
             .map(|w| w.name.clone());
         if let Some(t) = target {
-            self.send_pin(id, &t);
+            out.send(&t, Command::PinBlock(id));
             self.pins.insert(id, t);
         }
-    }
-
-    fn send_pin(&mut self, id: u64, worker: &str) {
-        self.outbox
-            .push((worker.to_string(), Command::PinBlock(id)));
     }
 
     /// Pins of deleted files go with them.

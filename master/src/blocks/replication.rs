@@ -2,7 +2,7 @@
 //! replication factor, rack-aware, and extra replicas trimmed.
 
 use super::Blocks;
-use crate::cluster::{Cluster, Command};
+use crate::cluster::{Cluster, Command, Outbox};
 use common::placement::{choose_targets, Candidate};
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -10,7 +10,7 @@ use std::time::Instant;
 impl Blocks {
     /// One pass over every block; returns how many commands were queued.
     /// Nothing in safe mode: a block not yet reported is not lost.
-    pub fn replication_scan(&mut self, cluster: &Cluster, now: Instant) -> usize {
+    pub fn replication_scan(&mut self, cluster: &Cluster, now: Instant, out: &mut Outbox) -> usize {
         self.update_safe_mode(now);
         if self.safe.is_on() {
             return 0;
@@ -35,7 +35,7 @@ impl Blocks {
                 // Good copies are back: the corrupt ones can go.
                 for w in self.corrupt.remove(&id).unwrap_or_default() {
                     tracing::info!(block = id, worker = %w, "deleting a corrupt replica now replaced");
-                    self.outbox.push((w, Command::DeleteBlock(id)));
+                    out.send(&w, Command::DeleteBlock(id));
                     issued += 1;
                 }
             }
@@ -84,7 +84,7 @@ impl Blocks {
                     for w in self.corrupt.remove(&id).unwrap_or_default() {
                         tracing::info!(block = id, worker = %w,
                             "deleting a corrupt replica to make room for a good copy");
-                        self.outbox.push((w, Command::DeleteBlock(id)));
+                        out.send(&w, Command::DeleteBlock(id));
                         issued += 1;
                     }
                     continue;
@@ -96,13 +96,13 @@ impl Blocks {
                     .collect();
                 tracing::info!(block = id, from = %source, to = ?targets.iter().map(|t| &t.name).collect::<Vec<_>>(),
                     "re-replicating under-replicated block");
-                self.outbox.push((
-                    source,
+                out.send(
+                    &source,
                     Command::Replicate {
                         block: owner.meta,
                         targets: addrs,
                     },
-                ));
+                );
                 self.replicating.insert(id, now);
                 issued += 1;
             } else if live.len() > want {
@@ -120,7 +120,7 @@ impl Blocks {
                     .expect("non-empty");
                 tracing::info!(block = id, worker = %victim, "removing an excess replica");
                 self.locations.get_mut(&id).expect("live").remove(&victim);
-                self.outbox.push((victim, Command::DeleteBlock(id)));
+                out.send(&victim, Command::DeleteBlock(id));
                 issued += 1;
             }
         }

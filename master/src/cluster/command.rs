@@ -1,7 +1,8 @@
-//! What the master asks of a worker. Commands wait in the worker's outbox
-//! ([`super::Cluster::send`]) and leave with whichever comes first: the
+//! What the master asks of a worker. An event puts them in its
+//! [`super::Outbox`]; flushed, they wait in the worker's queue
+//! ([`super::Cluster::flush`]) and leave with whichever comes first: the
 //! answer to its next heartbeat, to its next task report, or to the
-//! `TakeCommands` call its long poll makes as soon as the outbox fills
+//! `TakeCommands` call its long poll makes as soon as the queue fills
 //! ([`super::doorbell`]); `grpc/convert.rs` turns them into the protobuf
 //! `Command`.
 
@@ -30,7 +31,3 @@ pub enum Command {
     /// Cache this stored block and never evict it until uncached.
     PinBlock(u64),
 }
-
-/// Commands an owner queued for workers by name; the coordinator moves
-/// them into the workers' outboxes ([`super::Cluster::deliver`]).
-pub type Outbox = Vec<(String, Command)>;

@@ -1,11 +1,11 @@
 //! Launch on submit: one doorbell per worker name that says whether its
-//! outbox holds commands. A worker keeps a long poll (`AwaitCommands`)
+//! queue holds commands. A worker keeps a long poll (`AwaitCommands`)
 //! waiting on its bell, so a launch decided between two heartbeats reaches
 //! it at once instead of with the next heartbeat.
 //!
 //! A `tokio::sync::watch` of a bool rather than a `Notify`: the value is
-//! the outbox's state, set and cleared under the master's lock together
-//! with the outbox itself, so a poll that arrives after the commands were
+//! the queue's state, set and cleared under the master's lock together
+//! with the queue itself, so a poll that arrives after the commands were
 //! taken (by a task report's answer) does not wake for nothing, and one
 //! that arrives after they were queued wakes at once. Bells are kept per
 //! name, not per incarnation, so a poll never waits on a bell that a
@@ -21,7 +21,7 @@ pub struct Doorbells {
 }
 
 impl Doorbells {
-    /// Sets `worker`'s bell to whether its outbox holds commands.
+    /// Sets `worker`'s bell to whether its queue holds commands.
     pub fn set(&mut self, worker: &str, has_commands: bool) {
         match self.bells.get(worker) {
             Some(b) => {
@@ -49,7 +49,7 @@ impl Doorbells {
 pub struct Bell(watch::Receiver<bool>);
 
 impl Bell {
-    /// Whether the outbox holds commands now or comes to within `wait`.
+    /// Whether the queue holds commands now or comes to within `wait`.
     pub async fn rung_within(mut self, wait: Duration) -> bool {
         matches!(
             tokio::time::timeout(wait, self.0.wait_for(|has| *has)).await,

@@ -1,21 +1,24 @@
 //! Membership: the workers as the master sees them (registration epochs,
 //! heartbeats, liveness, slots, cache sizes, resource vectors) and each
-//! worker's outbox of [`Command`]s. The other owners read it (who is alive,
-//! where, in which rack) and queue commands through the coordinator; only
-//! the coordinator changes it.
+//! worker's queue of [`Command`]s. The other owners read it (who is alive,
+//! where, in which rack) and put commands in the event's [`Outbox`], which
+//! the coordinator flushes into the queues; only the coordinator changes
+//! it.
 
 pub mod addr;
 pub mod command;
 pub mod doorbell;
 pub mod history;
+pub mod outbox;
 pub mod status;
 
 use crate::blocks::namespace::BlockMeta;
 pub use addr::WorkerAddr;
-pub use command::{Command, Outbox};
+pub use command::Command;
 use common::placement::Candidate;
 pub use common::resources::ResourceVector;
 pub use doorbell::{Bell, Doorbells};
+pub use outbox::Outbox;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -43,11 +46,6 @@ pub struct WorkerEntry {
     /// Wall-clock time of the last heartbeat, for users.
     pub last_heartbeat_ms: u64,
     pub resources: ResourceVector,
-    /// Commands waiting for the worker to take them: with its next
-    /// heartbeat or task report, or at once when its long poll is woken
-    /// ([`Doorbells`]). Changed only through [`Cluster`], which keeps the
-    /// bell in step.
-    pub commands: Vec<Command>,
     /// Blocks this worker stores, per its reports.
     pub blocks: usize,
 }
@@ -155,14 +153,37 @@ pub fn next_epoch(prev: u64) -> u64 {
 
 #[derive(Debug, Default)]
 pub struct Cluster {
-    pub workers: BTreeMap<String, WorkerEntry>,
-    /// Whether each worker's outbox holds commands, for its long poll.
+    workers: BTreeMap<String, WorkerEntry>,
+    /// Commands waiting for each live worker to take them: with its next
+    /// heartbeat or task report, or at once when its long poll is woken
+    /// ([`Doorbells`]). Filled only by [`Cluster::flush`], which keeps the
+    /// bell in step.
+    queues: BTreeMap<String, Vec<Command>>,
+    /// Whether each worker's queue holds commands, for its long poll.
     bells: Doorbells,
 }
 
 impl Cluster {
     pub fn get(&self, name: &str) -> Option<&WorkerEntry> {
         self.workers.get(name)
+    }
+
+    /// Every worker ever registered, by name, dead ones included.
+    pub fn workers(&self) -> impl Iterator<Item = &WorkerEntry> {
+        self.workers.values()
+    }
+
+    /// The live workers, by name.
+    pub fn live(&self) -> impl Iterator<Item = &WorkerEntry> {
+        self.workers.values().filter(|w| w.alive)
+    }
+
+    /// The master's copy of a worker's cache bound (the worker is told by
+    /// command).
+    pub fn set_cache_capacity(&mut self, name: &str, bytes: u64) {
+        if let Some(w) = self.workers.get_mut(name) {
+            w.cache_capacity_bytes = bytes;
+        }
     }
 
     /// The worker if it is alive.
@@ -207,27 +228,25 @@ impl Cluster {
             .collect()
     }
 
-    /// Queues a command for a known worker; one the master never heard of
-    /// gets nothing.
-    pub fn send(&mut self, worker: &str, c: Command) {
-        if let Some(w) = self.workers.get_mut(worker) {
-            w.commands.push(c);
-            self.bells.set(worker, true);
-        }
-    }
-
-    /// Moves an owner's queued commands into the workers' outboxes.
-    pub fn deliver(&mut self, outbox: &mut Outbox) {
-        for (w, c) in outbox.drain(..) {
-            self.send(&w, c);
+    /// Moves an event's commands into the queues of their workers, in
+    /// order, and rings the bells of those that got some. A worker that is
+    /// not alive gets nothing: its queue was dropped when it died, and a
+    /// new incarnation starts with an empty one.
+    pub fn flush(&mut self, mut out: Outbox) {
+        for (w, c) in out.drain() {
+            if !self.is_alive(&w) {
+                continue;
+            }
+            self.queues.entry(w.clone()).or_default().push(c);
+            self.bells.set(&w, true);
         }
     }
 
     pub fn take_commands(&mut self, worker: &str) -> Vec<Command> {
         self.bells.set(worker, false);
-        self.workers
+        self.queues
             .get_mut(worker)
-            .map(|w| std::mem::take(&mut w.commands))
+            .map(std::mem::take)
             .unwrap_or_default()
     }
 
@@ -261,10 +280,10 @@ impl Cluster {
                 last_heartbeat: now,
                 last_heartbeat_ms: common::now_ms(),
                 resources: r.resources.clone(),
-                commands: Vec::new(),
                 blocks: stored,
             },
         );
+        self.queues.insert(r.name.clone(), Vec::new());
         self.bells.set(&r.name, false);
         epoch
     }
@@ -315,7 +334,7 @@ impl Cluster {
     pub fn mark_dead(&mut self, name: &str) {
         if let Some(w) = self.workers.get_mut(name) {
             w.alive = false;
-            w.commands.clear();
+            self.queues.remove(name);
             self.bells.set(name, false);
             w.free_map_slots = 0;
             w.free_reduce_slots = 0;
@@ -370,7 +389,7 @@ mod tests {
                 matches!(e, MasterError::InvalidArgument(_)) && e.to_string().contains(want),
                 "{e}"
             );
-            assert!(st.cluster.get("w1").is_none(), "admitted anyway");
+            assert!(st.cluster().get("w1").is_none(), "admitted anyway");
         }
         let epoch = st.on_register(reg(2, 1), now).unwrap().epoch;
         st.on_heartbeat(
@@ -383,7 +402,7 @@ mod tests {
             },
             now,
         );
-        let w = st.cluster.get("w1").unwrap();
+        let w = st.cluster().get("w1").unwrap();
         assert_eq!((w.free_map_slots, w.free_reduce_slots), (2, 1));
         let _ = std::fs::remove_dir_all(&dir);
     }

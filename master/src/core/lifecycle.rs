@@ -6,11 +6,11 @@
 
 use super::MasterState;
 use crate::blocks::namespace::{Edit, FileMeta};
-use crate::cluster::{Command, Reply};
+use crate::cluster::{Command, Outbox, Reply};
 use crate::error::{MasterError, Result};
 use crate::jobs::report::AttemptReport;
 use crate::jobs::submit::SubmitJob;
-use crate::jobs::{staging_dir, Job, JobState, Outcome, TaskStatus};
+use crate::jobs::{staging_dir, Job, JobState, Outcome};
 use sched::{SchedulerSpec, Trigger};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -19,9 +19,11 @@ use std::time::Instant;
 impl MasterState {
     /// Validates a job spec completely before anything runs, then queues it.
     pub fn on_submit(&mut self, req: SubmitJob, now: Instant) -> Result<u64> {
-        let id = self.jobs.submit(req, &self.blocks.ns, &self.cfg, now)?;
-        self.schedule(Trigger::JobAdded(id), now);
-        self.offer_idle(now);
+        let id = self.jobs.submit(req, self.blocks.ns(), &self.cfg, now)?;
+        let mut out = Outbox::default();
+        self.schedule(Trigger::JobAdded(id), now, &mut out);
+        self.offer_idle(now, &mut out);
+        self.cluster.flush(out);
         Ok(id)
     }
 
@@ -36,69 +38,50 @@ impl MasterState {
             return Reply::reregister();
         };
         let job_id = r.task.map_or(0, |t| t.job_id);
-        let runnable_before = self.runnable_count();
-        let outcome = match self.jobs.jobs.get_mut(&job_id) {
-            Some(j) => j.update(&r, &addr, now),
-            None => Outcome::Ignored,
-        };
+        let runnable_before = self.jobs.runnable_count();
+        let mut out = Outbox::default();
+        let outcome = self.jobs.report(&r, &addr, now, &mut out);
         if let Some(t) = r.task {
             if outcome != Outcome::Ignored {
                 self.stats.task_reported(&r);
-                let job_name = self.jobs.jobs.get(&t.job_id).map(|j| j.spec.job.clone());
-                let report = r.for_policy(&t, job_name.unwrap_or_default());
                 let view = self.cluster_view(now);
-                self.jobs.scheduler.on_task_finished(&view, &report);
-                self.jobs.policy_told();
+                self.jobs.tell_policy(&view, &r, &t);
             }
         }
-        self.push_kills(job_id);
         // Reduces that became runnable, a failed attempt queued again.
-        let new_work = self.runnable_count() > runnable_before;
+        let new_work = self.jobs.runnable_count() > runnable_before;
         match outcome {
-            Outcome::ReadyToCommit => self.commit_job(job_id),
-            Outcome::Failed => self.end_job(job_id),
+            Outcome::ReadyToCommit => self.commit_job(job_id, &mut out),
+            Outcome::Failed => self.end_job(job_id, &mut out),
             _ => {}
         }
-        self.schedule(Trigger::TaskFinished(r.worker.clone()), now);
+        self.schedule(Trigger::TaskFinished(r.worker.clone()), now, &mut out);
         if new_work {
-            self.offer_idle(now);
+            self.offer_idle(now, &mut out);
         }
+        self.cluster.flush(out);
         Reply {
             reregister: false,
             commands: self.cluster.take_commands(&r.worker),
         }
     }
 
-    /// Sends the kills a job queued (losers of speculation) to their workers.
-    fn push_kills(&mut self, job_id: u64) {
-        let Some(j) = self.jobs.jobs.get_mut(&job_id) else {
-            return;
-        };
-        for (w, t) in std::mem::take(&mut j.kills) {
-            self.cluster.send(&w, Command::KillTask(t));
-        }
-    }
-
     /// Moves every committed part to the output in one edit, then ends the job.
-    fn commit_job(&mut self, id: u64) {
-        let Some(job) = self.jobs.jobs.get(&id) else {
+    fn commit_job(&mut self, id: u64, out: &mut Outbox) {
+        let Some(job) = self.jobs.get(id) else {
             return;
         };
-        let ns = &self.blocks.ns;
-        let tasks = if job.spec.map_only {
-            &job.maps
-        } else {
-            &job.reduces
-        };
+        let ns = self.blocks.ns();
+        let spec = job.spec();
         let mut renames = Vec::new();
-        for (i, t) in tasks.iter().enumerate() {
+        for (i, t) in job.output_tasks().iter().enumerate() {
             if let Some(src) = &t.output {
                 if ns.files.contains_key(src) {
-                    renames.push((src.clone(), format!("{}/part-{i:05}", job.spec.output)));
+                    renames.push((src.clone(), format!("{}/part-{i:05}", spec.output)));
                 } else {
                     let why = format!("part {i} ({src}) is missing at commit");
-                    self.jobs.jobs.get_mut(&id).expect("exists").fail(why);
-                    self.end_job(id);
+                    self.jobs.fail(id, why);
+                    self.end_job(id, out);
                     return;
                 }
             }
@@ -115,87 +98,63 @@ impl MasterState {
             .flat_map(|p| ns.files[p].blocks.iter().map(|b| b.id))
             .collect();
         let success = FileMeta {
-            replication: job.spec.output_replication,
-            block_size: job.spec.output_block_size,
+            replication: spec.output_replication,
+            block_size: spec.output_block_size,
             blocks: vec![],
             mtime_ms: common::now_ms(),
-            owner: job.spec.owner.clone(),
+            owner: spec.owner.clone(),
         };
         let edit = Edit::Commit {
             renames,
-            add: vec![(format!("{}/_SUCCESS", job.spec.output), success)],
+            add: vec![(format!("{}/_SUCCESS", spec.output), success)],
             delete: leftovers,
-            owner: job.spec.owner.clone(),
+            owner: spec.owner.clone(),
         };
+        let failure = validation_failure(job);
         if let Err(e) = self.blocks.commit(edit) {
-            self.jobs
-                .jobs
-                .get_mut(&id)
-                .expect("exists")
-                .fail(format!("commit failed: {e}"));
-            self.end_job(id);
+            self.jobs.fail(id, format!("commit failed: {e}"));
+            self.end_job(id, out);
             return;
         }
         for b in leftover_blocks {
-            self.blocks.forget_block(b);
+            self.blocks.forget_block(b, out);
         }
-        self.deliver();
-        let job = self.jobs.jobs.get_mut(&id).expect("exists");
-        match validation_failure(job) {
-            Some(why) => job.fail(why),
-            None => job.finish(JobState::Succeeded),
+        match failure {
+            Some(why) => self.jobs.fail(id, why),
+            None => self.jobs.finish(id, JobState::Succeeded),
         }
-        tracing::info!(
-            job = id,
-            state = job.state.as_str(),
-            secs = job.exec_time_s,
-            "job finished"
-        );
-        self.end_job(id);
+        if let Some(job) = self.jobs.get(id) {
+            tracing::info!(
+                job = id,
+                state = job.state().as_str(),
+                secs = job.exec_time_s(),
+                "job finished"
+            );
+        }
+        self.end_job(id, out);
     }
 
     /// After a job reached a final state: stop its attempts, drop staging
     /// (a failed job leaves no partial output), tell workers to clean up,
     /// write the history.
-    fn end_job(&mut self, id: u64) {
-        let Some(job) = self.jobs.jobs.get(&id) else {
+    fn end_job(&mut self, id: u64, out: &mut Outbox) {
+        let Some(job) = self.jobs.get(id) else {
             return;
         };
         for (w, t) in job.running_attempts() {
-            self.cluster.send(&w, Command::KillTask(t));
+            out.send(&w, Command::KillTask(t));
         }
         let staging = staging_dir(id);
-        self.blocks.drop_leases_under(&staging);
-        if !self.blocks.ns.matching(&staging).is_empty() {
-            if let Err(e) = self.blocks.delete(&staging) {
+        self.blocks.drop_leases_under(&staging, out);
+        if !self.blocks.ns().matching(&staging).is_empty() {
+            if let Err(e) = self.blocks.delete(&staging, out) {
                 tracing::warn!(job = id, "could not remove staging: {e}");
             }
         }
-        self.deliver();
-        let alive: Vec<String> = self
-            .cluster
-            .workers
-            .values()
-            .filter(|w| w.alive)
-            .map(|w| w.name.clone())
-            .collect();
-        for w in alive {
-            self.cluster.send(&w, Command::CleanupJob(id));
+        for w in self.cluster.live() {
+            out.send(&w.name, Command::CleanupJob(id));
         }
-        let job = self.jobs.jobs.get_mut(&id).expect("exists");
-        if !job.state.is_final() {
-            job.finish(JobState::Failed);
-        }
-
-        // Mark running tasks as no longer running, so slots free up.
-        for t in job.maps.iter_mut().chain(job.reduces.iter_mut()) {
-            if t.is_running() {
-                t.status = TaskStatus::Pending;
-            }
-            t.backup = None;
-        }
-        let summary = job.summary();
-        let records = std::mem::take(&mut job.records);
+        let (records, summary) = self.jobs.end(id).expect("exists");
         self.jobs.write_history(id, &records, &summary);
         // Clients waiting on the job (`WaitJob`) hear of its end now.
         self.waits.job_ended();
@@ -205,75 +164,63 @@ impl MasterState {
     /// unfinished one ends here, failed, its staging removed and its history
     /// written, rather than vanish unrecorded; clients are told to resubmit.
     pub fn abandon_jobs(&mut self, why: &str) -> usize {
-        let ids: Vec<u64> = self.jobs.active().map(|j| j.id).collect();
+        let ids: Vec<u64> = self.jobs.active().map(|j| j.id()).collect();
+        let mut out = Outbox::default();
         for &id in &ids {
-            if let Some(j) = self.jobs.jobs.get_mut(&id) {
-                j.fail(why.to_string());
-            }
-            self.end_job(id);
+            self.jobs.fail(id, why.to_string());
+            self.end_job(id, &mut out);
         }
+        self.cluster.flush(out);
         ids.len()
     }
 
     pub fn kill_job(&mut self, id: u64) -> Result<Value> {
         let job = self
             .jobs
-            .jobs
-            .get_mut(&id)
+            .get(id)
             .ok_or_else(|| MasterError::NotFound(format!("no job {id}")))?;
-        if !job.state.is_final() {
+        if !job.state().is_final() {
             tracing::info!(job = id, "job killed");
-            job.finish(JobState::Killed);
-            self.end_job(id);
+            self.jobs.finish(id, JobState::Killed);
+            let mut out = Outbox::default();
+            self.end_job(id, &mut out);
+            self.cluster.flush(out);
         }
-        Ok(self.jobs.jobs[&id].summary())
+        Ok(self.jobs.get(id).expect("exists").summary())
     }
 
-    pub fn job_json(&self, id: u64) -> Result<Value> {
-        self.jobs.job_json(id)
-    }
-
-    pub fn list_jobs(&self) -> Vec<Value> {
-        self.jobs.list_jobs()
-    }
-
-    pub fn job_history(&self, id: u64) -> Result<Vec<String>> {
-        self.jobs.job_history(id)
-    }
-
+    /// `mr admin scheduler set`: the policy is switched at once, what the
+    /// old one learnt saved.
     pub fn set_scheduler(&mut self, spec: SchedulerSpec) -> Result<()> {
         self.jobs.set_scheduler(spec)
-    }
-
-    pub fn scheduler_spec(&self) -> &SchedulerSpec {
-        self.jobs.scheduler_spec()
     }
 }
 
 /// Validator jobs fail when what they checked is wrong; their report is
 /// committed all the same, so the user can read why.
 fn validation_failure(job: &Job) -> Option<String> {
-    if !job.spec.is_validator {
+    let spec = job.spec();
+    if !spec.is_validator {
         return None;
     }
-    let get = |k: &str| job.counters.get(k).copied().unwrap_or(0);
+    let get = |k: &str| job.counters().get(k).copied().unwrap_or(0);
     if get("unsorted") > 0 {
         return Some(format!(
             "validation failed: the input is not sorted; see the report in {}",
-            job.spec.output
+            spec.output
         ));
     }
     for (counter, expect) in [
         ("records", "expect_records"),
         ("checksum", "expect_checksum"),
     ] {
-        let want = job.spec.params.extra.get(expect);
+        let want = spec.params.extra.get(expect);
         if let Some(want) = want.and_then(|v| v.parse::<u64>().ok()) {
             if get(counter) != want {
                 return Some(format!(
                     "validation failed: {counter} is {} but the sorted input had {want}; see {}",
                     get(counter),
-                    job.spec.output
+                    spec.output
                 ));
             }
         }

@@ -2,8 +2,10 @@
 //! ([`Blocks`]), the membership ([`Cluster`]) and the job side ([`Jobs`]),
 //! and turns each event (a registration, a heartbeat, a file operation, a
 //! job submission, a task report, a tick of the clock) into calls on its
-//! owners, then delivers the commands they queued and, where the event
-//! can free or need a slot, asks the policy once (`schedule.rs`).
+//! owners. Each event gets one [`Outbox`], which the owners fill with what
+//! workers must do, however deep the call, and which the event flushes
+//! into the workers' queues when it ends; where the event can free or need
+//! a slot, it asks the policy once (`schedule.rs`).
 //!
 //! Every operation is a plain function over plain data: `grpc.rs` converts
 //! protobuf to these types and back, so tests and the fuzzer drive this
@@ -17,16 +19,13 @@ mod schedule;
 mod view;
 pub mod wait;
 
-use crate::blocks::files::{
-    AddBlock, CompleteFile, CreateFile, Created, FileStatus, ListEntry, NewBlock,
-};
-use crate::blocks::fsck::FsckReport;
+use crate::blocks::files::{AddBlock, CompleteFile, CreateFile, Created, NewBlock};
 use crate::blocks::pins::CacheChange;
 use crate::blocks::safemode::SafeModeStatus;
 use crate::blocks::Blocks;
 use crate::cluster::history::ResourceHistory;
 use crate::cluster::status::ClusterStatus;
-use crate::cluster::{Cluster, Command, Heartbeat, Registered, Registration, Reply};
+use crate::cluster::{Cluster, Command, Heartbeat, Outbox, Registered, Registration, Reply};
 use crate::error::{MasterError, Result};
 use crate::jobs::Jobs;
 use common::config::ClusterConfig;
@@ -48,23 +47,23 @@ pub fn is_staging(path: &str) -> bool {
 }
 
 pub struct MasterState {
-    pub cfg: ClusterConfig,
-    pub blocks: Blocks,
-    pub cluster: Cluster,
-    pub jobs: Jobs,
+    cfg: ClusterConfig,
+    blocks: Blocks,
+    cluster: Cluster,
+    jobs: Jobs,
     /// Counters and histograms only `/metrics` reads (see `stats.rs`).
-    pub stats: crate::stats::Stats,
+    stats: crate::stats::Stats,
     /// Recent resource vectors per worker, for the web UI's sparklines.
-    pub history: ResourceHistory,
+    history: ResourceHistory,
     /// What long polls wait on besides a worker's doorbell: job ends, and
     /// the master's shutdown (see `wait.rs`).
-    pub waits: wait::Waits,
+    waits: wait::Waits,
 }
 
 impl MasterState {
     pub fn open(cfg: ClusterConfig, now: Instant) -> Result<Self> {
         let blocks = Blocks::open(&cfg, now)?;
-        let committed = |out: &str| blocks.ns.files.contains_key(&format!("{out}/_SUCCESS"));
+        let committed = |out: &str| blocks.ns().files.contains_key(&format!("{out}/_SUCCESS"));
         let jobs = Jobs::open(
             cfg.scheduler.spec(),
             cfg.master.data_dir.clone(),
@@ -82,20 +81,48 @@ impl MasterState {
         };
         // No job survives a restart (see `jobs/recovery.rs`): what they
         // staged is garbage.
-        if !st.blocks.ns.matching("/_staging").is_empty() {
+        if !st.blocks.ns().matching("/_staging").is_empty() {
             st.delete("/_staging")?;
         }
         Ok(st)
     }
 
+    pub fn cfg(&self) -> &ClusterConfig {
+        &self.cfg
+    }
+
+    /// The block side, read-only: its changes are the events below.
+    pub fn blocks(&self) -> &Blocks {
+        &self.blocks
+    }
+
+    /// The membership, read-only.
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    /// The job side, read-only.
+    pub fn jobs(&self) -> &Jobs {
+        &self.jobs
+    }
+
+    pub fn stats(&self) -> &crate::stats::Stats {
+        &self.stats
+    }
+
+    /// Recent resource vectors per worker (the web UI's sparklines).
+    pub fn resource_history(&self) -> &ResourceHistory {
+        &self.history
+    }
+
+    /// The master is shutting down: every long poll answers now.
+    pub fn close_waits(&self) {
+        self.waits.close();
+    }
+
     pub fn sync(&mut self) -> Result<()> {
         self.jobs.save_policy();
         self.blocks.sync()
-    }
-
-    /// Moves the commands the block side queued into the workers' outboxes.
-    fn deliver(&mut self) {
-        self.cluster.deliver(&mut self.blocks.outbox);
     }
 
     // ------------------------------------------------------------ membership
@@ -116,34 +143,31 @@ impl MasterState {
             )));
         }
         r.check_slots().map_err(MasterError::InvalidArgument)?;
-        // Forget whatever the previous incarnation reported or ran.
-        let (stored, unknown) = self.blocks.full_report(&r.name, &r.blocks, &r.cached);
-        self.worker_lost(&r.name, now);
+        let mut out = Outbox::default();
+        // Forget whatever the previous incarnation ran; what was meant for
+        // it dies with it, as its queue does.
+        self.jobs.worker_lost(&r.name, now, &mut out);
+        out.discard_for(&r.name);
+        // And what it reported. Blocks the namespace does not know go to
+        // the worker's quarantine with its first heartbeat, never straight
+        // to deletion.
+        let (stored, unknown) = self
+            .blocks
+            .full_report(&r.name, &r.blocks, &r.cached, &mut out);
         let epoch = self.cluster.admit(&r, stored, now);
         tracing::info!(worker = %r.name, addr = %r.addr, rack = %r.rack, epoch,
-            blocks = stored, unknown = unknown.len(), "worker registered");
-        // Blocks the namespace does not know go to the worker's quarantine
-        // with its first heartbeat, never straight to deletion.
-        for id in unknown {
-            self.cluster.send(&r.name, Command::QuarantineBlock(id));
-        }
+            blocks = stored, unknown, "worker registered");
         let delete_blocks = Vec::new();
         // Cleanups this worker may have missed (it was cut off or dead when
         // the job ended): ended jobs leave no map outputs behind.
-        let ended: Vec<u64> = self
-            .jobs
-            .jobs
-            .values()
-            .filter(|j| j.state.is_final())
-            .map(|j| j.id)
-            .collect();
-        for id in ended {
-            self.cluster.send(&r.name, Command::CleanupJob(id));
+        for j in self.jobs.iter().filter(|j| j.state().is_final()) {
+            out.send(&r.name, Command::CleanupJob(j.id()));
         }
-        self.blocks.repin_on_register(&r.name, &self.cluster);
-        self.deliver();
+        self.blocks
+            .repin_on_register(&r.name, &self.cluster, &mut out);
         // Its slots, and whatever its previous incarnation ran, are new.
-        self.offer_idle(now);
+        self.offer_idle(now, &mut out);
+        self.cluster.flush(out);
         Ok(Registered {
             epoch,
             heartbeat_interval_ms: self.cfg.heartbeat.interval.as_millis() as u64,
@@ -158,22 +182,30 @@ impl MasterState {
             tracing::info!(worker = %h.name, epoch = h.epoch, "stale heartbeat fenced; asking to re-register");
             return Reply::reregister();
         }
-        let (stored, mut commands) = self.blocks.incremental_report(
+        let mut out = Outbox::default();
+        let stored = self.blocks.incremental_report(
             &h.name,
             &h.blocks_added,
             &h.blocks_removed,
             &h.cache_added,
             &h.cache_removed,
+            &mut out,
         );
         self.cluster.beat(&h, stored, now);
+        // What its reports asked leads the answer, before what waited in
+        // its queue.
+        let mut commands = out.take_for(&h.name);
         if h.leaving {
-            self.mark_dead(&h.name, now, "worker left (graceful shutdown)");
+            // Its queue dies with it: the answer is all it gets.
+            self.mark_dead(&h.name, now, "worker left (graceful shutdown)", &mut out);
+            self.cluster.flush(out);
             return Reply {
                 reregister: false,
                 commands,
             };
         }
-        self.schedule(Trigger::Heartbeat(h.name.clone()), now);
+        self.schedule(Trigger::Heartbeat(h.name.clone()), now, &mut out);
+        self.cluster.flush(out);
         commands.append(&mut self.cluster.take_commands(&h.name));
         Reply {
             reregister: false,
@@ -184,17 +216,26 @@ impl MasterState {
     /// The clock's work: silent workers declared dead, then the blocks
     /// brought back to their replication factor.
     pub fn on_tick(&mut self, now: Instant) {
-        self.expire_workers(now);
-        self.replication_scan(now);
+        let mut out = Outbox::default();
+        self.expire(now, &mut out);
+        self.blocks.replication_scan(&self.cluster, now, &mut out);
+        self.cluster.flush(out);
     }
 
     /// Marks silent workers dead and forgets their replicas and cache
     /// entries, so that re-replication sees the loss. Returns the names.
     pub fn expire_workers(&mut self, now: Instant) -> Vec<String> {
+        let mut out = Outbox::default();
+        let dead = self.expire(now, &mut out);
+        self.cluster.flush(out);
+        dead
+    }
+
+    fn expire(&mut self, now: Instant, out: &mut Outbox) -> Vec<String> {
         let dead = self.cluster.silent(now, self.cfg.heartbeat.expiry());
         let why = format!("missed {} heartbeats", self.cfg.heartbeat.dead_after);
         for name in &dead {
-            self.mark_dead(name, now, &why);
+            self.mark_dead(name, now, &why, out);
         }
         dead
     }
@@ -202,42 +243,26 @@ impl MasterState {
     /// Brings every block back to its replication factor; returns how many
     /// commands were issued.
     pub fn replication_scan(&mut self, now: Instant) -> usize {
-        let n = self.blocks.replication_scan(&self.cluster, now);
-        self.deliver();
+        let mut out = Outbox::default();
+        let n = self.blocks.replication_scan(&self.cluster, now, &mut out);
+        self.cluster.flush(out);
         n
     }
 
     /// Forgets a worker's replicas and cache entries, so that re-replication
     /// sees the loss, and re-queues what it ran or holds for running jobs.
-    fn mark_dead(&mut self, name: &str, now: Instant, why: &str) {
+    fn mark_dead(&mut self, name: &str, now: Instant, why: &str, out: &mut Outbox) {
         tracing::warn!(worker = %name, "worker marked dead: {why}");
         self.blocks.drop_worker(name);
         self.cluster.mark_dead(name);
-        self.worker_lost(name, now);
-        self.blocks.move_pins_of(name, &self.cluster);
-        self.deliver();
+        self.jobs.worker_lost(name, now, out);
+        self.blocks.move_pins_of(name, &self.cluster, out);
         // What it ran went back to the queue: the others may take it now.
-        self.offer_idle(now);
-    }
-
-    /// Re-queues what `name` ran or holds for running jobs, and kills the
-    /// reduce attempts that re-queueing made useless.
-    fn worker_lost(&mut self, name: &str, now: Instant) {
-        let mut kills = Vec::new();
-        for j in self.jobs.jobs.values_mut() {
-            kills.extend(j.worker_lost(name, now));
-            kills.append(&mut j.kills);
-        }
-        for (w, t) in kills {
-            if self.cluster.is_alive(&w) {
-                self.cluster.send(&w, Command::KillTask(t));
-            }
-        }
+        self.offer_idle(now, out);
     }
 
     pub fn report_bad_block(&mut self, worker: &str, block: u64, reason: &str) {
         self.blocks.report_bad_block(worker, block, reason);
-        self.deliver();
     }
 
     // ------------------------------------------------------------ admin
@@ -246,15 +271,10 @@ impl MasterState {
     pub fn safe_mode(&mut self, action: SafeModeAction, now: Instant) -> SafeModeStatus {
         match action {
             SafeModeAction::Get => self.blocks.update_safe_mode(now),
-            SafeModeAction::Enter => self.blocks.safe.enter(),
-            SafeModeAction::Leave => self.blocks.safe.leave(),
+            SafeModeAction::Enter => self.blocks.enter_safe_mode(),
+            SafeModeAction::Leave => self.blocks.leave_safe_mode(),
         }
         self.blocks.safe_mode_status()
-    }
-
-    /// `mr admin fsck`.
-    pub fn fsck(&self) -> FsckReport {
-        self.blocks.fsck()
     }
 
     // ------------------------------------------------------------ files
@@ -288,8 +308,8 @@ impl MasterState {
                  (its contents are removed at every master start); choose another path"
             )));
         };
-        match self.jobs.jobs.get(&id) {
-            Some(j) if !j.state.is_final() => Ok(()),
+        match self.jobs.get(id) {
+            Some(j) if !j.state().is_final() => Ok(()),
             _ => Err(MasterError::FailedPrecondition(format!(
                 "cannot write {path}: its job is not running"
             ))),
@@ -301,46 +321,36 @@ impl MasterState {
     }
 
     pub fn complete_file(&mut self, req: CompleteFile) -> Result<()> {
-        let r = self.blocks.complete_file(req, &self.cluster);
-        self.deliver();
+        let mut out = Outbox::default();
+        let r = self.blocks.complete_file(req, &self.cluster, &mut out);
+        self.cluster.flush(out);
         r
     }
 
     pub fn abandon_file(&mut self, path: &str, lease: u64) -> Result<()> {
-        let r = self.blocks.abandon_file(path, lease);
-        self.deliver();
+        let mut out = Outbox::default();
+        let r = self.blocks.abandon_file(path, lease, &mut out);
+        self.cluster.flush(out);
         r
     }
 
     pub fn delete(&mut self, raw: &str) -> Result<u64> {
-        let r = self.blocks.delete(raw);
-        self.deliver();
+        let mut out = Outbox::default();
+        let r = self.blocks.delete(raw, &mut out);
+        self.cluster.flush(out);
         r
-    }
-
-    pub fn file_status(&self, raw: &str) -> Result<FileStatus> {
-        self.blocks.file_status(raw, &self.cluster)
-    }
-
-    pub fn list(&self, raw: &str) -> Result<Vec<ListEntry>> {
-        self.blocks.list(raw)
-    }
-
-    /// Paths with an open write, sorted: what the simulation's leak check
-    /// looks at.
-    pub fn open_writes(&self) -> Vec<String> {
-        self.blocks.open_writes()
     }
 
     /// `mr cache add|rm`: pins every block of the file in one worker's
     /// cache, or unpins it and drops it from every cache (`blocks/pins.rs`).
     pub fn cache_file(&mut self, raw: &str, cache: bool) -> Result<CacheChange> {
+        let mut out = Outbox::default();
         let r = if cache {
-            self.blocks.pin_file(raw, &self.cluster)
+            self.blocks.pin_file(raw, &self.cluster, &mut out)
         } else {
-            self.blocks.unpin_file(raw, &self.cluster)
+            self.blocks.unpin_file(raw, &self.cluster, &mut out)
         };
-        self.deliver();
+        self.cluster.flush(out);
         r
     }
 
@@ -358,7 +368,7 @@ impl MasterState {
         let chosen =
             |w: &crate::cluster::WorkerEntry| w.alive && (worker.is_empty() || w.name == worker);
         // Pins are never evicted: a bound below them is refused.
-        for w in self.cluster.workers.values().filter(|w| chosen(w)) {
+        for w in self.cluster.workers().filter(|w| chosen(w)) {
             let pinned = self.blocks.pinned_bytes(&w.name);
             if bytes < pinned {
                 return Err(MasterError::FailedPrecondition(format!(
@@ -367,14 +377,18 @@ impl MasterState {
                 )));
             }
         }
-        let mut told = Vec::new();
-        for w in self.cluster.workers.values_mut().filter(|w| chosen(w)) {
-            w.cache_capacity_bytes = bytes;
-            told.push(w.name.clone());
-        }
+        let mut told: Vec<String> = self
+            .cluster
+            .workers()
+            .filter(|w| chosen(w))
+            .map(|w| w.name.clone())
+            .collect();
+        let mut out = Outbox::default();
         for w in &told {
-            self.cluster.send(w, Command::SetCacheCapacity(bytes));
+            self.cluster.set_cache_capacity(w, bytes);
+            out.send(w, Command::SetCacheCapacity(bytes));
         }
+        self.cluster.flush(out);
         told.sort();
         Ok(told)
     }
@@ -384,15 +398,15 @@ impl MasterState {
             workers: self
                 .cluster
                 .status(&self.cfg, |w| self.blocks.pinned_bytes(w)),
-            files: self.blocks.ns.files.len() as u64,
-            blocks: self.blocks.ns.block_count() as u64,
+            files: self.blocks.ns().files.len() as u64,
+            blocks: self.blocks.ns().block_count() as u64,
             under_replicated_blocks: self.blocks.under_replicated() as u64,
         }
     }
 
     /// Appends every live worker's latest resource vector to its history.
     pub fn sample_resources(&mut self, t_ms: u64) {
-        for w in self.cluster.workers.values().filter(|w| w.alive) {
+        for w in self.cluster.live() {
             self.history.record(&w.name, &w.resources, t_ms);
         }
     }

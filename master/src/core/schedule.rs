@@ -6,14 +6,14 @@
 
 use super::MasterState;
 use crate::blocks::namespace::BlockMeta;
-use crate::cluster::Command;
+use crate::cluster::{Command, Outbox};
 use crate::jobs::launch::{BlockLocation, Launch};
 use sched::{Assignment, ClusterView, NodeView, TaskId, TaskKind, Trigger};
 use std::time::Instant;
 
 impl MasterState {
     /// Asks the policy for assignments and queues the launches.
-    pub fn schedule(&mut self, trigger: Trigger, now: Instant) {
+    pub fn schedule(&mut self, trigger: Trigger, now: Instant, out: &mut Outbox) {
         if self.jobs.active().next().is_none() {
             return;
         }
@@ -24,17 +24,17 @@ impl MasterState {
             return;
         }
         let t0 = Instant::now();
-        let assignments = self.jobs.scheduler.assign(&view, trigger);
+        let assignments = self.jobs.assign(&view, trigger);
         let took = t0.elapsed();
-        self.stats.decided(&self.jobs.spec.name, took);
+        self.stats.decided(&self.jobs.scheduler_spec().name, took);
         if !assignments.is_empty() {
             tracing::debug!(n = assignments.len(), ?took, "scheduler decision");
         }
         for a in assignments {
-            self.launch(&view, a, now);
+            self.launch(&view, a, now, out);
         }
         if self.cfg.scheduler.speculative {
-            self.speculate(now);
+            self.speculate(now, out);
         }
     }
 
@@ -47,7 +47,7 @@ impl MasterState {
     /// in the order that favours locality: most pending maps cached there,
     /// then stored there, then by name (the order real heartbeats arrive
     /// in is arbitrary).
-    pub(super) fn offer_idle(&mut self, now: Instant) {
+    pub(super) fn offer_idle(&mut self, now: Instant, out: &mut Outbox) {
         if self.jobs.active().next().is_none() {
             return;
         }
@@ -56,17 +56,11 @@ impl MasterState {
             return;
         }
         for node in offer_order(&view) {
-            if !self.jobs.active().any(|j| !j.runnable().is_empty()) {
+            if self.jobs.runnable_count() == 0 {
                 break;
             }
-            self.schedule(Trigger::Offer(node), now);
+            self.schedule(Trigger::Offer(node), now, out);
         }
-    }
-
-    /// Pending runnable tasks over every job: what an event compares before
-    /// and after to tell whether it brought new work.
-    pub(super) fn runnable_count(&self) -> usize {
-        self.jobs.active().map(|j| j.runnable().len()).sum()
     }
 
     /// Speculative execution (see [`crate::jobs::Job::speculation_candidates`]
@@ -74,13 +68,8 @@ impl MasterState {
     /// take the slots it left free, each candidate gets one backup on an
     /// alive worker with a free slot of its kind, not its running worker nor
     /// in `avoid`.
-    fn speculate(&mut self, now: Instant) {
-        let cands: Vec<(TaskId, Vec<String>)> = self
-            .jobs
-            .jobs
-            .values()
-            .flat_map(|j| j.speculation_candidates(now))
-            .collect();
+    fn speculate(&mut self, now: Instant, out: &mut Outbox) {
+        let cands = self.jobs.speculation_candidates(now);
         if cands.is_empty() {
             return;
         }
@@ -92,40 +81,19 @@ impl MasterState {
             let Some(epoch) = self.cluster.alive(&node).map(|w| w.epoch) else {
                 continue;
             };
-            let Some(job) = self.jobs.jobs.get_mut(&id.job) else {
-                continue;
-            };
-            let Some(attempt) = job.launch_backup(id.kind, id.index, &node, epoch, now) else {
+            let Some(attempt) = self.jobs.launch_backup(id, &node, epoch, now) else {
                 continue;
             };
             tracing::info!(job = id.job, task = ?id.kind, index = id.index, attempt, node = %node, "speculative backup launched");
-            self.send_launch(id, &node, attempt, epoch);
+            self.send_launch(id, &node, attempt, epoch, out);
         }
     }
 
-    /// Map and reduce attempts running on `worker`.
-    pub(super) fn slots_in_use(&self, worker: &str) -> (u32, u32) {
-        let mut m = 0;
-        let mut r = 0;
-        for j in self.jobs.jobs.values() {
-            for a in j.running() {
-                if a.worker == worker {
-                    if a.id.kind == TaskKind::Map {
-                        m += 1;
-                    } else {
-                        r += 1;
-                    }
-                }
-            }
-        }
-        (m, r)
-    }
-
-    fn launch(&mut self, view: &ClusterView, a: Assignment, now: Instant) {
+    fn launch(&mut self, view: &ClusterView, a: Assignment, now: Instant, out: &mut Outbox) {
         let Some(node) = view.node(&a.node) else {
             return;
         };
-        let (used_m, used_r) = self.slots_in_use(&a.node);
+        let (used_m, used_r) = self.jobs.slots_used(&a.node);
         let fits = match a.task.kind {
             TaskKind::Map => used_m < node.map_slots,
             TaskKind::Reduce => used_r < node.reduce_slots,
@@ -133,32 +101,33 @@ impl MasterState {
         let Some(epoch) = self.cluster.alive(&a.node).map(|w| w.epoch) else {
             return;
         };
-        let Some(job) = self.jobs.jobs.get_mut(&a.task.job) else {
+        let Some(runnable) = self.jobs.launchable(a.task) else {
             return;
         };
-        let runnable = job
-            .task(a.task.kind, a.task.index)
-            .is_some_and(|t| t.is_pending())
-            && (a.task.kind == TaskKind::Map || job.maps_done());
         if !fits || !runnable {
             tracing::warn!(task = ?a.task, node = %a.node, "scheduler returned an impossible assignment; ignored");
             return;
         }
-        let attempt = job.launch(a.task.kind, a.task.index, &a.node, epoch, now);
+        let Some(attempt) = self.jobs.launch(a.task, &a.node, epoch, now) else {
+            return;
+        };
         tracing::info!(job = a.task.job, task = ?a.task.kind, index = a.task.index, attempt, node = %a.node, "task launched");
-        self.send_launch(a.task, &a.node, attempt, epoch);
+        self.send_launch(a.task, &a.node, attempt, epoch, out);
     }
 
     /// Queues the launch command of `attempt` of task `id` for `node`.
-    fn send_launch(&mut self, id: TaskId, node: &str, attempt: u32, epoch: u64) {
+    fn send_launch(&self, id: TaskId, node: &str, attempt: u32, epoch: u64, out: &mut Outbox) {
         let (blocks, cluster) = (&self.blocks, &self.cluster);
         let locate = |b: &BlockMeta| BlockLocation {
             block: *b,
             replicas: blocks.replicas(b.id, cluster),
             cached_on: blocks.cached_on(b.id, cluster),
         };
-        let l = Launch::new(&self.jobs.jobs[&id.job], id, attempt, epoch, &locate);
-        self.cluster.send(node, Command::Launch(Box::new(l)));
+        let Some(job) = self.jobs.get(id.job) else {
+            return;
+        };
+        let l = Launch::new(job, id, attempt, epoch, &locate);
+        out.send(node, Command::Launch(Box::new(l)));
     }
 }
 
@@ -259,7 +228,7 @@ mod speculation_tests {
         {
             j.launch(TaskKind::Map, i as u32, w, e, t0);
         }
-        st.jobs.jobs.insert(1, j);
+        st.jobs.insert_for_tests(j);
         let at2 = t0 + Duration::from_secs(2);
         for (i, (w, e)) in [("w1", e1), ("w1", e1), ("w2", e2)].into_iter().enumerate() {
             st.on_task_report(
@@ -279,7 +248,13 @@ mod speculation_tests {
             );
         }
         st.cluster.take_commands("w1");
-        st.schedule(Trigger::Heartbeat("w1".into()), t0 + Duration::from_secs(5));
+        let mut out = Outbox::default();
+        st.schedule(
+            Trigger::Heartbeat("w1".into()),
+            t0 + Duration::from_secs(5),
+            &mut out,
+        );
+        st.cluster.flush(out);
         let cmds = st.cluster.take_commands("w1");
         let _ = std::fs::remove_dir_all(dir);
         (st, cmds)
@@ -298,15 +273,55 @@ mod speculation_tests {
     fn a_backup_launches_only_when_enabled() {
         let (st, cmds) = run(false);
         assert!(launches(&cmds).is_empty());
-        assert_eq!(st.jobs.jobs[&1].speculative_launched, 0);
+        assert_eq!(st.jobs.get(1).unwrap().speculative_launched(), 0);
         let (st, cmds) = run(true);
         let l = launches(&cmds);
         assert_eq!(l.len(), 1, "{cmds:?}");
         assert_eq!((l[0].is_map, l[0].index, l[0].attempt), (true, 3, 1));
         // The backup holds a slot of w1; w2's attempt keeps its own.
-        assert_eq!(st.slots_in_use("w1"), (1, 0));
-        assert_eq!(st.slots_in_use("w2"), (1, 0));
-        assert_eq!(st.jobs.jobs[&1].speculative_launched, 1);
+        assert_eq!(st.jobs.slots_used("w1"), (1, 0));
+        assert_eq!(st.jobs.slots_used("w2"), (1, 0));
+        assert_eq!(st.jobs.get(1).unwrap().speculative_launched(), 1);
+    }
+
+    /// A command decided deep inside an event (the job owner, applying a
+    /// task report, kills the losing attempt of a speculated task) reaches
+    /// the loser's worker's queue when the event ends, with no delivery
+    /// step between: the event's one outbox is flushed once.
+    #[test]
+    fn a_kill_decided_deep_in_a_task_report_reaches_the_losers_queue() {
+        let (mut st, _) = run(true);
+        // Map 3 runs as attempt 0 on w2 and as its backup, attempt 1, on w1.
+        let e1 = st.cluster.get("w1").unwrap().epoch;
+        st.cluster.take_commands("w2");
+        let backup_won = AttemptReport {
+            worker: "w1".into(),
+            epoch: e1,
+            task: Some(AttemptRef {
+                job_id: 1,
+                is_map: true,
+                index: 3,
+                attempt: 1,
+            }),
+            succeeded: true,
+            ..Default::default()
+        };
+        let reply = st.on_task_report(backup_won, Instant::now());
+        let loser = Command::KillTask(AttemptRef {
+            job_id: 1,
+            is_map: true,
+            index: 3,
+            attempt: 0,
+        });
+        assert_eq!(
+            st.cluster
+                .take_commands("w2")
+                .into_iter()
+                .filter(|c| *c == loser)
+                .count(),
+            1
+        );
+        assert!(!reply.commands.contains(&loser), "{:?}", reply.commands);
     }
 
     #[test]

@@ -132,7 +132,7 @@ fn after_a_restart_unknown_blocks_are_quarantined_and_nothing_moves_in_safe_mode
         let c = st.cluster.take_commands(w);
         assert!(replicates(&c).is_empty() && deletes(&c).is_empty(), "{c:?}");
     }
-    let fsck = st.fsck();
+    let fsck = st.blocks.fsck();
     assert!(fsck.safe_mode);
     assert_eq!(fsck.missing.len(), 1);
     assert_eq!(fsck.missing[0].block_id, 6);
@@ -179,10 +179,10 @@ fn a_corrupt_replica_goes_only_after_a_good_copy_and_the_last_one_is_kept() {
         replicates(&w1).is_empty() && deletes(&w1).is_empty(),
         "{w1:?}"
     );
-    let fsck = st.fsck();
+    let fsck = st.blocks.fsck();
     assert_eq!(fsck.corrupt.len(), 1);
     assert_eq!(fsck.corrupt[0].corrupt_on, vec!["w1".to_string()]);
-    let f = st.file_status("/f").unwrap();
+    let f = st.blocks.file_status("/f", &st.cluster).unwrap();
     assert!(f.blocks[0].replicas.iter().all(|r| r.name != "w1"));
     // The new copy lands on w3: now the corrupt one goes.
     st.on_heartbeat(
@@ -196,7 +196,7 @@ fn a_corrupt_replica_goes_only_after_a_good_copy_and_the_last_one_is_kept() {
     );
     st.on_tick(t0);
     assert_eq!(deletes(&st.cluster.take_commands("w1")), vec![5]);
-    assert!(st.fsck().is_healthy());
+    assert!(st.blocks.fsck().is_healthy());
     // Both good copies turn out corrupt: the last one is kept and listed,
     // and never handed to a reader as good.
     st.report_bad_block("w2", 5, "checksum mismatch");
@@ -208,11 +208,13 @@ fn a_corrupt_replica_goes_only_after_a_good_copy_and_the_last_one_is_kept() {
         let c = st.cluster.take_commands(w);
         assert!(deletes(&c).is_empty(), "{w}: {c:?}");
     }
-    let fsck = st.fsck();
+    let fsck = st.blocks.fsck();
     assert_eq!(fsck.missing.len(), 1);
     assert_eq!(fsck.missing[0].corrupt_on.len(), 2);
     assert_eq!(fsck.missing[0].files, vec!["/f".to_string()]);
-    assert!(st.file_status("/f").unwrap().blocks[0].replicas.is_empty());
+    assert!(st.blocks.file_status("/f", &st.cluster).unwrap().blocks[0]
+        .replicas
+        .is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -5,16 +5,16 @@
 
 use super::MasterState;
 use sched::{ClusterView, NodeView, PendingTask, RunningTask, TaskKind, DEFAULT_BANDWIDTHS};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::Instant;
 
 impl MasterState {
     pub fn cluster_view(&self, now: Instant) -> ClusterView {
-        let started = self.jobs.started;
+        let started = self.jobs.started();
         let t = |i: Instant| i.saturating_duration_since(started).as_secs_f64();
         let mut used: HashMap<String, (u32, u32)> = HashMap::new();
         let mut running: HashMap<String, Vec<RunningTask>> = HashMap::new();
-        for j in self.jobs.jobs.values() {
+        for j in self.jobs.iter() {
             for r in j.running() {
                 let e = used.entry(r.worker.clone()).or_default();
                 if r.id.kind == TaskKind::Map {
@@ -28,17 +28,10 @@ impl MasterState {
                 });
             }
         }
-        let mut cached_by_node: HashMap<&str, HashSet<u64>> = HashMap::new();
-        for (id, set) in &self.blocks.cached {
-            for n in set {
-                cached_by_node.entry(n.as_str()).or_default().insert(*id);
-            }
-        }
+        let mut cached_by_node = self.blocks.cached_per_worker();
         let nodes = self
             .cluster
-            .workers
-            .values()
-            .filter(|w| w.alive)
+            .live()
             .map(|w| {
                 let (m, r) = used.get(&w.name).copied().unwrap_or_default();
                 NodeView {
@@ -69,23 +62,24 @@ impl MasterState {
             for id in j.runnable() {
                 let task = j.task(id.kind, id.index).expect("runnable");
                 let block = if id.kind == TaskKind::Map {
-                    j.map_inputs.get(id.index as usize).map(|m| m.block)
+                    j.map_inputs().get(id.index as usize).map(|m| m.block)
                 } else {
                     None
                 };
-                let names = |table: &HashMap<u64, BTreeSet<String>>| -> Vec<String> {
-                    block
-                        .and_then(|b| table.get(&b.id))
-                        .map(|s| s.iter().cloned().collect())
-                        .unwrap_or_default()
+                let (replicas, cached_on) = match block {
+                    Some(b) => (
+                        self.blocks.stored_on(b.id).cloned().collect(),
+                        self.blocks.cached_by(b.id).cloned().collect(),
+                    ),
+                    None => (vec![], vec![]),
                 };
                 pending.push(PendingTask {
                     id,
-                    job: j.id,
+                    job: j.id(),
                     kind: id.kind,
                     block: block.map(|b| b.id),
-                    replicas: names(&self.blocks.locations),
-                    cached_on: names(&self.blocks.cached),
+                    replicas,
+                    cached_on,
                     input_bytes: block.map_or(0, |b| b.len),
                     avoid: task.avoid.clone(),
                     runnable_since: t(task.runnable_since),

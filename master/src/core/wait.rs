@@ -69,7 +69,7 @@ impl MasterState {
     /// Whether the job is over, or gone from memory (a job from before a
     /// restart, which only its history knows).
     fn job_over(&self, id: u64) -> bool {
-        self.jobs.jobs.get(&id).is_none_or(|j| j.state.is_final())
+        self.jobs.get(id).is_none_or(|j| j.state().is_final())
     }
 }
 
@@ -77,7 +77,7 @@ fn lock(state: &Mutex<MasterState>) -> MutexGuard<'_, MasterState> {
     common::sync::lock(state)
 }
 
-/// A worker's long poll: `Some(true)` as soon as its outbox holds
+/// A worker's long poll: `Some(true)` as soon as its queue holds
 /// commands, `Some(false)` after `wait` without any (or at shutdown),
 /// `None` when `epoch` is not its current incarnation.
 pub async fn await_commands(
@@ -111,7 +111,7 @@ pub async fn wait_job(state: &Mutex<MasterState>, id: u64, wait: Duration) -> Re
         {
             let s = lock(state);
             if s.job_over(id) || *closing.borrow_and_update() {
-                return s.job_json(id);
+                return s.jobs.job_json(id);
             }
             // Marks every end so far as seen, under the same lock as the
             // look above: `changed` then wakes only for a later one.
@@ -120,11 +120,11 @@ pub async fn wait_job(state: &Mutex<MasterState>, id: u64, wait: Duration) -> Re
         tokio::select! {
             r = ends.changed() => {
                 if r.is_err() {
-                    return lock(state).job_json(id);
+                    return lock(state).jobs.job_json(id);
                 }
             }
             _ = closing.changed() => {}
-            _ = tokio::time::sleep_until(deadline) => return lock(state).job_json(id),
+            _ = tokio::time::sleep_until(deadline) => return lock(state).jobs.job_json(id),
         }
     }
 }
@@ -183,7 +183,9 @@ mod tests {
             })
         };
         tokio::task::yield_now().await;
-        lock(&st).cluster.send("w1", Command::CleanupJob(9));
+        let mut out = crate::cluster::Outbox::default();
+        out.send("w1", Command::CleanupJob(9));
+        lock(&st).cluster.flush(out);
         assert_eq!(poll.await.unwrap(), Some(true));
         let r = lock(&st).take_commands("w1", epoch);
         assert_eq!(r.commands, vec![Command::CleanupJob(9)]);
@@ -212,7 +214,7 @@ mod tests {
                 "fifo",
                 now,
             );
-            lock(&st).jobs.jobs.insert(id, j);
+            lock(&st).jobs.insert_for_tests(j);
         }
         let waiter = |id: u64| {
             let st = st.clone();
@@ -236,13 +238,13 @@ mod tests {
             "fifo",
             now,
         );
-        lock(&st).jobs.jobs.insert(3, j);
+        lock(&st).jobs.insert_for_tests(j);
         let w3 = waiter(3);
         tokio::task::yield_now().await;
         lock(&st).waits.close();
         let v = w3.await.unwrap().unwrap();
-        assert!(!lock(&st).jobs.jobs[&3].state.is_final());
-        assert_eq!(v["state"], lock(&st).jobs.jobs[&3].state.as_str());
+        assert!(!lock(&st).jobs.get(3).unwrap().state().is_final());
+        assert_eq!(v["state"], lock(&st).jobs.get(3).unwrap().state().as_str());
         let _ = std::fs::remove_dir_all(dir);
     }
 }

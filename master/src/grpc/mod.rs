@@ -94,7 +94,7 @@ impl Master for MasterService {
         let mut create: crate::blocks::files::CreateFile = req.into_inner().into();
         let mut s = self.lock();
         if create.overwrite {
-            s.blocks.may_change(&create.path, &who)?;
+            s.blocks().may_change(&create.path, &who)?;
         }
         create.owner = who.name;
         Ok(Response::new(s.create_file(create)?.into()))
@@ -126,13 +126,17 @@ impl Master for MasterService {
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
     async fn get_file(&self, req: Request<PathRequest>) -> Rpc<FileStatus> {
         Ok(Response::new(
-            self.lock().file_status(&req.get_ref().path)?.into(),
+            {
+                let s = self.lock();
+                s.blocks().file_status(&req.get_ref().path, s.cluster())?
+            }
+            .into(),
         ))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
     async fn list_files(&self, req: Request<PathRequest>) -> Rpc<ListFilesResponse> {
-        let entries = convert_all(self.lock().list(&req.get_ref().path)?);
+        let entries = convert_all(self.lock().blocks().list(&req.get_ref().path)?);
         Ok(Response::new(ListFilesResponse { entries }))
     }
 
@@ -141,7 +145,7 @@ impl Master for MasterService {
         let who = identity(&req);
         who.require(Role::User, "delete files")?;
         let mut s = self.lock();
-        s.blocks.may_change(&req.get_ref().path, &who)?;
+        s.blocks().may_change(&req.get_ref().path, &who)?;
         let files_deleted = s.delete(&req.get_ref().path)?;
         Ok(Response::new(DeleteFileResponse { files_deleted }))
     }
@@ -179,7 +183,7 @@ impl Master for MasterService {
     #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id))]
     async fn get_job(&self, req: Request<JobRequest>) -> Rpc<JobJson> {
         let id = req.get_ref().job_id;
-        let v = self.lock().job_json(id)?;
+        let v = self.lock().jobs().job_json(id)?;
         crate::jobs::owner::may_see(&identity(&req), &v, id)?;
         Ok(Response::new(JobJson {
             json: v.to_string(),
@@ -191,6 +195,7 @@ impl Master for MasterService {
         let who = identity(&req);
         let json = self
             .lock()
+            .jobs()
             .list_jobs()
             .into_iter()
             .map(|v| crate::jobs::owner::view_for(&who, v).to_string())
@@ -204,7 +209,7 @@ impl Master for MasterService {
         who.require(Role::User, "kill jobs")?;
         let id = req.get_ref().job_id;
         let mut s = self.lock();
-        crate::jobs::owner::may_change(&who, &s.job_json(id)?, id)?;
+        crate::jobs::owner::may_change(&who, &s.jobs().job_json(id)?, id)?;
         let v = s.kill_job(id)?;
         Ok(Response::new(JobJson {
             json: v.to_string(),
@@ -215,8 +220,8 @@ impl Master for MasterService {
     async fn job_history(&self, req: Request<JobRequest>) -> Rpc<JobList> {
         let id = req.get_ref().job_id;
         let s = self.lock();
-        crate::jobs::owner::may_see(&identity(&req), &s.job_json(id)?, id)?;
-        let json = s.job_history(id)?;
+        crate::jobs::owner::may_see(&identity(&req), &s.jobs().job_json(id)?, id)?;
+        let json = s.jobs().job_history(id)?;
         Ok(Response::new(JobList { json }))
     }
 
@@ -230,7 +235,7 @@ impl Master for MasterService {
         };
         let mut s = self.lock();
         s.set_scheduler(spec)?;
-        let spec = s.scheduler_spec();
+        let spec = s.jobs().scheduler_spec();
         Ok(Response::new(SchedulerResponse {
             name: spec.name.clone(),
             params: spec.params.clone().into_iter().collect(),
@@ -240,7 +245,7 @@ impl Master for MasterService {
     #[tracing::instrument(level = "debug", skip_all)]
     async fn get_scheduler(&self, _req: Request<Empty>) -> Rpc<SchedulerResponse> {
         let s = self.lock();
-        let spec = s.scheduler_spec();
+        let spec = s.jobs().scheduler_spec();
         Ok(Response::new(SchedulerResponse {
             name: spec.name.clone(),
             params: spec.params.clone().into_iter().collect(),
@@ -284,7 +289,7 @@ impl Master for MasterService {
     #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id))]
     async fn wait_job(&self, req: Request<WaitJobRequest>) -> Rpc<JobJson> {
         let id = req.get_ref().job_id;
-        let job = self.lock().job_json(id)?;
+        let job = self.lock().jobs().job_json(id)?;
         crate::jobs::owner::may_see(&identity(&req), &job, id)?;
         let r = req.into_inner();
         let wait = std::time::Duration::from_millis(r.wait_ms);
@@ -313,7 +318,7 @@ impl Master for MasterService {
 
     #[tracing::instrument(level = "debug", skip_all)]
     async fn fsck(&self, _req: Request<Empty>) -> Rpc<FsckResponse> {
-        Ok(Response::new(self.lock().fsck().into()))
+        Ok(Response::new(self.lock().blocks().fsck().into()))
     }
 }
 

@@ -5,7 +5,7 @@
 //! show the same thing (see `rpc::json` and `http/views.rs`).
 
 use super::error::ApiError;
-use super::lock;
+use super::{lock, views};
 use crate::error::MasterError;
 use crate::grpc::Shared;
 use axum::body::Bytes;
@@ -29,19 +29,19 @@ fn id(raw: &str, what: &str) -> Result<u64, ApiError> {
 
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn workers(State(s): State<Shared>) -> ApiResult {
-    json(lock(&s).workers_json())
+    json(views::workers(&lock(&s)))
 }
 
 /// `mr admin fsck --json`'s report (without its `healthy` summary field).
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn fsck(State(s): State<Shared>) -> ApiResult {
-    let r = lock(&s).fsck();
+    let r = lock(&s).blocks().fsck();
     json(serde_json::to_value(&r).unwrap_or_default())
 }
 
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn jobs(State(s): State<Shared>, Extension(who): Extension<Identity>) -> ApiResult {
-    let jobs = lock(&s).list_jobs();
+    let jobs = lock(&s).jobs().list_jobs();
     json(
         jobs.into_iter()
             .map(|j| crate::jobs::owner::view_for(&who, j))
@@ -58,8 +58,8 @@ pub async fn job(
 ) -> ApiResult {
     let id = id(&raw, "job")?;
     let st = lock(&s);
-    crate::jobs::owner::may_see(&who, &st.job_json(id)?, id)?;
-    json(st.job_detail_json(id, std::time::Instant::now())?)
+    crate::jobs::owner::may_see(&who, &st.jobs().job_json(id)?, id)?;
+    json(views::job_detail(&st, id, std::time::Instant::now())?)
 }
 
 #[tracing::instrument(skip_all, fields(job = %raw))]
@@ -72,7 +72,7 @@ pub async fn kill_job(
     tracing::info!(job = id, user = %who.name, "kill asked over HTTP");
     forbid(who.require(Role::User, "kill jobs"))?;
     let mut st = lock(&s);
-    crate::jobs::owner::may_change(&who, &st.job_json(id)?, id)?;
+    crate::jobs::owner::may_change(&who, &st.jobs().job_json(id)?, id)?;
     json(st.kill_job(id)?)
 }
 
@@ -84,7 +84,7 @@ pub struct PathQuery {
 
 #[tracing::instrument(level = "debug", skip_all, fields(path = ?q.path))]
 pub async fn files(State(s): State<Shared>, Query(q): Query<PathQuery>) -> ApiResult {
-    json(lock(&s).files_json(q.path.as_deref().unwrap_or("/"))?)
+    json(views::files(&lock(&s), q.path.as_deref().unwrap_or("/"))?)
 }
 
 #[tracing::instrument(level = "debug", skip_all, fields(path = ?q.path))]
@@ -92,23 +92,23 @@ pub async fn file(State(s): State<Shared>, Query(q): Query<PathQuery>) -> ApiRes
     let path = q
         .path
         .ok_or_else(|| ApiError::BadRequest("which file? add ?path=/some/file".into()))?;
-    json(lock(&s).file_json(&path)?)
+    json(views::file(&lock(&s), &path)?)
 }
 
 #[tracing::instrument(level = "debug", skip_all, fields(block = %raw))]
 pub async fn block(State(s): State<Shared>, Path(raw): Path<String>) -> ApiResult {
     let id = id(&raw, "block")?;
-    json(lock(&s).block_json(id)?)
+    json(views::block(&lock(&s), id)?)
 }
 
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn cache(State(s): State<Shared>) -> ApiResult {
-    json(lock(&s).cache_json())
+    json(views::cache(&lock(&s)))
 }
 
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn scheduler(State(s): State<Shared>) -> ApiResult {
-    json(lock(&s).scheduler_json())
+    json(views::scheduler(&lock(&s)))
 }
 
 /// The body of a scheduler switch: `{"name": "delay", "params":
@@ -163,7 +163,7 @@ pub async fn set_scheduler(
     tracing::info!(scheduler = %spec.name, "scheduler switch asked over HTTP");
     let mut st = lock(&s);
     st.set_scheduler(spec)?;
-    json(st.scheduler_json())
+    json(views::scheduler(&st))
 }
 
 pub async fn not_found(uri: axum::http::Uri) -> ApiError {

@@ -183,7 +183,7 @@ pub fn render(s: &MasterState, now: Instant) -> String {
         "gauge",
         "Seconds since the worker's last heartbeat (registered workers only).",
     );
-    for w in s.cluster.workers.values() {
+    for w in s.cluster().workers() {
         let age = now
             .saturating_duration_since(w.last_heartbeat)
             .as_secs_f64();
@@ -208,7 +208,7 @@ pub fn render(s: &MasterState, now: Instant) -> String {
     ] {
         t.family(name, "counter", help);
         for w in &st.workers {
-            let c = s.stats.cache.get(&w.name).copied().unwrap_or_default();
+            let c = s.stats().cache.get(&w.name).copied().unwrap_or_default();
             let v = if hits { c.hits } else { c.misses };
             t.sample(name, &[("worker", &w.name), ("rack", &w.rack)], v as f64);
         }
@@ -220,8 +220,8 @@ pub fn render(s: &MasterState, now: Instant) -> String {
         "Map tasks that succeeded, by the locality level they ran at.",
     );
     let mut by_level: BTreeMap<Locality, u64> = BTreeMap::new();
-    for j in s.jobs.jobs.values() {
-        for (l, n) in &j.locality {
+    for j in s.jobs().iter() {
+        for (l, n) in j.locality() {
             *by_level.entry(*l).or_default() += u64::from(*n);
         }
     }
@@ -238,7 +238,7 @@ pub fn render(s: &MasterState, now: Instant) -> String {
         JobState::Failed,
         JobState::Killed,
     ] {
-        let n = s.jobs.jobs.values().filter(|j| j.state == state).count();
+        let n = s.jobs().iter().filter(|j| j.state() == state).count();
         t.sample("mr_jobs", &[("state", state.as_str())], n as f64);
     }
 
@@ -248,9 +248,9 @@ pub fn render(s: &MasterState, now: Instant) -> String {
         "Execution time (submit to output committed) of succeeded jobs, by the scheduler that placed them.",
     );
     let mut exec: BTreeMap<&str, Histogram> = BTreeMap::new();
-    for j in s.jobs.jobs.values() {
-        if let (JobState::Succeeded, Some(secs)) = (j.state, j.exec_time_s) {
-            exec.entry(j.scheduler.as_str())
+    for j in s.jobs().iter() {
+        if let (JobState::Succeeded, Some(secs)) = (j.state(), j.exec_time_s()) {
+            exec.entry(j.scheduler())
                 .or_insert_with(|| Histogram::new(JOB_BUCKETS))
                 .observe(secs);
         }
@@ -264,7 +264,7 @@ pub fn render(s: &MasterState, now: Instant) -> String {
         "histogram",
         "Time the scheduling policy took per decision (one assign call), by policy.",
     );
-    for (policy, h) in &s.stats.decisions {
+    for (policy, h) in &s.stats().decisions {
         t.histogram("mr_scheduler_decision_seconds", &[("policy", policy)], h);
     }
 
@@ -275,7 +275,7 @@ pub fn render(s: &MasterState, now: Instant) -> String {
     );
     t.sample(
         "mr_scheduler_active",
-        &[("policy", &s.scheduler_spec().name)],
+        &[("policy", &s.jobs().scheduler_spec().name)],
         1.0,
     );
 

@@ -39,8 +39,8 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let (token, tls) = {
         let s = lock(&state);
-        let tls = rpc::tls::web_config(&s.cfg, "master").map_err(std::io::Error::other)?;
-        (rpc::auth::Tokens::from_config(&s.cfg), tls)
+        let tls = rpc::tls::web_config(s.cfg(), "master").map_err(std::io::Error::other)?;
+        (rpc::auth::Tokens::from_config(s.cfg()), tls)
     };
     tracing::info!(addr = %listener.local_addr()?, tls = tls.is_some(),
         "web UI, REST API and /metrics listening");

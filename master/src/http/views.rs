@@ -11,131 +11,129 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-impl MasterState {
-    /// `GET /api/workers`: the `mr cluster status --json` object, each worker
-    /// with its recent resource samples (`history`, one array per field).
-    pub fn workers_json(&self) -> Value {
-        let st = proto::ClusterStatusResponse::from(self.cluster_status());
-        let ui = self.cfg.ui_url();
-        let mut v = rpc::json::cluster_status(&st, &self.cfg.master.addr, ui.as_deref());
-        if let Some(ws) = v["workers"].as_array_mut() {
-            for w in ws {
-                let name = w["name"].as_str().unwrap_or_default().to_string();
-                w["history"] = self.history.json(&name);
-            }
+/// `GET /api/workers`: the `mr cluster status --json` object, each worker
+/// with its recent resource samples (`history`, one array per field).
+pub fn workers(s: &MasterState) -> Value {
+    let st = proto::ClusterStatusResponse::from(s.cluster_status());
+    let ui = s.cfg().ui_url();
+    let mut v = rpc::json::cluster_status(&st, &s.cfg().master.addr, ui.as_deref());
+    if let Some(ws) = v["workers"].as_array_mut() {
+        for w in ws {
+            let name = w["name"].as_str().unwrap_or_default().to_string();
+            w["history"] = s.resource_history().json(&name);
         }
-        v
     }
+    v
+}
 
-    /// `GET /api/jobs/{id}`: the job summary (as `mr job status --json`)
-    /// with `tasks`: every finished attempt as the job history records it
-    /// (node, locality, start and end, bytes) and every running one
-    /// (`state` "running", `end_ms` 0, no locality yet).
-    pub fn job_detail_json(&self, id: u64, now: Instant) -> Result<Value> {
-        let mut v = self.job_json(id)?;
-        let live = self.jobs.jobs.get(&id);
-        let mut tasks: Vec<Value> = match live {
-            // While a job runs its records are in memory; when it ends they
-            // move to its history file.
-            Some(j) if !j.state.is_final() => j.records.clone(),
-            _ => self
-                .job_history(id)
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .filter(|r| r["type"] == "task")
-                .collect(),
-        };
-        if let Some(j) = live {
-            tasks.extend(running_tasks(j, now));
-        }
-        v["tasks"] = Value::Array(tasks);
-        Ok(v)
-    }
-
-    /// `GET /api/files?path=`: the `mr fs ls --json` array.
-    pub fn files_json(&self, path: &str) -> Result<Value> {
-        Ok(self
-            .list(path)?
+/// `GET /api/jobs/{id}`: the job summary (as `mr job status --json`)
+/// with `tasks`: every finished attempt as the job history records it
+/// (node, locality, start and end, bytes) and every running one
+/// (`state` "running", `end_ms` 0, no locality yet).
+pub fn job_detail(s: &MasterState, id: u64, now: Instant) -> Result<Value> {
+    let jobs = s.jobs();
+    let mut v = jobs.job_json(id)?;
+    let live = jobs.get(id);
+    let mut tasks: Vec<Value> = match live {
+        // While a job runs its records are in memory; when it ends they
+        // move to its history file.
+        Some(j) if !j.state().is_final() => j.records().to_vec(),
+        _ => jobs
+            .job_history(id)
+            .unwrap_or_default()
             .iter()
-            .map(|e| rpc::json::list_entry(&e.clone().into()))
-            .collect())
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|r| r["type"] == "task")
+            .collect(),
+    };
+    if let Some(j) = live {
+        tasks.extend(running_tasks(j, now));
     }
+    v["tasks"] = Value::Array(tasks);
+    Ok(v)
+}
 
-    /// `GET /api/file?path=`: the `mr fs stat --json` object.
-    pub fn file_json(&self, path: &str) -> Result<Value> {
-        Ok(rpc::json::file_status(&self.file_status(path)?.into()))
-    }
+/// `GET /api/files?path=`: the `mr fs ls --json` array.
+pub fn files(s: &MasterState, path: &str) -> Result<Value> {
+    Ok(s.blocks()
+        .list(path)?
+        .iter()
+        .map(|e| rpc::json::list_entry(&e.clone().into()))
+        .collect())
+}
 
-    /// `GET /api/blocks/{id}`: a block as `mr fs stat --json` lists it, with
-    /// the file it belongs to and its replication factor.
-    pub fn block_json(&self, id: u64) -> Result<Value> {
-        let owner = self
-            .blocks
-            .owners
-            .get(&id)
-            .ok_or_else(|| MasterError::NotFound(format!("no block {id}")))?;
-        let file = self
-            .blocks
-            .ns
-            .files
-            .iter()
-            .find(|(_, f)| f.blocks.iter().any(|b| b.id == id))
-            .map(|(p, _)| p.clone());
-        let status = self.blocks.block_status(&owner.meta, &self.cluster);
-        let mut v = rpc::json::block_status(&status.into());
-        v["file"] = json!(file);
-        v["replication"] = json!(owner.replication);
-        Ok(v)
-    }
+/// `GET /api/file?path=`: the `mr fs stat --json` object.
+pub fn file(s: &MasterState, path: &str) -> Result<Value> {
+    let st = s.blocks().file_status(path, s.cluster())?;
+    Ok(rpc::json::file_status(&st.into()))
+}
 
-    /// `GET /api/cache`: per worker, the bytes its LRU holds, the blocks it
-    /// reported cached, and the hits and misses of the maps it ran.
-    pub fn cache_json(&self) -> Value {
-        let mut blocks: BTreeMap<&str, u64> = BTreeMap::new();
-        for set in self.blocks.cached.values() {
-            for n in set {
-                *blocks.entry(n.as_str()).or_default() += 1;
-            }
-        }
-        let st = self.cluster_status();
-        let workers: Vec<Value> = st
-            .workers
-            .iter()
-            .map(|w| {
-                let c = self.stats.cache.get(&w.name).copied().unwrap_or_default();
-                json!({
-                    "name": w.name,
-                    "rack": w.rack,
-                    "state": if w.alive { "alive" } else { "dead" },
-                    "cache_used_bytes": w.cache_used_bytes,
-                    "cache_capacity_bytes": w.cache_capacity_bytes,
-                    "cache_pinned_bytes": w.cache_pinned_bytes,
-                    "cached_blocks": blocks.get(w.name.as_str()).copied().unwrap_or(0),
-                    "hits": c.hits,
-                    "misses": c.misses,
-                })
+/// `GET /api/blocks/{id}`: a block as `mr fs stat --json` lists it, with
+/// the file it belongs to and its replication factor.
+pub fn block(s: &MasterState, id: u64) -> Result<Value> {
+    let blocks = s.blocks();
+    let owner = blocks
+        .owner(id)
+        .ok_or_else(|| MasterError::NotFound(format!("no block {id}")))?;
+    let file = blocks
+        .ns()
+        .files
+        .iter()
+        .find(|(_, f)| f.blocks.iter().any(|b| b.id == id))
+        .map(|(p, _)| p.clone());
+    let status = blocks.block_status(&owner.meta, s.cluster());
+    let mut v = rpc::json::block_status(&status.into());
+    v["file"] = json!(file);
+    v["replication"] = json!(owner.replication);
+    Ok(v)
+}
+
+/// `GET /api/cache`: per worker, the bytes its LRU holds, the blocks it
+/// reported cached, and the hits and misses of the maps it ran.
+pub fn cache(s: &MasterState) -> Value {
+    let blocks: BTreeMap<&str, usize> = s
+        .blocks()
+        .cached_per_worker()
+        .into_iter()
+        .map(|(w, set)| (w, set.len()))
+        .collect();
+    let st = s.cluster_status();
+    let workers: Vec<Value> = st
+        .workers
+        .iter()
+        .map(|w| {
+            let c = s.stats().cache.get(&w.name).copied().unwrap_or_default();
+            json!({
+                "name": w.name,
+                "rack": w.rack,
+                "state": if w.alive { "alive" } else { "dead" },
+                "cache_used_bytes": w.cache_used_bytes,
+                "cache_capacity_bytes": w.cache_capacity_bytes,
+                "cache_pinned_bytes": w.cache_pinned_bytes,
+                "cached_blocks": blocks.get(w.name.as_str()).copied().unwrap_or(0),
+                "hits": c.hits,
+                "misses": c.misses,
             })
-            .collect();
-        let live = st.workers.iter().filter(|w| w.alive);
-        json!({
-            "used_bytes": live.clone().map(|w| w.cache_used_bytes).sum::<u64>(),
-            "capacity_bytes": live.map(|w| w.cache_capacity_bytes).sum::<u64>(),
-            "cached_blocks": self.blocks.cached.values().filter(|s| !s.is_empty()).count(),
-            "workers": workers,
         })
-    }
+        .collect();
+    let live = st.workers.iter().filter(|w| w.alive);
+    json!({
+        "used_bytes": live.clone().map(|w| w.cache_used_bytes).sum::<u64>(),
+        "capacity_bytes": live.map(|w| w.cache_capacity_bytes).sum::<u64>(),
+        "cached_blocks": s.blocks().cached_blocks(),
+        "workers": workers,
+    })
+}
 
-    /// `GET /api/scheduler`: the active policy, its parameters, and every
-    /// name `set_scheduler` accepts.
-    pub fn scheduler_json(&self) -> Value {
-        let spec = self.scheduler_spec();
-        json!({
-            "name": spec.name,
-            "params": spec.params,
-            "available": sched::registry::NAMES,
-        })
-    }
+/// `GET /api/scheduler`: the active policy, its parameters, and every
+/// name `set_scheduler` accepts.
+pub fn scheduler(s: &MasterState) -> Value {
+    let spec = s.jobs().scheduler_spec();
+    json!({
+        "name": spec.name,
+        "params": spec.params,
+        "available": sched::registry::NAMES,
+    })
 }
 
 /// The running attempts of a job in the shape of the history's task
@@ -143,7 +141,7 @@ impl MasterState {
 fn running_tasks(j: &Job, now: Instant) -> Vec<Value> {
     let now_ms = common::now_ms();
     let mut v = Vec::new();
-    for (kind, tasks) in [(TaskKind::Map, &j.maps), (TaskKind::Reduce, &j.reduces)] {
+    for (kind, tasks) in [(TaskKind::Map, j.maps()), (TaskKind::Reduce, j.reduces())] {
         for (i, t) in tasks.iter().enumerate() {
             if let TaskStatus::Running {
                 attempt,
@@ -155,7 +153,7 @@ fn running_tasks(j: &Job, now: Instant) -> Vec<Value> {
                 let ran = now.saturating_duration_since(*started);
                 v.push(json!({
                     "type": "task",
-                    "job_id": j.id,
+                    "job_id": j.id(),
                     "kind": if kind == TaskKind::Map { "map" } else { "reduce" },
                     "index": i,
                     "attempt": attempt,

@@ -66,7 +66,7 @@ impl Jobs {
                 "job {id} is still running: its history is written when it ends"
             ))
         };
-        if self.jobs.get(&id).is_some_and(|j| !j.state.is_final()) {
+        if self.jobs.get(&id).is_some_and(|j| !j.state().is_final()) {
             return Err(still_running());
         }
         let p = self.history_dir().join(format!("job-{id}.jsonl"));

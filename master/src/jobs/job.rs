@@ -4,6 +4,7 @@
 //! performs the commit in the namespace.
 
 use super::report::{AttemptRef, AttemptReport};
+use crate::cluster::{Command, Outbox};
 use sched::{JobView, Locality, TaskId, TaskKind};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -12,35 +13,32 @@ use std::time::Instant;
 pub use super::task::*;
 
 pub struct Job {
-    pub id: u64,
-    pub spec: JobSpec,
-    pub state: JobState,
-    pub error: Option<String>,
-    pub scheduler: String,
+    id: u64,
+    spec: JobSpec,
+    state: JobState,
+    error: Option<String>,
+    scheduler: String,
     /// Queue position (submission order).
-    pub order: u64,
-    pub submitted: Instant,
-    pub submit_ms: u64,
-    pub end_ms: u64,
-    pub exec_time_s: Option<f64>,
-    pub maps: Vec<Task>,
-    pub reduces: Vec<Task>,
-    pub map_inputs: Vec<MapInput>,
-    pub counters: BTreeMap<String, u64>,
-    pub locality: BTreeMap<Locality, u32>,
-    pub bytes: Bytes6,
-    pub map_response_s: Vec<f64>,
+    order: u64,
+    submitted: Instant,
+    submit_ms: u64,
+    end_ms: u64,
+    exec_time_s: Option<f64>,
+    maps: Vec<Task>,
+    reduces: Vec<Task>,
+    map_inputs: Vec<MapInput>,
+    counters: BTreeMap<String, u64>,
+    locality: BTreeMap<Locality, u32>,
+    bytes: Bytes6,
+    map_response_s: Vec<f64>,
     /// Runtimes of its finished map attempts, seconds: HybSMRP's r (Eq. 1)
     /// is the average map runtime, so reduces stay out.
-    pub map_times_s: Vec<f64>,
-    pub phases: Phases,
+    map_times_s: Vec<f64>,
+    phases: Phases,
     /// Per-attempt records, written to the history when the job ends.
-    pub records: Vec<Value>,
-    /// Attempts to kill on their workers (the losers of speculation), for
-    /// the caller to drain after [`Job::update`] or [`Job::worker_lost`].
-    pub kills: Vec<(String, AttemptRef)>,
-    pub speculative_launched: u32,
-    pub speculative_won: u32,
+    records: Vec<Value>,
+    speculative_launched: u32,
+    speculative_won: u32,
 }
 
 /// Speculation starts for a kind once this share of its tasks is done.
@@ -90,10 +88,75 @@ impl Job {
             map_times_s: vec![],
             phases: Phases::default(),
             records: vec![],
-            kills: vec![],
             speculative_launched: 0,
             speculative_won: 0,
         }
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// What the client asked for.
+    pub fn spec(&self) -> &JobSpec {
+        &self.spec
+    }
+
+    pub fn state(&self) -> JobState {
+        self.state
+    }
+
+    /// The policy that was active when it was submitted.
+    pub fn scheduler(&self) -> &str {
+        &self.scheduler
+    }
+
+    /// Submit to output committed (or to its end), once it ended.
+    pub fn exec_time_s(&self) -> Option<f64> {
+        self.exec_time_s
+    }
+
+    pub fn maps(&self) -> &[Task] {
+        &self.maps
+    }
+
+    pub fn reduces(&self) -> &[Task] {
+        &self.reduces
+    }
+
+    /// The tasks whose parts are the output: the reduces, or the maps of a
+    /// map-only job.
+    pub fn output_tasks(&self) -> &[Task] {
+        if self.spec.map_only {
+            &self.maps
+        } else {
+            &self.reduces
+        }
+    }
+
+    /// One per map, in map order.
+    pub fn map_inputs(&self) -> &[MapInput] {
+        &self.map_inputs
+    }
+
+    /// The counters its successful attempts reported, summed.
+    pub fn counters(&self) -> &BTreeMap<String, u64> {
+        &self.counters
+    }
+
+    /// Its successful maps by the locality level they read at.
+    pub fn locality(&self) -> &BTreeMap<Locality, u32> {
+        &self.locality
+    }
+
+    /// Its finished attempts' records, while it runs (they move to its
+    /// history when it ends).
+    pub fn records(&self) -> &[Value] {
+        &self.records
+    }
+
+    pub fn speculative_launched(&self) -> u32 {
+        self.speculative_launched
     }
 
     pub fn task(&self, kind: TaskKind, index: u32) -> Option<&Task> {
@@ -103,7 +166,7 @@ impl Job {
         }
     }
 
-    pub fn task_mut(&mut self, kind: TaskKind, index: u32) -> Option<&mut Task> {
+    fn task_mut(&mut self, kind: TaskKind, index: u32) -> Option<&mut Task> {
         match kind {
             TaskKind::Map => self.maps.get_mut(index as usize),
             TaskKind::Reduce => self.reduces.get_mut(index as usize),
@@ -258,7 +321,14 @@ impl Job {
 
     /// Applies a task report. Reports from another attempt or another worker
     /// incarnation than the running one are stale and ignored (fencing).
-    pub fn update(&mut self, r: &AttemptReport, worker_addr: &str, now: Instant) -> Outcome {
+    /// The loser of a speculated task is told to stop through `out`.
+    pub fn update(
+        &mut self,
+        r: &AttemptReport,
+        worker_addr: &str,
+        now: Instant,
+        out: &mut Outbox,
+    ) -> Outcome {
         if self.state.is_final() {
             return Outcome::Ignored;
         }
@@ -359,15 +429,15 @@ impl Job {
                     speculative,
                     "speculated task done: killing the other attempt"
                 );
-                self.kills.push((
-                    o.worker.clone(),
-                    AttemptRef {
+                out.send(
+                    &o.worker,
+                    Command::KillTask(AttemptRef {
                         job_id: id,
                         is_map: tref.is_map,
                         index: tref.index,
                         attempt: o.attempt,
-                    },
-                ));
+                    }),
+                );
                 if speculative {
                     self.speculative_won += 1;
                 }
@@ -569,10 +639,10 @@ impl Job {
     /// their output (Hadoop's `actOnUnusableNode`). Reduces running
     /// elsewhere would only retry fetches from the dead worker until they
     /// fail, so they go back too, to run again once the lost maps have:
-    /// the attempts returned are to be killed on their workers.
-    pub fn worker_lost(&mut self, worker: &str, now: Instant) -> Vec<(String, AttemptRef)> {
+    /// their attempts are killed through `out`.
+    pub fn worker_lost(&mut self, worker: &str, now: Instant, out: &mut Outbox) {
         if self.state.is_final() {
-            return Vec::new();
+            return;
         }
         let reduces_need_maps = !self.spec.map_only && !self.reduces.iter().all(Task::is_done);
         let mut lost_maps = false;
@@ -637,19 +707,19 @@ impl Job {
             }
         }
         if !lost_maps {
-            return Vec::new();
+            return;
         }
         let kills: Vec<_> = self
             .running_attempts()
             .into_iter()
             .filter(|(_, t)| !t.is_map)
             .collect();
-        for (w, t) in &kills {
+        for (w, t) in kills {
             tracing::info!(job = self.id, index = t.index, worker = %w,
                 "reduce re-queued: map outputs it needs were lost");
             self.requeue(TaskKind::Reduce, t.index, now);
+            out.send(&w, Command::KillTask(t));
         }
-        kills
     }
 
     pub fn fail(&mut self, why: String) {
@@ -662,6 +732,24 @@ impl Job {
         self.state = state;
         self.end_ms = common::now_ms();
         self.exec_time_s = Some(self.submitted.elapsed().as_secs_f64());
+    }
+
+    /// After its final state (or as a failure, if it has none yet): its
+    /// attempts stop holding slots (their tasks go back to pending, never
+    /// to run again: the job is final), and what its history is made of
+    /// moves out, its attempt records and its summary.
+    pub fn end(&mut self) -> (Vec<Value>, Value) {
+        if !self.state.is_final() {
+            self.finish(JobState::Failed);
+        }
+        for t in self.maps.iter_mut().chain(self.reduces.iter_mut()) {
+            if t.is_running() {
+                t.status = TaskStatus::Pending;
+            }
+            t.backup = None;
+        }
+        let summary = self.summary();
+        (std::mem::take(&mut self.records), summary)
     }
 
     /// Workers running an attempt of this job, with the attempt, as the

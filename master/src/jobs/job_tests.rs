@@ -1,5 +1,6 @@
 //! Unit tests of [`super::Job`]: attempts, fencing, speculation, worker loss.
 use super::*;
+use crate::cluster::{Command, Outbox};
 use crate::jobs::report::TaskMetrics;
 use std::time::Duration;
 
@@ -66,6 +67,25 @@ fn report(is_map: bool, index: u32, attempt: u32, worker: &str, ok: bool) -> Att
     }
 }
 
+/// Applies a report; the commands it decides (kills) are returned beside
+/// the outcome.
+fn apply(j: &mut Job, r: &AttemptReport, now: Instant) -> (Outcome, Vec<(String, Command)>) {
+    let mut out = Outbox::default();
+    let o = j.update(r, "a", now, &mut out);
+    (o, out.into_commands())
+}
+
+fn upd(j: &mut Job, r: &AttemptReport, now: Instant) -> Outcome {
+    apply(j, r, now).0
+}
+
+/// A worker lost; returns the kills it decided.
+fn lost(j: &mut Job, worker: &str, now: Instant) -> Vec<(String, Command)> {
+    let mut out = Outbox::default();
+    j.worker_lost(worker, now, &mut out);
+    out.into_commands()
+}
+
 fn secs(t0: Instant, s: f64) -> Instant {
     t0 + Duration::from_secs_f64(s)
 }
@@ -79,7 +99,7 @@ fn four_maps(done: u32, t0: Instant) -> Job {
     for i in 0..done {
         let w = format!("w{}", i + 1);
         assert_eq!(
-            j.update(&report(true, i, 0, &w, true), "a", secs(t0, 2.0)),
+            upd(&mut j, &report(true, i, 0, &w, true), secs(t0, 2.0)),
             Outcome::Progress
         );
     }
@@ -93,7 +113,7 @@ fn the_views_mean_runtime_counts_maps_only() {
     let mut j = four_maps(2, t0);
     assert_eq!(j.view(t0).avg_map_time, 2.0);
     j.launch(TaskKind::Reduce, 0, "w1", 1, secs(t0, 2.0));
-    j.update(&report(false, 0, 0, "w1", true), "a", secs(t0, 32.0));
+    upd(&mut j, &report(false, 0, 0, "w1", true), secs(t0, 32.0));
     assert!(j.reduces[0].is_done());
     assert_eq!(j.view(t0).avg_map_time, 2.0, "HybSMRP's r is maps only");
 }
@@ -117,7 +137,7 @@ fn backup_only_past_75_percent_and_the_slowness_threshold() {
         j.launch(TaskKind::Map, i, "w1", 1, t0);
     }
     for i in 0..3 {
-        j.update(&report(true, i, 0, "w1", true), "a", secs(t0, 0.5));
+        upd(&mut j, &report(true, i, 0, "w1", true), secs(t0, 0.5));
     }
     assert!(j.speculation_candidates(secs(t0, 1.4)).is_empty());
     assert_eq!(j.speculation_candidates(secs(t0, 1.6)).len(), 1);
@@ -156,9 +176,9 @@ fn speculated_reduce(t0: Instant) -> Job {
         j.launch(TaskKind::Reduce, i, &format!("w{}", i + 1), 1, t0);
     }
     for i in 0..3 {
-        j.update(
+        upd(
+            &mut j,
             &report(false, i, 0, &format!("w{}", i + 1), true),
-            "a",
             secs(t0, 2.0),
         );
     }
@@ -174,32 +194,32 @@ fn speculated_reduce(t0: Instant) -> Job {
 fn first_finisher_wins_and_the_loser_is_killed_and_fenced() {
     let t0 = Instant::now();
     let mut j = speculated_reduce(t0);
-    let out = j.update(&report(false, 3, 1, "w1", true), "a", secs(t0, 6.0));
+    let (out, kills) = apply(&mut j, &report(false, 3, 1, "w1", true), secs(t0, 6.0));
     assert_eq!(out, Outcome::ReadyToCommit);
     let t = j.task(TaskKind::Reduce, 3).unwrap();
     // Only the winner's staging part is committed.
     assert_eq!(t.output.as_deref(), Some(staging_part(1, 3, 1).as_str()));
     assert!(matches!(t.status, TaskStatus::Done { attempt: 1, .. }));
     assert_eq!(
-        std::mem::take(&mut j.kills),
+        kills,
         vec![(
             "w4".to_string(),
-            AttemptRef {
+            Command::KillTask(AttemptRef {
                 job_id: 1,
                 is_map: false,
                 index: 3,
                 attempt: 0
-            }
+            })
         )]
     );
     assert!(j.running().is_empty());
     // The loser's late report, success or not, is ignored.
     assert_eq!(
-        j.update(&report(false, 3, 0, "w4", true), "a", secs(t0, 7.0)),
+        upd(&mut j, &report(false, 3, 0, "w4", true), secs(t0, 7.0)),
         Outcome::Ignored
     );
     assert_eq!(
-        j.update(&report(false, 3, 0, "w4", false), "a", secs(t0, 7.0)),
+        upd(&mut j, &report(false, 3, 0, "w4", false), secs(t0, 7.0)),
         Outcome::Ignored
     );
     let t = j.task(TaskKind::Reduce, 3).unwrap();
@@ -223,18 +243,18 @@ fn first_finisher_wins_and_the_loser_is_killed_and_fenced() {
 fn the_primary_may_win_too() {
     let t0 = Instant::now();
     let mut j = speculated_reduce(t0);
-    assert_eq!(
-        j.update(&report(false, 3, 0, "w4", true), "a", secs(t0, 6.0)),
-        Outcome::ReadyToCommit
+    let (out, kills) = apply(&mut j, &report(false, 3, 0, "w4", true), secs(t0, 6.0));
+    assert_eq!(out, Outcome::ReadyToCommit);
+    assert!(
+        matches!(&kills[..], [(w, Command::KillTask(t))] if w == "w1" && t.attempt == 1),
+        "{kills:?}"
     );
-    assert_eq!(j.kills[0].0, "w1");
-    assert_eq!(j.kills[0].1.attempt, 1);
     assert_eq!(
         j.task(TaskKind::Reduce, 3).unwrap().output.as_deref(),
         Some(staging_part(1, 3, 0).as_str())
     );
     assert_eq!(
-        j.update(&report(false, 3, 1, "w1", true), "a", secs(t0, 7.0)),
+        upd(&mut j, &report(false, 3, 1, "w1", true), secs(t0, 7.0)),
         Outcome::Ignored
     );
     assert_eq!(j.speculative_won, 0);
@@ -245,7 +265,7 @@ fn a_failure_beside_a_running_attempt_only_drops_it() {
     let t0 = Instant::now();
     let mut j = speculated_reduce(t0);
     assert_eq!(
-        j.update(&report(false, 3, 1, "w1", false), "a", secs(t0, 6.0)),
+        upd(&mut j, &report(false, 3, 1, "w1", false), secs(t0, 6.0)),
         Outcome::Progress
     );
     let t = j.task(TaskKind::Reduce, 3).unwrap();
@@ -254,7 +274,7 @@ fn a_failure_beside_a_running_attempt_only_drops_it() {
     assert!(matches!(&t.status, TaskStatus::Running { attempt: 0, worker, .. } if worker == "w4"));
     // The last one running failing counts as usual.
     assert_eq!(
-        j.update(&report(false, 3, 0, "w4", false), "a", secs(t0, 7.0)),
+        upd(&mut j, &report(false, 3, 0, "w4", false), secs(t0, 7.0)),
         Outcome::Progress
     );
     let t = j.task(TaskKind::Reduce, 3).unwrap();
@@ -270,24 +290,24 @@ fn worker_loss_with_a_backup_running() {
     let t0 = Instant::now();
     // Losing the backup's worker: the primary runs on.
     let mut j = speculated_reduce(t0);
-    j.worker_lost("w1", secs(t0, 6.0));
+    lost(&mut j, "w1", secs(t0, 6.0));
     let t = j.task(TaskKind::Reduce, 3).unwrap();
     assert!(t.backup.is_none());
     assert!(matches!(&t.status, TaskStatus::Running { attempt: 0, worker, .. } if worker == "w4"));
     // Losing the primary's worker: the backup runs on, not re-queued.
     let mut j = speculated_reduce(t0);
-    j.worker_lost("w4", secs(t0, 6.0));
+    lost(&mut j, "w4", secs(t0, 6.0));
     let t = j.task(TaskKind::Reduce, 3).unwrap();
     assert!(t.backup.is_none());
     assert!(matches!(&t.status, TaskStatus::Running { attempt: 1, worker, .. } if worker == "w1"));
     assert_eq!(
-        j.update(&report(false, 3, 1, "w1", true), "a", secs(t0, 7.0)),
+        upd(&mut j, &report(false, 3, 1, "w1", true), secs(t0, 7.0)),
         Outcome::ReadyToCommit
     );
     // Then the one left lost too: re-queued.
     let mut j = speculated_reduce(t0);
-    j.worker_lost("w4", secs(t0, 6.0));
-    j.worker_lost("w1", secs(t0, 6.0));
+    lost(&mut j, "w4", secs(t0, 6.0));
+    lost(&mut j, "w1", secs(t0, 6.0));
     assert!(j.task(TaskKind::Reduce, 3).unwrap().is_pending());
     assert_eq!(j.task(TaskKind::Reduce, 3).unwrap().failures, 0);
 }
@@ -309,7 +329,7 @@ fn maps_done(n: u32, reducers: u32, t0: Instant) -> Job {
         let w = format!("w{}", i + 1);
         j.launch(TaskKind::Map, i, &w, 1, t0);
         assert_eq!(
-            j.update(&report(true, i, 0, &w, true), "a", secs(t0, 1.0)),
+            upd(&mut j, &report(true, i, 0, &w, true), secs(t0, 1.0)),
             Outcome::Progress
         );
     }
@@ -325,7 +345,11 @@ fn one_reducer_on_a_broken_host_moves_and_reruns_no_map() {
     let mut j = maps_done(4, 4, t0);
     for (attempt, map) in [(0, 1), (1, 2), (2, 1)] {
         j.launch(TaskKind::Reduce, 0, "bad", 1, t0);
-        let out = j.update(&fetch_failure(0, attempt, "bad", map), "a", secs(t0, 2.0));
+        let out = upd(
+            &mut j,
+            &fetch_failure(0, attempt, "bad", map),
+            secs(t0, 2.0),
+        );
         assert_eq!(out, Outcome::Progress);
         assert!(j.maps_done(), "a map re-ran on one reducer's reports");
         assert!(j.reduces[0].is_pending());
@@ -342,11 +366,11 @@ fn a_map_reported_by_enough_reducers_reruns_elsewhere() {
     let mut j = maps_done(2, 4, t0);
     for (r, w) in [(0, "w7"), (1, "w8")] {
         j.launch(TaskKind::Reduce, r, w, 1, t0);
-        j.update(&fetch_failure(r, 0, w, 1), "a", secs(t0, 2.0));
+        upd(&mut j, &fetch_failure(r, 0, w, 1), secs(t0, 2.0));
     }
     assert!(j.maps[1].is_done(), "two reports are not enough");
     j.launch(TaskKind::Reduce, 0, "w9", 1, t0);
-    j.update(&fetch_failure(0, 1, "w9", 1), "a", secs(t0, 3.0));
+    upd(&mut j, &fetch_failure(0, 1, "w9", 1), secs(t0, 3.0));
     assert!(
         j.maps[1].is_pending(),
         "3 reports from 2 of 4 reduces re-run it"
@@ -356,7 +380,7 @@ fn a_map_reported_by_enough_reducers_reruns_elsewhere() {
     assert!(j.maps[0].is_done(), "only the reported map re-runs");
     // Its new output starts with a clean record.
     j.launch(TaskKind::Map, 1, "w3", 1, t0);
-    j.update(&report(true, 1, 1, "w3", true), "a", secs(t0, 4.0));
+    upd(&mut j, &report(true, 1, 1, "w3", true), secs(t0, 4.0));
     assert!(j.maps[1].fetch_reports.is_empty());
 }
 
@@ -375,12 +399,12 @@ fn output_that_can_never_be_fetched_fails_the_job_clearly() {
         assert!(runs < 100, "the job re-runs for ever");
         if j.maps[0].is_pending() {
             j.launch(TaskKind::Map, 0, "w1", 1, t0);
-            j.update(&report(true, 0, map_attempt, "w1", true), "a", t0);
+            upd(&mut j, &report(true, 0, map_attempt, "w1", true), t0);
             map_attempt += 1;
         }
         let w = format!("r{runs}");
         j.launch(TaskKind::Reduce, 0, &w, 1, t0);
-        j.update(&fetch_failure(0, reduce_attempt, &w, 0), "a", t0);
+        upd(&mut j, &fetch_failure(0, reduce_attempt, &w, 0), t0);
         reduce_attempt += 1;
     }
     assert_eq!(j.state, JobState::Failed);
@@ -400,7 +424,7 @@ fn a_reduce_relaunched_without_end_fails_the_job_clearly() {
     for a in 0..MAX_LAUNCHES {
         assert!(!j.state.is_final(), "failed after {a} attempts");
         j.launch(TaskKind::Reduce, 0, &format!("r{a}"), 1, t0);
-        j.update(&fetch_failure(0, a, &format!("r{a}"), a), "a", t0);
+        upd(&mut j, &fetch_failure(0, a, &format!("r{a}"), a), t0);
     }
     assert_eq!(j.state, JobState::Failed);
     let e = j.error.clone().unwrap();

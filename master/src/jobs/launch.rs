@@ -59,36 +59,36 @@ impl Launch {
     ) -> Launch {
         let mut l = Launch {
             task: AttemptRef {
-                job_id: job.id,
+                job_id: job.id(),
                 is_map: id.kind == TaskKind::Map,
                 index: id.index,
                 attempt,
             },
-            job_name: job.spec.job.clone(),
-            params_json: job.spec.params_json.clone(),
-            reducers: job.spec.reducers,
-            splits: job.spec.splits.clone(),
-            output_replication: job.spec.output_replication,
-            output_block_size: job.spec.output_block_size,
-            sort_buffer_bytes: job.spec.sort_buffer_bytes,
+            job_name: job.spec().job.clone(),
+            params_json: job.spec().params_json.clone(),
+            reducers: job.spec().reducers,
+            splits: job.spec().splits.clone(),
+            output_replication: job.spec().output_replication,
+            output_block_size: job.spec().output_block_size,
+            sort_buffer_bytes: job.spec().sort_buffer_bytes,
             epoch,
             ..Default::default()
         };
         match id.kind {
             TaskKind::Map => {
-                if let Some(mi) = job.map_inputs.get(id.index as usize) {
+                if let Some(mi) = job.map_inputs().get(id.index as usize) {
                     l.input = Some(locate(&mi.block));
                     l.input_offset = mi.offset;
                     l.following = mi.following.iter().map(locate).collect();
                 }
-                if job.spec.map_only {
-                    l.output_path = staging_part(job.id, id.index, attempt);
+                if job.spec().map_only {
+                    l.output_path = staging_part(job.id(), id.index, attempt);
                 }
             }
             TaskKind::Reduce => {
-                l.output_path = staging_part(job.id, id.index, attempt);
+                l.output_path = staging_part(job.id(), id.index, attempt);
                 l.map_outputs = job
-                    .maps
+                    .maps()
                     .iter()
                     .enumerate()
                     .filter_map(|(i, t)| match &t.status {

@@ -14,24 +14,27 @@ pub mod schedstate;
 pub mod submit;
 pub mod task;
 
+use crate::cluster::Outbox;
 use crate::error::{MasterError, Result};
 pub use job::{staging_dir, staging_part, Job, Outcome};
-use sched::{Scheduler, SchedulerSpec};
+use report::{AttemptRef, AttemptReport};
+use sched::{Assignment, ClusterView, Scheduler, SchedulerSpec, TaskId, TaskKind, Trigger};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 pub use task::{JobSpec, JobState, MapInput, TaskStatus};
 
 pub struct Jobs {
-    pub jobs: BTreeMap<u64, Job>,
-    pub next_id: u64,
-    pub scheduler: Box<dyn Scheduler>,
-    pub spec: SchedulerSpec,
+    jobs: BTreeMap<u64, Job>,
+    next_id: u64,
+    scheduler: Box<dyn Scheduler>,
+    spec: SchedulerSpec,
     /// The scheduler clock's zero.
-    pub started: Instant,
+    started: Instant,
     /// Task reports fed to the policy, to save its state every
     /// [`schedstate::SAVE_EVERY`].
-    pub reports: u64,
+    reports: u64,
     /// The master's data directory: job histories and the policy's state.
     data_dir: PathBuf,
 }
@@ -61,22 +64,170 @@ impl Jobs {
         })
     }
 
+    pub fn get(&self, id: u64) -> Option<&Job> {
+        self.jobs.get(&id)
+    }
+
+    /// Every job of this master run, by id, ended ones included.
+    pub fn iter(&self) -> impl Iterator<Item = &Job> {
+        self.jobs.values()
+    }
+
+    /// How many jobs this master run knows.
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
+    /// The id the next accepted job gets.
+    pub fn next_id(&self) -> u64 {
+        self.next_id
+    }
+
     /// Jobs not yet ended.
     pub fn active(&self) -> impl Iterator<Item = &Job> {
-        self.jobs.values().filter(|j| !j.state.is_final())
+        self.jobs.values().filter(|j| !j.state().is_final())
+    }
+
+    /// The scheduler clock's zero: views give times as seconds since it.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Pending runnable tasks over every job: what an event compares before
+    /// and after to tell whether it brought new work.
+    pub fn runnable_count(&self) -> usize {
+        self.active().map(|j| j.runnable().len()).sum()
+    }
+
+    /// Map and reduce attempts running on `worker` (backups included).
+    pub fn slots_used(&self, worker: &str) -> (u32, u32) {
+        let mut m = 0;
+        let mut r = 0;
+        for j in self.jobs.values() {
+            for a in j.running() {
+                if a.worker == worker {
+                    if a.id.kind == TaskKind::Map {
+                        m += 1;
+                    } else {
+                        r += 1;
+                    }
+                }
+            }
+        }
+        (m, r)
+    }
+
+    /// Applies a worker's report on one attempt to its job.
+    pub fn report(
+        &mut self,
+        r: &AttemptReport,
+        worker_addr: &str,
+        now: Instant,
+        out: &mut Outbox,
+    ) -> Outcome {
+        let job_id = r.task.map_or(0, |t| t.job_id);
+        match self.jobs.get_mut(&job_id) {
+            Some(j) => j.update(r, worker_addr, now, out),
+            None => Outcome::Ignored,
+        }
+    }
+
+    /// Tells the policy of a finished attempt, and saves what it learnt
+    /// every [`schedstate::SAVE_EVERY`] reports.
+    pub fn tell_policy(&mut self, view: &ClusterView, r: &AttemptReport, t: &AttemptRef) {
+        let name = self.jobs.get(&t.job_id).map(|j| j.spec().job.clone());
+        let report = r.for_policy(t, name.unwrap_or_default());
+        self.scheduler.on_task_finished(view, &report);
+        self.reports += 1;
+        if self.reports.is_multiple_of(schedstate::SAVE_EVERY) {
+            self.save_policy();
+        }
+    }
+
+    /// The policy's decision on `view`.
+    pub fn assign(&mut self, view: &ClusterView, trigger: Trigger) -> Vec<Assignment> {
+        self.scheduler.assign(view, trigger)
+    }
+
+    /// Whether task `id` may be launched now (pending, and a reduce only
+    /// once every map is done); `None` when its job is unknown.
+    pub fn launchable(&self, id: TaskId) -> Option<bool> {
+        let job = self.jobs.get(&id.job)?;
+        Some(
+            job.task(id.kind, id.index).is_some_and(|t| t.is_pending())
+                && (id.kind == TaskKind::Map || job.maps_done()),
+        )
+    }
+
+    /// Records the launch of task `id` on `worker`; returns the attempt
+    /// number. The caller checked [`Jobs::launchable`].
+    pub fn launch(&mut self, id: TaskId, worker: &str, epoch: u64, now: Instant) -> Option<u32> {
+        let job = self.jobs.get_mut(&id.job)?;
+        Some(job.launch(id.kind, id.index, worker, epoch, now))
+    }
+
+    /// Records a speculative backup of task `id` on `worker`; `None` when
+    /// the task may not get one.
+    pub fn launch_backup(
+        &mut self,
+        id: TaskId,
+        worker: &str,
+        epoch: u64,
+        now: Instant,
+    ) -> Option<u32> {
+        self.jobs
+            .get_mut(&id.job)?
+            .launch_backup(id.kind, id.index, worker, epoch, now)
+    }
+
+    /// Tasks deserving a speculative backup now, over every job.
+    pub fn speculation_candidates(&self, now: Instant) -> Vec<(TaskId, Vec<String>)> {
+        self.jobs
+            .values()
+            .flat_map(|j| j.speculation_candidates(now))
+            .collect()
+    }
+
+    /// A worker was lost: re-queues what it ran or holds for running jobs,
+    /// and kills through `out` the reduces that re-queueing made useless.
+    pub fn worker_lost(&mut self, name: &str, now: Instant, out: &mut Outbox) {
+        for j in self.jobs.values_mut() {
+            j.worker_lost(name, now, out);
+        }
+    }
+
+    /// Fails job `id` with `why`.
+    pub fn fail(&mut self, id: u64, why: String) {
+        if let Some(j) = self.jobs.get_mut(&id) {
+            j.fail(why);
+        }
+    }
+
+    /// Puts job `id` in its final state `state`.
+    pub fn finish(&mut self, id: u64, state: JobState) {
+        if let Some(j) = self.jobs.get_mut(&id) {
+            j.finish(state);
+        }
+    }
+
+    /// See [`Job::end`].
+    pub fn end(&mut self, id: u64) -> Option<(Vec<Value>, Value)> {
+        self.jobs.get_mut(&id).map(Job::end)
+    }
+
+    /// A job built by a test, queued as a submission would queue it.
+    #[cfg(test)]
+    pub(crate) fn insert_for_tests(&mut self, job: Job) {
+        self.jobs.insert(job.id(), job);
     }
 
     /// Saves what the policy learnt.
     pub fn save_policy(&self) {
         schedstate::save(&self.data_dir, self.scheduler.as_ref());
-    }
-
-    /// Counts a report fed to the policy, saving its state now and then.
-    pub fn policy_told(&mut self) {
-        self.reports += 1;
-        if self.reports.is_multiple_of(schedstate::SAVE_EVERY) {
-            self.save_policy();
-        }
     }
 
     pub fn set_scheduler(&mut self, spec: SchedulerSpec) -> Result<()> {

@@ -74,11 +74,11 @@ impl Jobs {
             return Err(bad(format!("output {output}: its parent {a} is a file")));
         }
         if let Some(j) = self.active().find(|j| {
-            j.spec.output == output.as_str() || j.spec.output.starts_with(&output.dir_prefix())
+            j.spec().output == output.as_str() || j.spec().output.starts_with(&output.dir_prefix())
         }) {
             return Err(MasterError::AlreadyExists(format!(
                 "output {output} is being written by job {}",
-                j.id
+                j.id()
             )));
         }
         let map_only = job.map_only();
@@ -170,14 +170,14 @@ impl Jobs {
         if !inherited.is_empty() {
             // Compare with what the sort's maps counted on its input.
             if let Some(src) = self.jobs.values().rev().find(|j| {
-                j.state == JobState::Succeeded
+                j.state() == JobState::Succeeded
                     && req
                         .inputs
                         .iter()
-                        .any(|i| DfsPath::parse(i).is_ok_and(|p| p.as_str() == j.spec.output))
+                        .any(|i| DfsPath::parse(i).is_ok_and(|p| p.as_str() == j.spec().output))
             }) {
                 for &(k, name) in inherited {
-                    if let Some(v) = src.counters.get(k) {
+                    if let Some(v) = src.counters().get(k) {
                         params
                             .extra
                             .entry(name.to_string())
