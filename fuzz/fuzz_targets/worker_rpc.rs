@@ -43,7 +43,7 @@ fuzz_target!(|data: &[u8]| {
             let mut chunks = Vec::new();
             while !buf.is_empty() && chunks.len() < 64 {
                 match WriteBlockChunk::decode_length_delimited(&mut buf) {
-                    Ok(c) => chunks.push(worker::pipeline::BlockChunk::from(c)),
+                    Ok(c) => chunks.push(worker::block::BlockChunk::from(c)),
                     Err(_) => break,
                 }
             }
@@ -105,9 +105,9 @@ fuzz_target!(|data: &[u8]| {
             // What comes back from the master: heartbeat answers and the
             // launches in them.
             if let Ok(resp) = HeartbeatResponse::decode(body) {
-                let reply = worker::master::Reply::from(resp);
+                let reply = worker::messages::Reply::from(resp);
                 for c in reply.commands {
-                    if let worker::commands::Command::Launch(l) = c {
+                    if let worker::command::Command::Launch(l) = c {
                         if joblib::jobs::registry::lookup(&l.job_name).is_some() {
                             let _ = joblib::spec::params_from_json(&l.params_json);
                         }

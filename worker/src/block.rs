@@ -1,6 +1,9 @@
 //! What the worker knows of a block: what it is (id, length, CRC32C,
 //! generation stamp, as its meta file and the master's namespace hold
-//! them) and, for one it reads, which workers hold a copy.
+//! them), for one it reads, which workers hold a copy, and the messages of
+//! a block write down the pipeline (`pipeline.rs`).
+
+use bytes::Bytes;
 
 /// A block's identity and checksum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -27,4 +30,33 @@ pub struct BlockLocation {
     pub block: BlockInfo,
     pub replicas: Vec<WorkerAddr>,
     pub cached_on: Vec<WorkerAddr>,
+}
+
+/// One message of a block write, as a target receives it and forwards it.
+#[derive(Debug, Clone, Default)]
+pub struct BlockChunk {
+    /// The first chunk only: the block the write is for.
+    pub block: Option<BlockInfo>,
+    pub data: Bytes,
+    /// The sender's CRC32C of `data`, when it sent one.
+    pub crc32c: Option<u32>,
+    /// The first chunk only: the targets after the receiver, in pipeline
+    /// order.
+    pub downstream: Vec<WorkerAddr>,
+}
+
+/// A target's answer: the workers that stored the block (this one and
+/// those after it), or the first target after it that failed.
+#[derive(Debug, Clone, Default)]
+pub struct PipelineAnswer {
+    pub worker: String,
+    pub stored: Vec<String>,
+    pub failed: Option<PipelineFailure>,
+}
+
+/// A target that failed, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PipelineFailure {
+    pub worker: String,
+    pub error: String,
 }

@@ -6,37 +6,10 @@
 //! [`handle`]; the executor gets it as a function argument, so neither
 //! module imports the other.
 
-use crate::block::BlockInfo;
+use crate::command::Command;
 use crate::executor;
-use crate::launch::{Refused, TaskRef, TaskSpec};
 use crate::node::Node;
 use std::sync::Arc;
-
-/// One command of the master's.
-#[derive(Debug)]
-pub enum Command {
-    /// Run an attempt.
-    Launch(Box<TaskSpec>),
-    /// A launch that came unrunnable: report the attempt failed.
-    Refuse(Refused),
-    KillTask(TaskRef),
-    /// Delete the job's local files (map outputs, spills).
-    CleanupJob(u64),
-    DeleteBlock(u64),
-    /// A block the namespace does not know: into the quarantine.
-    QuarantineBlock(u64),
-    CacheBlock(u64),
-    /// Cache the block and never evict it until it is uncached.
-    PinBlock(u64),
-    UncacheBlock(u64),
-    /// Resize the block cache to this many bytes.
-    SetCacheCapacity(u64),
-    /// Send a copy of the block to each of the workers at `targets`.
-    Replicate {
-        block: BlockInfo,
-        targets: Vec<String>,
-    },
-}
 
 /// Carries out commands from a heartbeat or task-report answer.
 pub fn handle(node: &Arc<Node>, commands: Vec<Command>) {

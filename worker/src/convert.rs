@@ -3,15 +3,15 @@
 //! maps). The edges (`service.rs`, `master.rs`, `peer.rs`) call these;
 //! nothing past them sees a protobuf type.
 
+use crate::block::{BlockChunk, PipelineAnswer, PipelineFailure};
 use crate::block::{BlockInfo, BlockLocation, WorkerAddr};
-use crate::commands::Command;
+use crate::command::Command;
 use crate::launch::{
     MapOutputLocation, MapTask, OutputSpec, ReduceTask, Refused, TaskKind, TaskRef, TaskSpec,
 };
-use crate::master::{Heartbeat, Poll, Registered, Registration, Reply};
+use crate::messages::{Heartbeat, Poll, Registered, Registration, Reply};
 use crate::outcome::{End, TaskReport, HANDED_BACK};
-use crate::pipeline::{BlockChunk, PipelineAnswer, PipelineFailure};
-use crate::shuffle::{PartitionFile, PartitionRef, ShuffleChunk};
+use crate::partition::{PartitionFile, PartitionRef, ShuffleChunk};
 use proto::command::Kind;
 
 fn all<A, B: From<A>>(v: Vec<A>) -> Vec<B> {

@@ -2,7 +2,7 @@
 //! master (fenced by attempt and worker epoch), kill, clean up a job's files.
 //! The master counts slots; the worker reports what it actually runs.
 
-use crate::commands::Command;
+use crate::command::Command;
 use crate::launch::{Refused, TaskKind, TaskRef, TaskSpec};
 use crate::node::Node;
 use crate::outcome::{End, Failure, Outcome, TaskReport, Usage};

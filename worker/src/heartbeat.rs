@@ -11,7 +11,8 @@
 //! a broken connection loses nothing: the commands wait for the next
 //! heartbeat.
 
-use crate::master::{self, Heartbeat, Poll, Registration};
+use crate::master;
+use crate::messages::{Heartbeat, Poll, Registration};
 use crate::monitor::ResourceMonitor;
 use crate::node::Node;
 use std::sync::atomic::Ordering;

@@ -36,6 +36,7 @@
 
 pub mod block;
 pub mod cache;
+pub mod command;
 pub mod commands;
 pub mod convert;
 pub mod drain;
@@ -50,13 +51,16 @@ pub mod mapout;
 pub mod maptask;
 pub mod master;
 pub mod merge;
+pub mod messages;
 pub mod monitor;
 pub mod node;
 pub mod outcome;
 pub mod output;
+pub mod partition;
 pub mod peer;
 pub mod pipeline;
 pub mod quarantine;
+pub mod reads;
 pub mod reducetask;
 pub mod scanner;
 pub mod service;

@@ -26,6 +26,12 @@ use std::sync::Arc;
 pub type Combiner =
     Arc<dyn Fn(&[u8], &mut dyn Iterator<Item = &[u8]>, &mut dyn FnMut(&[u8], &[u8])) + Send + Sync>;
 
+/// Where attempt `attempt` of map `index` keeps its output in the job's
+/// directory `dir` (its index beside it, `.index` appended).
+pub fn output_path(dir: &Path, index: u32, attempt: u32) -> PathBuf {
+    dir.join(format!("map-{index}-{attempt}.out"))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PartInfo {
     pub offset: u64,

@@ -5,18 +5,13 @@
 
 use crate::input::{self, Tiers};
 use crate::launch::{MapTask, OutputSpec, TaskRef};
-use crate::mapout::{Combiner, MapOutputBuffer};
+use crate::mapout::{output_path, Combiner, MapOutputBuffer};
 use crate::node::Node;
 use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
 use joblib::jobs::{formats, InputFormat, Partitioning, ResolvedJob, TaskCtx};
 use std::path::PathBuf;
 use std::sync::Arc;
-
-/// Where attempt `attempt` of map `index` keeps its output on this worker.
-pub fn output_path(dir: &std::path::Path, index: u32, attempt: u32) -> PathBuf {
-    dir.join(format!("map-{index}-{attempt}.out"))
-}
 
 pub async fn run(
     node: Arc<Node>,

@@ -4,77 +4,11 @@
 //! and their take, task reports and corrupt-block reports. When to call
 //! them is `heartbeat.rs`'s and the executor's business.
 
-use crate::block::BlockInfo;
-use crate::commands::Command;
+use crate::messages::{Heartbeat, Poll, Registered, Registration, Reply};
 use crate::node::Node;
 use crate::outcome::TaskReport;
-use common::resources::ResourceVector;
 use rpc::dfs::DfsError;
 use std::time::Duration;
-
-/// What a worker registers with: itself and full block and cache reports.
-#[derive(Debug, Clone)]
-pub struct Registration {
-    pub name: String,
-    pub addr: String,
-    pub rack: String,
-    pub map_slots: u32,
-    pub reduce_slots: u32,
-    pub cache_capacity_bytes: u64,
-    pub blocks: Vec<BlockInfo>,
-    pub cached: Vec<u64>,
-    pub cache_used_bytes: u64,
-    pub resources: ResourceVector,
-}
-
-/// The master's answer to a registration.
-#[derive(Debug, Clone)]
-pub struct Registered {
-    /// This incarnation's epoch, which its heartbeats and reports carry.
-    pub epoch: u64,
-    /// Blocks the master does not want (orphans of abandoned writes).
-    pub delete_blocks: Vec<u64>,
-}
-
-/// One heartbeat: liveness, free slots, resources and what changed in the
-/// block store and the cache since the last one.
-#[derive(Debug, Clone)]
-pub struct Heartbeat {
-    pub name: String,
-    pub epoch: u64,
-    pub free_map_slots: u32,
-    pub free_reduce_slots: u32,
-    pub resources: ResourceVector,
-    pub blocks_added: Vec<BlockInfo>,
-    pub blocks_removed: Vec<u64>,
-    pub cache_added: Vec<u64>,
-    pub cache_removed: Vec<u64>,
-    pub cache_used_bytes: u64,
-    /// Draining: offer this worker nothing.
-    pub draining: bool,
-    /// The last heartbeat of a graceful shutdown.
-    pub leaving: bool,
-}
-
-/// The master's answer to a heartbeat, a take of commands or a task
-/// report.
-#[derive(Debug)]
-pub struct Reply {
-    /// The master does not know this incarnation: register again.
-    pub reregister: bool,
-    pub commands: Vec<Command>,
-}
-
-/// The long poll's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Poll {
-    /// Commands wait: take them.
-    Ready,
-    /// The master does not know this incarnation.
-    Reregister,
-    /// Nothing came within the wait.
-    Idle,
-}
 
 pub async fn register(node: &Node, r: Registration) -> Result<Registered, DfsError> {
     let req = proto::RegisterRequest::from(r);

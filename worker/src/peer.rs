@@ -4,9 +4,9 @@
 //! output's partition, located or streamed.
 
 use crate::block::BlockInfo;
+use crate::block::{BlockChunk, PipelineAnswer};
 use crate::node::Node;
-use crate::pipeline::{BlockChunk, PipelineAnswer};
-use crate::shuffle::{PartitionFile, PartitionRef, ShuffleChunk};
+use crate::partition::{PartitionFile, PartitionRef, ShuffleChunk};
 use bytes::Bytes;
 use futures::{Future, Stream, StreamExt};
 use rpc::dfs::{DfsError, WorkerConn};

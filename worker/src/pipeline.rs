@@ -14,7 +14,7 @@
 //! its own partial copy and answers with the failed target's name, which
 //! the writer excludes before it tries the block again (`rpc::dfs`).
 
-use crate::block::{BlockInfo, WorkerAddr};
+use crate::block::{BlockChunk, BlockInfo, PipelineAnswer, PipelineFailure, WorkerAddr};
 use crate::error::WorkerError;
 use crate::node::Node;
 use crate::store::StoreError;
@@ -28,35 +28,6 @@ use tokio::task::JoinHandle;
 /// Chunks queued for the local writer and for the next target: a short
 /// stall of either does not stop the other, and neither holds the block.
 const QUEUE: usize = 4;
-
-/// One message of a block write, as a target receives it and forwards it.
-#[derive(Debug, Clone, Default)]
-pub struct BlockChunk {
-    /// The first chunk only: the block the write is for.
-    pub block: Option<BlockInfo>,
-    pub data: Bytes,
-    /// The sender's CRC32C of `data`, when it sent one.
-    pub crc32c: Option<u32>,
-    /// The first chunk only: the targets after the receiver, in pipeline
-    /// order.
-    pub downstream: Vec<WorkerAddr>,
-}
-
-/// A target's answer: the workers that stored the block (this one and
-/// those after it), or the first target after it that failed.
-#[derive(Debug, Clone, Default)]
-pub struct PipelineAnswer {
-    pub worker: String,
-    pub stored: Vec<String>,
-    pub failed: Option<PipelineFailure>,
-}
-
-/// A target that failed, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PipelineFailure {
-    pub worker: String,
-    pub error: String,
-}
 
 /// The block a write is for, from its first chunk: refused unless the
 /// write has a first chunk carrying a block of 1..=`MAX_BLOCK_SIZE` bytes.

@@ -19,7 +19,7 @@ use crate::merge::merge_grouped_slices;
 use crate::node::Node;
 use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
-use crate::shuffle::PartitionRef;
+use crate::partition::PartitionRef;
 use futures::StreamExt;
 use joblib::jobs::{formats, ResolvedJob, TaskCtx};
 use rpc::dfs::DfsError;
@@ -463,7 +463,7 @@ mod tests {
         for i in 0..100u32 {
             b.add(i % 2, format!("k{i:03}").as_bytes(), b"v").unwrap();
         }
-        let out = crate::maptask::output_path(&jd, 5, 0);
+        let out = crate::mapout::output_path(&jd, 5, 0);
         b.finish(&out).unwrap();
         let m = MapOutputLocation {
             map_index: 5,

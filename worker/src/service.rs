@@ -5,9 +5,9 @@
 //! map to a status is in `error.rs`. [`Local`] is the same way in for the
 //! blocks this process's own tasks write.
 
+use crate::block::BlockChunk;
 use crate::error::WorkerError;
 use crate::node::Node;
-use crate::pipeline::BlockChunk;
 use common::CHUNK;
 use proto::worker_server::{Worker, WorkerServer};
 use proto::*;

@@ -7,41 +7,15 @@
 use crate::error::WorkerError;
 use crate::mapout::{MapOutputIndex, PartInfo};
 use crate::node::Node;
-use bytes::Bytes;
+use crate::partition::{PartitionFile, PartitionRef, ShuffleChunk};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use tokio::sync::mpsc;
 
-/// One partition of one map attempt's output: what a reducer asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PartitionRef {
-    pub job_id: u64,
-    pub map_index: u32,
-    pub attempt: u32,
-    pub partition: u32,
-}
-
-/// Where a partition lies: a byte range of a map's output file, and the
-/// CRC32C the map wrote for it (a worker of an older version sends none).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionFile {
-    pub path: PathBuf,
-    pub offset: u64,
-    pub len: u64,
-    pub crc32c: Option<u32>,
-}
-
-/// One piece of a streamed partition; the first carries the CRC32C.
-#[derive(Debug, Clone)]
-pub struct ShuffleChunk {
-    pub data: Bytes,
-    pub crc32c: Option<u32>,
-}
-
 /// The map output file that holds the requested partition, and where in it.
 pub fn locate(node: &Node, r: &PartitionRef) -> Result<(PathBuf, PartInfo), WorkerError> {
     let dir = node.job_dir(r.job_id);
-    let out = crate::maptask::output_path(&dir, r.map_index, r.attempt);
+    let out = crate::mapout::output_path(&dir, r.map_index, r.attempt);
     let idx_path = {
         let mut p = out.clone().into_os_string();
         p.push(".index");

@@ -1,0 +1,32 @@
+//! One command of the master's, as the worker's own type: what a
+//! heartbeat's, a take's or a task report's answer carries
+//! (`convert.rs` makes it from protobuf, `commands.rs` carries it out).
+
+use crate::block::BlockInfo;
+use crate::launch::{Refused, TaskRef, TaskSpec};
+
+/// One command of the master's.
+#[derive(Debug)]
+pub enum Command {
+    /// Run an attempt.
+    Launch(Box<TaskSpec>),
+    /// A launch that came unrunnable: report the attempt failed.
+    Refuse(Refused),
+    KillTask(TaskRef),
+    /// Delete the job's local files (map outputs, spills).
+    CleanupJob(u64),
+    DeleteBlock(u64),
+    /// A block the namespace does not know: into the quarantine.
+    QuarantineBlock(u64),
+    CacheBlock(u64),
+    /// Cache the block and never evict it until it is uncached.
+    PinBlock(u64),
+    UncacheBlock(u64),
+    /// Resize the block cache to this many bytes.
+    SetCacheCapacity(u64),
+    /// Send a copy of the block to each of the workers at `targets`.
+    Replicate {
+        block: BlockInfo,
+        targets: Vec<String>,
+    },
+}
