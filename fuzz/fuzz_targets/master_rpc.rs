@@ -135,9 +135,20 @@ fuzz_target!(|data: &[u8]| {
             12 => {
                 if let Ok(r) = SubmitJobRequest::decode(body) {
                     let (jobs, next) = (st.jobs().len(), st.jobs().next_id());
-                    if st.on_submit(r.into(), now).is_err() {
-                        assert_eq!(st.jobs().len(), jobs, "a refused job left a job behind");
-                        assert_eq!(st.jobs().next_id(), next, "a refused job used an id");
+                    match st.on_submit(r.into(), now) {
+                        Err(_) => {
+                            assert_eq!(st.jobs().len(), jobs, "a refused job left a job behind");
+                            assert_eq!(st.jobs().next_id(), next, "a refused job used an id");
+                        }
+                        // As `core::offlock::submit_job` does, with no lock
+                        // to let go of first.
+                        Ok((id, record)) => {
+                            st.jobs().disk().drain();
+                            match record.outcome() {
+                                Ok(()) => st.admit_job(id, now),
+                                Err(_) => st.refuse_job(id),
+                            }
+                        }
                     }
                 }
             }
@@ -165,7 +176,11 @@ fuzz_target!(|data: &[u8]| {
                         name: r.name,
                         params: r.params.into_iter().collect(),
                     };
-                    let _ = st.set_scheduler(spec);
+                    // As `core::offlock::set_scheduler` does, without the
+                    // saved state it reads off the lock.
+                    if let Ok(policy) = sched::build(&spec) {
+                        st.set_scheduler(spec, policy);
+                    }
                 }
             }
             18 => {

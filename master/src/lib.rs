@@ -122,7 +122,7 @@ where
     IE: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let (interval, token, tls) = {
-        let s = common::sync::lock(&state);
+        let s = crate::core::lock::lock(&state, "start");
         let tls = rpc::tls::server_config(s.cfg(), "master")?;
         (
             s.cfg().heartbeat.interval,
@@ -142,7 +142,7 @@ where
         let state = state.clone();
         async move {
             shutdown.await;
-            common::sync::lock(&state).close_waits();
+            crate::core::lock::lock(&state, "shutdown").close_waits();
         }
     };
     let served = server
@@ -150,7 +150,7 @@ where
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await;
     bg.abort();
-    let mut s = common::sync::lock(&state);
+    let mut s = crate::core::lock::lock(&state, "shutdown");
     let abandoned = s.abandon_jobs("the master shut down while the job ran; resubmit it");
     if abandoned > 0 {
         tracing::warn!(jobs = abandoned, "unfinished jobs failed at shutdown");
@@ -178,7 +178,7 @@ async fn background(state: Shared, interval: std::time::Duration) {
     loop {
         tick.tick().await;
         let now = now();
-        let mut s = common::sync::lock(&state);
+        let mut s = crate::core::lock::lock(&state, "tick");
         s.on_tick(now);
     }
 }

@@ -245,6 +245,18 @@ async fn auth_kill_and_scheduler_switch() {
         m[&sample("mr_scheduler_active", &[("policy", "lsap")])],
         1.0
     );
+    // The lock's holds by site: the submission, the kill and the
+    // job page all took it, each held a while and at most its total.
+    for site in ["submit_job", "admit_job", "http_kill_job", "http_job"] {
+        let count = m[&sample("mr_master_lock_holds_total", &[("site", site)])];
+        let max = m[&sample("mr_master_lock_hold_max_seconds", &[("site", site)])];
+        let total = m[&sample("mr_master_lock_hold_seconds_total", &[("site", site)])];
+        assert!(count >= 1.0, "{site}: {count} holds");
+        assert!(
+            max > 0.0 && max <= total,
+            "{site}: max {max}, total {total}"
+        );
+    }
 }
 
 /// Four workers on two racks, a file, a cache directive and two WordCount

@@ -8,23 +8,36 @@ use super::MasterState;
 use crate::blocks::namespace::{Edit, FileMeta};
 use crate::cluster::{Command, Outbox, Reply};
 use crate::error::{MasterError, Result};
+use crate::jobs::disk::Submitted;
 use crate::jobs::report::AttemptReport;
 use crate::jobs::submit::SubmitJob;
 use crate::jobs::{staging_dir, Job, JobState, Outcome};
-use sched::{SchedulerSpec, Trigger};
+use sched::{Scheduler, SchedulerSpec, Trigger};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::time::Instant;
 
 impl MasterState {
-    /// Validates a job spec completely before anything runs, then queues it.
-    pub fn on_submit(&mut self, req: SubmitJob, now: Instant) -> Result<u64> {
-        let id = self.jobs.submit(req, self.blocks.ns(), &self.cfg, now)?;
+    /// Validates a job spec completely before anything runs, then queues
+    /// its `submitted` record; [`MasterState::admit_job`] follows once the
+    /// record is on disk (`offlock.rs`).
+    pub fn on_submit(&mut self, req: SubmitJob, now: Instant) -> Result<(u64, Submitted)> {
+        self.jobs.submit(req, self.blocks.ns(), &self.cfg, now)
+    }
+
+    /// A submitted job's record is durable: it is queued, and placed at
+    /// once where a slot is free (launch on submit).
+    pub fn admit_job(&mut self, id: u64, now: Instant) {
+        self.jobs.admit(id);
         let mut out = Outbox::default();
         self.schedule(Trigger::JobAdded(id), now, &mut out);
         self.offer_idle(now, &mut out);
         self.cluster.flush(out);
-        Ok(id)
+    }
+
+    /// A submitted job's record could not be written: it never runs.
+    pub fn refuse_job(&mut self, id: u64) {
+        self.jobs.refuse(id);
     }
 
     /// A task report from a worker; answers with that worker's commands.
@@ -155,7 +168,8 @@ impl MasterState {
             out.send(&w.name, Command::CleanupJob(id));
         }
         let (records, summary) = self.jobs.end(id).expect("exists");
-        self.jobs.write_history(id, &records, &summary);
+        // Written once the lock is let go (`jobs/disk.rs`).
+        self.jobs.disk().write_history(id, records, summary);
         // Clients waiting on the job (`WaitJob`) hear of its end now.
         self.waits.job_ended();
     }
@@ -189,10 +203,10 @@ impl MasterState {
         Ok(self.jobs.get(id).expect("exists").summary())
     }
 
-    /// `mr admin scheduler set`: the policy is switched at once, what the
-    /// old one learnt saved.
-    pub fn set_scheduler(&mut self, spec: SchedulerSpec) -> Result<()> {
-        self.jobs.set_scheduler(spec)
+    /// `mr admin scheduler set`: `policy` (built from `spec` off the lock,
+    /// with its saved state) replaces the current one, whose state is saved.
+    pub fn set_scheduler(&mut self, spec: SchedulerSpec, policy: Box<dyn Scheduler>) {
+        self.jobs.set_scheduler(spec, policy)
     }
 }
 

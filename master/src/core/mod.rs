@@ -9,12 +9,15 @@
 //!
 //! Every operation is a plain function over plain data: `grpc.rs` converts
 //! protobuf to these types and back, so tests and the fuzzer drive this
-//! directly. One `std::sync::Mutex` guards it (see `grpc`): nothing async
-//! happens while it is held, and the only slow step inside is the edit-log
-//! fsync, which must serialise namespace changes anyway, as HDFS's
-//! namesystem lock does.
+//! directly. One `std::sync::Mutex` guards it, taken by name (`lock.rs`):
+//! nothing async happens while it is held, and the only slow step inside
+//! is the edit-log fsync, which must serialise namespace changes anyway,
+//! as HDFS's namesystem lock does. The job side's files are written after
+//! the lock is let go (`jobs/disk.rs`, `offlock.rs`).
 
 mod lifecycle;
+pub mod lock;
+pub mod offlock;
 mod schedule;
 mod view;
 pub mod wait;
@@ -58,6 +61,8 @@ pub struct MasterState {
     /// What long polls wait on besides a worker's doorbell: job ends, and
     /// the master's shutdown (see `wait.rs`).
     waits: wait::Waits,
+    /// How long each site held the lock (see `lock.rs`).
+    lock_holds: lock::LockHolds,
 }
 
 impl MasterState {
@@ -78,6 +83,7 @@ impl MasterState {
             stats: Default::default(),
             history: Default::default(),
             waits: Default::default(),
+            lock_holds: Default::default(),
         };
         // No job survives a restart (see `jobs/recovery.rs`): what they
         // staged is garbage.
@@ -104,6 +110,15 @@ impl MasterState {
     /// The job side, read-only.
     pub fn jobs(&self) -> &Jobs {
         &self.jobs
+    }
+
+    /// How long each site held the lock, for `/metrics`.
+    pub fn lock_holds(&self) -> &lock::LockHolds {
+        &self.lock_holds
+    }
+
+    fn lock_holds_mut(&mut self) -> &mut lock::LockHolds {
+        &mut self.lock_holds
     }
 
     pub fn stats(&self) -> &crate::stats::Stats {

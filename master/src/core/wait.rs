@@ -10,11 +10,12 @@
 //! graceful stop waits for every call in flight, and must not wait for
 //! these.
 
+use super::lock::lock;
 use super::MasterState;
 use crate::cluster::Reply;
 use crate::error::Result;
 use serde_json::Value;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -73,10 +74,6 @@ impl MasterState {
     }
 }
 
-fn lock(state: &Mutex<MasterState>) -> MutexGuard<'_, MasterState> {
-    common::sync::lock(state)
-}
-
 /// A worker's long poll: `Some(true)` as soon as its queue holds
 /// commands, `Some(false)` after `wait` without any (or at shutdown),
 /// `None` when `epoch` is not its current incarnation.
@@ -87,7 +84,7 @@ pub async fn await_commands(
     wait: Duration,
 ) -> Option<bool> {
     let (bell, mut closing) = {
-        let mut s = lock(state);
+        let mut s = lock(state, "await_commands");
         (s.cluster.bell(worker, epoch)?, s.waits.closing.subscribe())
     };
     if *closing.borrow_and_update() {
@@ -104,12 +101,12 @@ pub async fn await_commands(
 pub async fn wait_job(state: &Mutex<MasterState>, id: u64, wait: Duration) -> Result<Value> {
     let deadline = tokio::time::Instant::now() + wait.min(MAX_WAIT);
     let (mut ends, mut closing) = {
-        let s = lock(state);
+        let s = lock(state, "wait_job");
         (s.waits.ends.subscribe(), s.waits.closing.subscribe())
     };
     loop {
         {
-            let s = lock(state);
+            let s = lock(state, "wait_job");
             if s.job_over(id) || *closing.borrow_and_update() {
                 return s.jobs.job_json(id);
             }
@@ -120,11 +117,11 @@ pub async fn wait_job(state: &Mutex<MasterState>, id: u64, wait: Duration) -> Re
         tokio::select! {
             r = ends.changed() => {
                 if r.is_err() {
-                    return lock(state).jobs.job_json(id);
+                    return lock(state, "wait_job").jobs.job_json(id);
                 }
             }
             _ = closing.changed() => {}
-            _ = tokio::time::sleep_until(deadline) => return lock(state).jobs.job_json(id),
+            _ = tokio::time::sleep_until(deadline) => return lock(state, "wait_job").jobs.job_json(id),
         }
     }
 }
@@ -152,7 +149,7 @@ mod tests {
     }
 
     fn register(st: &Mutex<MasterState>) -> u64 {
-        lock(st)
+        lock(st, "test")
             .on_register(
                 Registration {
                     protocol_version: common::PROTOCOL_VERSION,
@@ -175,7 +172,7 @@ mod tests {
     async fn a_queued_command_wakes_the_workers_poll() {
         let (st, dir) = state("bell");
         let epoch = register(&st);
-        lock(&st).cluster.take_commands("w1");
+        lock(&st, "test").cluster.take_commands("w1");
         let poll = {
             let st = st.clone();
             tokio::spawn(async move {
@@ -185,16 +182,16 @@ mod tests {
         tokio::task::yield_now().await;
         let mut out = crate::cluster::Outbox::default();
         out.send("w1", Command::CleanupJob(9));
-        lock(&st).cluster.flush(out);
+        lock(&st, "test").cluster.flush(out);
         assert_eq!(poll.await.unwrap(), Some(true));
-        let r = lock(&st).take_commands("w1", epoch);
+        let r = lock(&st, "test").take_commands("w1", epoch);
         assert_eq!(r.commands, vec![Command::CleanupJob(9)]);
         // A stale incarnation is told to register again.
         assert_eq!(
             await_commands(&st, "w1", epoch + 1, Duration::ZERO).await,
             None
         );
-        assert!(lock(&st).take_commands("w1", epoch + 1).reregister);
+        assert!(lock(&st, "test").take_commands("w1", epoch + 1).reregister);
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -214,7 +211,7 @@ mod tests {
                 "fifo",
                 now,
             );
-            lock(&st).jobs.insert_for_tests(j);
+            lock(&st, "test").jobs.insert_for_tests(j);
         }
         let waiter = |id: u64| {
             let st = st.clone();
@@ -223,10 +220,10 @@ mod tests {
         let w1 = waiter(1);
         tokio::task::yield_now().await;
         // Another job's end wakes the wait, which sees its own still running.
-        lock(&st).kill_job(2).unwrap();
+        lock(&st, "test").kill_job(2).unwrap();
         tokio::task::yield_now().await;
         assert!(!w1.is_finished());
-        lock(&st).kill_job(1).unwrap();
+        lock(&st, "test").kill_job(1).unwrap();
         let v = w1.await.unwrap().unwrap();
         assert_eq!(v["state"], "killed");
         let j = Job::new(
@@ -238,13 +235,16 @@ mod tests {
             "fifo",
             now,
         );
-        lock(&st).jobs.insert_for_tests(j);
+        lock(&st, "test").jobs.insert_for_tests(j);
         let w3 = waiter(3);
         tokio::task::yield_now().await;
-        lock(&st).waits.close();
+        lock(&st, "test").waits.close();
         let v = w3.await.unwrap().unwrap();
-        assert!(!lock(&st).jobs.get(3).unwrap().state().is_final());
-        assert_eq!(v["state"], lock(&st).jobs.get(3).unwrap().state().as_str());
+        assert!(!lock(&st, "test").jobs.get(3).unwrap().state().is_final());
+        assert_eq!(
+            v["state"],
+            lock(&st, "test").jobs.get(3).unwrap().state().as_str()
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 }

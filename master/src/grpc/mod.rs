@@ -5,12 +5,13 @@
 
 pub mod convert;
 
+use crate::core::lock::Held;
 use crate::core::MasterState;
 use crate::error::MasterError;
 use proto::master_server::{Master, MasterServer};
 use proto::*;
 use rpc::auth::{identity, Role, TokenCheck, Tokens};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
@@ -47,8 +48,8 @@ pub struct MasterService {
 }
 
 impl MasterService {
-    fn lock(&self) -> MutexGuard<'_, MasterState> {
-        common::sync::lock(&self.state)
+    fn lock(&self, site: &'static str) -> Held<'_> {
+        crate::core::lock::lock(&self.state, site)
     }
 }
 
@@ -61,7 +62,7 @@ impl Master for MasterService {
         identity(&req).require_worker("register a worker")?;
         rpc::tls::check_peer_is(&req, &req.get_ref().name)?;
         let r = self
-            .lock()
+            .lock("register")
             .on_register(req.into_inner().into(), crate::now())?;
         Ok(Response::new(r.into()))
     }
@@ -71,7 +72,7 @@ impl Master for MasterService {
         identity(&req).require_worker("heartbeat as a worker")?;
         rpc::tls::check_peer_is(&req, &req.get_ref().name)?;
         Ok(Response::new(
-            self.lock()
+            self.lock("heartbeat")
                 .on_heartbeat(req.into_inner().into(), crate::now())
                 .into(),
         ))
@@ -82,7 +83,7 @@ impl Master for MasterService {
         // Readers of a file report corrupt replicas too, not only workers.
         identity(&req).require(Role::User, "report a bad block")?;
         let r = req.into_inner();
-        self.lock()
+        self.lock("report_bad_block")
             .report_bad_block(&r.worker, r.block_id, &r.reason);
         Ok(Response::new(Empty {}))
     }
@@ -92,7 +93,7 @@ impl Master for MasterService {
         let who = identity(&req);
         who.require(Role::User, "write files")?;
         let mut create: crate::blocks::files::CreateFile = req.into_inner().into();
-        let mut s = self.lock();
+        let mut s = self.lock("create_file");
         if create.overwrite {
             s.blocks().may_change(&create.path, &who)?;
         }
@@ -104,14 +105,17 @@ impl Master for MasterService {
     async fn add_block(&self, req: Request<AddBlockRequest>) -> Rpc<AddBlockResponse> {
         identity(&req).require(Role::User, "write files")?;
         Ok(Response::new(
-            self.lock().add_block(req.into_inner().into())?.into(),
+            self.lock("add_block")
+                .add_block(req.into_inner().into())?
+                .into(),
         ))
     }
 
     #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
     async fn complete_file(&self, req: Request<CompleteFileRequest>) -> Rpc<Empty> {
         identity(&req).require(Role::User, "write files")?;
-        self.lock().complete_file(req.into_inner().into())?;
+        self.lock("complete_file")
+            .complete_file(req.into_inner().into())?;
         Ok(Response::new(Empty {}))
     }
 
@@ -119,7 +123,7 @@ impl Master for MasterService {
     async fn abandon_file(&self, req: Request<AbandonFileRequest>) -> Rpc<Empty> {
         identity(&req).require(Role::User, "write files")?;
         let r = req.into_inner();
-        self.lock().abandon_file(&r.path, r.lease)?;
+        self.lock("abandon_file").abandon_file(&r.path, r.lease)?;
         Ok(Response::new(Empty {}))
     }
 
@@ -127,7 +131,7 @@ impl Master for MasterService {
     async fn get_file(&self, req: Request<PathRequest>) -> Rpc<FileStatus> {
         Ok(Response::new(
             {
-                let s = self.lock();
+                let s = self.lock("get_file");
                 s.blocks().file_status(&req.get_ref().path, s.cluster())?
             }
             .into(),
@@ -136,7 +140,7 @@ impl Master for MasterService {
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
     async fn list_files(&self, req: Request<PathRequest>) -> Rpc<ListFilesResponse> {
-        let entries = convert_all(self.lock().blocks().list(&req.get_ref().path)?);
+        let entries = convert_all(self.lock("list_files").blocks().list(&req.get_ref().path)?);
         Ok(Response::new(ListFilesResponse { entries }))
     }
 
@@ -144,7 +148,7 @@ impl Master for MasterService {
     async fn delete_file(&self, req: Request<PathRequest>) -> Rpc<DeleteFileResponse> {
         let who = identity(&req);
         who.require(Role::User, "delete files")?;
-        let mut s = self.lock();
+        let mut s = self.lock("delete_file");
         s.blocks().may_change(&req.get_ref().path, &who)?;
         let files_deleted = s.delete(&req.get_ref().path)?;
         Ok(Response::new(DeleteFileResponse { files_deleted }))
@@ -155,7 +159,7 @@ impl Master for MasterService {
         identity(&req).require(Role::Admin, "pin or unpin files in the cache")?;
         let r = req.into_inner();
         Ok(Response::new(
-            self.lock().cache_file(&r.path, r.cache)?.into(),
+            self.lock("cache_file").cache_file(&r.path, r.cache)?.into(),
         ))
     }
 
@@ -166,7 +170,9 @@ impl Master for MasterService {
     ) -> Rpc<CacheCapacityResponse> {
         identity(&req).require(Role::Admin, "resize caches")?;
         let r = req.into_inner();
-        let workers = self.lock().set_cache_capacity(r.bytes, &r.worker)?;
+        let workers = self
+            .lock("set_cache_capacity")
+            .set_cache_capacity(r.bytes, &r.worker)?;
         Ok(Response::new(CacheCapacityResponse { workers }))
     }
 
@@ -176,14 +182,14 @@ impl Master for MasterService {
         who.require(Role::User, "submit jobs")?;
         let mut job: crate::jobs::submit::SubmitJob = req.into_inner().into();
         job.owner = who.name;
-        let job_id = self.lock().on_submit(job, crate::now())?;
+        let job_id = crate::core::offlock::submit_job(&self.state, job)?;
         Ok(Response::new(SubmitJobResponse { job_id }))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id))]
     async fn get_job(&self, req: Request<JobRequest>) -> Rpc<JobJson> {
         let id = req.get_ref().job_id;
-        let v = self.lock().jobs().job_json(id)?;
+        let v = self.lock("get_job").jobs().job_json(id)?;
         crate::jobs::owner::may_see(&identity(&req), &v, id)?;
         Ok(Response::new(JobJson {
             json: v.to_string(),
@@ -194,7 +200,7 @@ impl Master for MasterService {
     async fn list_jobs(&self, req: Request<Empty>) -> Rpc<JobList> {
         let who = identity(&req);
         let json = self
-            .lock()
+            .lock("list_jobs")
             .jobs()
             .list_jobs()
             .into_iter()
@@ -208,7 +214,7 @@ impl Master for MasterService {
         let who = identity(&req);
         who.require(Role::User, "kill jobs")?;
         let id = req.get_ref().job_id;
-        let mut s = self.lock();
+        let mut s = self.lock("kill_job");
         crate::jobs::owner::may_change(&who, &s.jobs().job_json(id)?, id)?;
         let v = s.kill_job(id)?;
         Ok(Response::new(JobJson {
@@ -219,9 +225,7 @@ impl Master for MasterService {
     #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id))]
     async fn job_history(&self, req: Request<JobRequest>) -> Rpc<JobList> {
         let id = req.get_ref().job_id;
-        let s = self.lock();
-        crate::jobs::owner::may_see(&identity(&req), &s.jobs().job_json(id)?, id)?;
-        let json = s.jobs().job_history(id)?;
+        let json = crate::core::offlock::job_history(&self.state, &identity(&req), id)?;
         Ok(Response::new(JobList { json }))
     }
 
@@ -233,18 +237,16 @@ impl Master for MasterService {
             name: r.name,
             params: r.params.into_iter().collect(),
         };
-        let mut s = self.lock();
-        s.set_scheduler(spec)?;
-        let spec = s.jobs().scheduler_spec();
+        let spec = crate::core::offlock::set_scheduler(&self.state, spec)?;
         Ok(Response::new(SchedulerResponse {
-            name: spec.name.clone(),
-            params: spec.params.clone().into_iter().collect(),
+            name: spec.name,
+            params: spec.params.into_iter().collect(),
         }))
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
     async fn get_scheduler(&self, _req: Request<Empty>) -> Rpc<SchedulerResponse> {
-        let s = self.lock();
+        let s = self.lock("get_scheduler");
         let spec = s.jobs().scheduler_spec();
         Ok(Response::new(SchedulerResponse {
             name: spec.name.clone(),
@@ -257,7 +259,7 @@ impl Master for MasterService {
         identity(&req).require_worker("report tasks")?;
         rpc::tls::check_peer_is(&req, &req.get_ref().worker)?;
         Ok(Response::new(
-            self.lock()
+            self.lock("task_update")
                 .on_task_report(req.into_inner().into(), crate::now())
                 .into(),
         ))
@@ -282,14 +284,16 @@ impl Master for MasterService {
         rpc::tls::check_peer_is(&req, &req.get_ref().name)?;
         let r = req.into_inner();
         Ok(Response::new(
-            self.lock().take_commands(&r.name, r.epoch).into(),
+            self.lock("take_commands")
+                .take_commands(&r.name, r.epoch)
+                .into(),
         ))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id))]
     async fn wait_job(&self, req: Request<WaitJobRequest>) -> Rpc<JobJson> {
         let id = req.get_ref().job_id;
-        let job = self.lock().jobs().job_json(id)?;
+        let job = self.lock("wait_job").jobs().job_json(id)?;
         crate::jobs::owner::may_see(&identity(&req), &job, id)?;
         let r = req.into_inner();
         let wait = std::time::Duration::from_millis(r.wait_ms);
@@ -301,7 +305,9 @@ impl Master for MasterService {
 
     #[tracing::instrument(level = "debug", skip_all)]
     async fn cluster_status(&self, _req: Request<Empty>) -> Rpc<ClusterStatusResponse> {
-        Ok(Response::new(self.lock().cluster_status().into()))
+        Ok(Response::new(
+            self.lock("cluster_status").cluster_status().into(),
+        ))
     }
 
     #[tracing::instrument(skip_all, fields(action = %req.get_ref().action))]
@@ -312,13 +318,15 @@ impl Master for MasterService {
             who.require(Role::Admin, "enter or leave safe mode")?;
         }
         Ok(Response::new(
-            self.lock().safe_mode(action, crate::now()).into(),
+            self.lock("safe_mode")
+                .safe_mode(action, crate::now())
+                .into(),
         ))
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
     async fn fsck(&self, _req: Request<Empty>) -> Rpc<FsckResponse> {
-        Ok(Response::new(self.lock().blocks().fsck().into()))
+        Ok(Response::new(self.lock("fsck").blocks().fsck().into()))
     }
 }
 

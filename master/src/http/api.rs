@@ -29,19 +29,19 @@ fn id(raw: &str, what: &str) -> Result<u64, ApiError> {
 
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn workers(State(s): State<Shared>) -> ApiResult {
-    json(views::workers(&lock(&s)))
+    json(views::workers(&lock(&s, "http_workers")))
 }
 
 /// `mr admin fsck --json`'s report (without its `healthy` summary field).
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn fsck(State(s): State<Shared>) -> ApiResult {
-    let r = lock(&s).blocks().fsck();
+    let r = lock(&s, "http_fsck").blocks().fsck();
     json(serde_json::to_value(&r).unwrap_or_default())
 }
 
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn jobs(State(s): State<Shared>, Extension(who): Extension<Identity>) -> ApiResult {
-    let jobs = lock(&s).jobs().list_jobs();
+    let jobs = lock(&s, "http_jobs").jobs().list_jobs();
     json(
         jobs.into_iter()
             .map(|j| crate::jobs::owner::view_for(&who, j))
@@ -57,9 +57,7 @@ pub async fn job(
     Path(raw): Path<String>,
 ) -> ApiResult {
     let id = id(&raw, "job")?;
-    let st = lock(&s);
-    crate::jobs::owner::may_see(&who, &st.jobs().job_json(id)?, id)?;
-    json(views::job_detail(&st, id, std::time::Instant::now())?)
+    json(crate::core::offlock::job_detail(&s, &who, id)?)
 }
 
 #[tracing::instrument(skip_all, fields(job = %raw))]
@@ -71,7 +69,7 @@ pub async fn kill_job(
     let id = id(&raw, "job")?;
     tracing::info!(job = id, user = %who.name, "kill asked over HTTP");
     forbid(who.require(Role::User, "kill jobs"))?;
-    let mut st = lock(&s);
+    let mut st = lock(&s, "http_kill_job");
     crate::jobs::owner::may_change(&who, &st.jobs().job_json(id)?, id)?;
     json(st.kill_job(id)?)
 }
@@ -84,7 +82,10 @@ pub struct PathQuery {
 
 #[tracing::instrument(level = "debug", skip_all, fields(path = ?q.path))]
 pub async fn files(State(s): State<Shared>, Query(q): Query<PathQuery>) -> ApiResult {
-    json(views::files(&lock(&s), q.path.as_deref().unwrap_or("/"))?)
+    json(views::files(
+        &lock(&s, "http_files"),
+        q.path.as_deref().unwrap_or("/"),
+    )?)
 }
 
 #[tracing::instrument(level = "debug", skip_all, fields(path = ?q.path))]
@@ -92,23 +93,23 @@ pub async fn file(State(s): State<Shared>, Query(q): Query<PathQuery>) -> ApiRes
     let path = q
         .path
         .ok_or_else(|| ApiError::BadRequest("which file? add ?path=/some/file".into()))?;
-    json(views::file(&lock(&s), &path)?)
+    json(views::file(&lock(&s, "http_file"), &path)?)
 }
 
 #[tracing::instrument(level = "debug", skip_all, fields(block = %raw))]
 pub async fn block(State(s): State<Shared>, Path(raw): Path<String>) -> ApiResult {
     let id = id(&raw, "block")?;
-    json(views::block(&lock(&s), id)?)
+    json(views::block(&lock(&s, "http_block"), id)?)
 }
 
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn cache(State(s): State<Shared>) -> ApiResult {
-    json(views::cache(&lock(&s)))
+    json(views::cache(&lock(&s, "http_cache")))
 }
 
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn scheduler(State(s): State<Shared>) -> ApiResult {
-    json(views::scheduler(&lock(&s)))
+    json(views::scheduler(&lock(&s, "http_scheduler")))
 }
 
 /// The body of a scheduler switch: `{"name": "delay", "params":
@@ -161,9 +162,8 @@ pub async fn set_scheduler(
     })?;
     let spec = b.spec()?;
     tracing::info!(scheduler = %spec.name, "scheduler switch asked over HTTP");
-    let mut st = lock(&s);
-    st.set_scheduler(spec)?;
-    json(views::scheduler(&st))
+    crate::core::offlock::set_scheduler(&s, spec)?;
+    json(views::scheduler(&lock(&s, "http_scheduler")))
 }
 
 pub async fn not_found(uri: axum::http::Uri) -> ApiError {

@@ -26,7 +26,7 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn handler(State(s): State<Shared>) -> impl IntoResponse {
-    let text = render(&lock(&s), Instant::now());
+    let text = render(&lock(&s, "http_metrics"), Instant::now());
     ([(header::CONTENT_TYPE, CONTENT_TYPE)], text)
 }
 
@@ -290,6 +290,38 @@ pub fn render(s: &MasterState, now: Instant) -> String {
     ] {
         t.family(name, "gauge", help);
         t.sample(name, &[], v as f64);
+    }
+
+    // The coordinator's lock, by the site that took it (`core/lock.rs`).
+    // This scrape's own hold is not in them yet: it is recorded when the
+    // guard drops, after the render.
+    let holds: Vec<_> = s.lock_holds().sites().collect();
+    type Hold = fn(&crate::core::lock::SiteHolds) -> f64;
+    let families: [(&str, &str, &str, Hold); 3] = [
+        (
+            "mr_master_lock_hold_max_seconds",
+            "gauge",
+            "The longest the site held the master's lock since the master started.",
+            |h| h.max.as_secs_f64(),
+        ),
+        (
+            "mr_master_lock_hold_seconds_total",
+            "counter",
+            "Time the site held the master's lock.",
+            |h| h.total.as_secs_f64(),
+        ),
+        (
+            "mr_master_lock_holds_total",
+            "counter",
+            "Times the site took the master's lock.",
+            |h| h.count as f64,
+        ),
+    ];
+    for (name, kind, help, value) in families {
+        t.family(name, kind, help);
+        for (site, h) in &holds {
+            t.sample(name, &[("site", site)], value(h));
+        }
     }
     t.0
 }

@@ -38,7 +38,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let (token, tls) = {
-        let s = lock(&state);
+        let s = lock(&state, "http_start");
         let tls = rpc::tls::web_config(s.cfg(), "master").map_err(std::io::Error::other)?;
         (rpc::auth::Tokens::from_config(s.cfg()), tls)
     };
@@ -101,7 +101,7 @@ pub fn router(state: Shared, tokens: rpc::auth::Tokens) -> Router {
 /// 200 once the master's state lock can be taken, so a master wedged under
 /// its lock stops answering and is restarted. No token: it says nothing.
 async fn healthz(axum::extract::State(state): axum::extract::State<Shared>) -> &'static str {
-    drop(lock(&state));
+    drop(lock(&state, "http_healthz"));
     "ok\n"
 }
 
@@ -121,8 +121,8 @@ pub async fn join(web: tokio::task::JoinHandle<std::io::Result<()>>) {
     }
 }
 
-pub(crate) fn lock(state: &Shared) -> std::sync::MutexGuard<'_, crate::core::MasterState> {
-    common::sync::lock(state)
+pub(crate) fn lock<'a>(state: &'a Shared, site: &'static str) -> crate::core::lock::Held<'a> {
+    crate::core::lock::lock(state, site)
 }
 
 /// Samples every live worker's resource vector each [`HISTORY_EVERY`].
@@ -131,6 +131,6 @@ async fn sample(state: Shared) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        lock(&state).sample_resources(common::now_ms());
+        lock(&state, "http_sample").sample_resources(common::now_ms());
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::core::MasterState;
 use crate::error::{MasterError, Result};
+use crate::jobs::history::History;
 use crate::jobs::{Job, TaskStatus};
 use sched::TaskKind;
 use serde_json::{json, Value};
@@ -29,28 +30,32 @@ pub fn workers(s: &MasterState) -> Value {
 /// `GET /api/jobs/{id}`: the job summary (as `mr job status --json`)
 /// with `tasks`: every finished attempt as the job history records it
 /// (node, locality, start and end, bytes) and every running one
-/// (`state` "running", `end_ms` 0, no locality yet).
-pub fn job_detail(s: &MasterState, id: u64, now: Instant) -> Result<Value> {
+/// (`state` "running", `end_ms` 0, no locality yet). A job of an earlier
+/// master run has its attempts in its history file only: then `tasks` is
+/// left to the caller, which reads the file ([`History`]) once the lock
+/// is released and calls [`with_history`].
+pub fn job_detail(s: &MasterState, id: u64, now: Instant) -> Result<(Value, Option<History>)> {
     let jobs = s.jobs();
     let mut v = jobs.job_json(id)?;
-    let live = jobs.get(id);
-    let mut tasks: Vec<Value> = match live {
-        // While a job runs its records are in memory; when it ends they
-        // move to its history file.
-        Some(j) if !j.state().is_final() => j.records().to_vec(),
-        _ => jobs
-            .job_history(id)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|r| r["type"] == "task")
-            .collect(),
+    let Some(j) = jobs.get(id) else {
+        v["tasks"] = Value::Array(vec![]);
+        return Ok((v, Some(jobs.job_history(id)?)));
     };
-    if let Some(j) = live {
-        tasks.extend(running_tasks(j, now));
-    }
+    let mut tasks = j.records().to_vec();
+    tasks.extend(running_tasks(j, now));
     v["tasks"] = Value::Array(tasks);
-    Ok(v)
+    Ok((v, None))
+}
+
+/// Fills a [`job_detail`] of an earlier run's job with the attempts its
+/// history `lines` record.
+pub fn with_history(mut v: Value, lines: &[String]) -> Value {
+    v["tasks"] = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["type"] == "task")
+        .collect();
+    v
 }
 
 /// `GET /api/files?path=`: the `mr fs ls --json` array.

@@ -1,6 +1,9 @@
 //! What a job leaves behind: its history file (one record per attempt and
-//! the final summary, fsynced) and the summaries clients ask for, from
-//! memory while the master knows the job, else from the file.
+//! the final summary, fsynced) and the summaries clients ask for. Both come
+//! from memory under the lock: a job of this master run keeps its records,
+//! and the final record of every earlier run's job is read once, at start
+//! (`recovery.rs`). Only an earlier job's whole history is read from its
+//! file, by the caller, after the lock is released.
 
 use super::Jobs;
 use crate::error::{MasterError, Result};
@@ -8,51 +11,77 @@ use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-fn write_history_file(
-    dir: &Path,
-    id: u64,
-    records: &[Value],
-    summary: &Value,
-) -> std::io::Result<()> {
+/// A history's lines: one per attempt record, then the summary as the
+/// final `job` record.
+pub fn lines(records: &[Value], summary: &Value) -> Vec<String> {
+    let mut s = summary.clone();
+    s["type"] = serde_json::json!("job");
+    records
+        .iter()
+        .chain(std::iter::once(&s))
+        .map(Value::to_string)
+        .collect()
+}
+
+/// Writes the whole history to a temp file and renames it over
+/// `job-N.jsonl`, then fsyncs the directory: a crash mid-write leaves
+/// the `submitted` record that [`super::recovery`] needs, never a
+/// truncated file. Called by [`super::disk::Disk`], off the lock.
+pub fn write_file(dir: &Path, id: u64, records: &[Value], summary: &Value) -> std::io::Result<()> {
+    crate::core::lock::assert_unlocked("a job history write");
     std::fs::create_dir_all(dir)?;
     let path = dir.join(format!("job-{id}.jsonl"));
     let tmp = dir.join(format!("job-{id}.jsonl.tmp"));
     let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-    for r in records {
-        writeln!(f, "{r}")?;
+    for l in lines(records, summary) {
+        writeln!(f, "{l}")?;
     }
-    let mut s = summary.clone();
-    s["type"] = serde_json::json!("job");
-    writeln!(f, "{s}")?;
     // The final record is never dropped.
     f.into_inner()?.sync_all()?;
     std::fs::rename(&tmp, &path)?;
     std::fs::File::open(dir)?.sync_all()
 }
 
-impl Jobs {
-    pub fn history_dir(&self) -> PathBuf {
-        self.data_dir.join("history")
-    }
+/// Where a job's history is: in memory for a job of this master run, in
+/// its file for one from before a restart, read off the lock
+/// ([`History::read`]).
+pub enum History {
+    Lines(Vec<String>),
+    File(PathBuf),
+}
 
-    /// Writes the whole history to a temp file and renames it over
-    /// `job-N.jsonl`, then fsyncs the directory: a crash mid-write leaves
-    /// the `submitted` record that [`super::recovery`] needs, never a
-    /// truncated file.
-    pub fn write_history(&self, id: u64, records: &[Value], summary: &Value) {
-        if let Err(e) = write_history_file(&self.history_dir(), id, records, summary) {
-            tracing::warn!(job = id, "cannot write job history: {e}");
+impl History {
+    pub fn read(self) -> Result<Vec<String>> {
+        match self {
+            History::Lines(l) => Ok(l),
+            History::File(p) => {
+                crate::core::lock::assert_unlocked("a job history read");
+                match std::fs::read_to_string(&p) {
+                    Ok(t) => Ok(t.lines().map(str::to_string).collect()),
+                    Err(e) => Err(MasterError::NotFound(format!(
+                        "the history file {} cannot be read: {e}",
+                        p.display()
+                    ))),
+                }
+            }
         }
     }
+}
 
+impl Jobs {
+    pub fn history_dir(&self) -> PathBuf {
+        self.disk.history_dir()
+    }
+
+    /// A job's summary: from memory for a job of this master run, else the
+    /// final record its history held when this master started.
     pub fn job_json(&self, id: u64) -> Result<Value> {
         if let Some(j) = self.jobs.get(&id) {
             return Ok(j.summary());
         }
-        // A job from before a master restart: its history's final record.
-        self.job_history(id)?
-            .last()
-            .and_then(|l| serde_json::from_str(l).ok())
+        self.earlier
+            .get(&id)
+            .cloned()
             .ok_or_else(|| MasterError::NotFound(format!("no job {id}")))
     }
 
@@ -60,20 +89,17 @@ impl Jobs {
         self.jobs.values().map(|j| j.summary()).collect()
     }
 
-    pub fn job_history(&self, id: u64) -> Result<Vec<String>> {
-        let still_running = || {
-            MasterError::FailedPrecondition(format!(
+    /// A finished job's history: its records and final summary.
+    pub fn job_history(&self, id: u64) -> Result<History> {
+        match self.jobs.get(&id) {
+            Some(j) if !j.state().is_final() => Err(MasterError::FailedPrecondition(format!(
                 "job {id} is still running: its history is written when it ends"
-            ))
-        };
-        if self.jobs.get(&id).is_some_and(|j| !j.state().is_final()) {
-            return Err(still_running());
-        }
-        let p = self.history_dir().join(format!("job-{id}.jsonl"));
-        match std::fs::read_to_string(&p) {
-            Ok(t) => Ok(t.lines().map(str::to_string).collect()),
-            Err(_) if self.jobs.contains_key(&id) => Err(still_running()),
-            Err(_) => Err(MasterError::NotFound(format!("no history for job {id}"))),
+            ))),
+            Some(j) => Ok(History::Lines(lines(j.records(), &j.summary()))),
+            None if self.earlier.contains_key(&id) => Ok(History::File(
+                self.history_dir().join(format!("job-{id}.jsonl")),
+            )),
+            None => Err(MasterError::NotFound(format!("no history for job {id}"))),
         }
     }
 }
@@ -94,7 +120,7 @@ mod tests {
         let link = dir.join("old-7");
         std::fs::hard_link(dir.join("job-7.jsonl"), &link).unwrap();
         let before = std::fs::read_to_string(&link).unwrap();
-        write_history_file(
+        write_file(
             &dir,
             7,
             &[json!({"type": "attempt"})],

@@ -149,8 +149,8 @@ impl Job {
         &self.locality
     }
 
-    /// Its finished attempts' records, while it runs (they move to its
-    /// history when it ends).
+    /// Its finished attempts' records: its history, with its summary, when
+    /// it ends.
     pub fn records(&self) -> &[Value] {
         &self.records
     }
@@ -736,8 +736,8 @@ impl Job {
 
     /// After its final state (or as a failure, if it has none yet): its
     /// attempts stop holding slots (their tasks go back to pending, never
-    /// to run again: the job is final), and what its history is made of
-    /// moves out, its attempt records and its summary.
+    /// to run again: the job is final); returns what its history is made
+    /// of, its attempt records and its summary.
     pub fn end(&mut self) -> (Vec<Value>, Value) {
         if !self.state.is_final() {
             self.finish(JobState::Failed);
@@ -749,7 +749,7 @@ impl Job {
             t.backup = None;
         }
         let summary = self.summary();
-        (std::mem::take(&mut self.records), summary)
+        (self.records.clone(), summary)
     }
 
     /// Workers running an attempt of this job, with the attempt, as the

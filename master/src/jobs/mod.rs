@@ -4,6 +4,7 @@
 //! inputs and never changes them: committing a job's output and removing
 //! its staging is the coordinator's (`core`).
 
+pub mod disk;
 pub mod history;
 pub mod job;
 pub mod launch;
@@ -16,6 +17,7 @@ pub mod task;
 
 use crate::cluster::Outbox;
 use crate::error::{MasterError, Result};
+use disk::Disk;
 pub use job::{staging_dir, staging_part, Job, Outcome};
 use report::{AttemptRef, AttemptReport};
 use sched::{Assignment, ClusterView, Scheduler, SchedulerSpec, TaskId, TaskKind, Trigger};
@@ -35,8 +37,14 @@ pub struct Jobs {
     /// Task reports fed to the policy, to save its state every
     /// [`schedstate::SAVE_EVERY`].
     reports: u64,
-    /// The master's data directory: job histories and the policy's state.
-    data_dir: PathBuf,
+    /// Jobs whose `submitted` record is being written: not yet placed,
+    /// listed or known to any client (see `disk.rs`).
+    admitting: BTreeMap<u64, Job>,
+    /// The final record of every job of an earlier master run.
+    earlier: BTreeMap<u64, Value>,
+    /// The job side's files (histories, submissions, the policy's state),
+    /// written off the lock.
+    disk: Disk,
 }
 
 impl Jobs {
@@ -50,17 +58,19 @@ impl Jobs {
         committed: &dyn Fn(&str) -> bool,
     ) -> Result<Self> {
         let mut scheduler = build(&spec)?;
+        // At start, before the state is shared: no lock to keep waiting.
         schedstate::load(&data_dir, scheduler.as_mut());
-        let (next_id, _interrupted) =
-            recovery::recover(&data_dir.join("history"), common::now_ms(), committed);
+        let found = recovery::recover(&data_dir.join("history"), common::now_ms(), committed);
         Ok(Jobs {
             jobs: BTreeMap::new(),
-            next_id,
+            next_id: found.next_id,
             scheduler,
             spec,
             started: now,
             reports: 0,
-            data_dir,
+            admitting: BTreeMap::new(),
+            earlier: found.summaries,
+            disk: Disk::new(data_dir),
         })
     }
 
@@ -225,19 +235,26 @@ impl Jobs {
         self.jobs.insert(job.id(), job);
     }
 
-    /// Saves what the policy learnt.
+    /// Queues a save of what the policy learnt.
     pub fn save_policy(&self) {
-        schedstate::save(&self.data_dir, self.scheduler.as_ref());
+        if let Some(text) = self.scheduler.save_state() {
+            self.disk.save_policy(self.scheduler.name(), text);
+        }
     }
 
-    pub fn set_scheduler(&mut self, spec: SchedulerSpec) -> Result<()> {
-        let mut s = build(&spec)?;
+    /// The job side's file queue (see `disk.rs`).
+    pub fn disk(&self) -> &Disk {
+        &self.disk
+    }
+
+    /// Installs `policy`, built by the caller from `spec` with the state it
+    /// read off the lock (`core/offlock.rs`), after queueing a save of the
+    /// one it replaces.
+    pub fn set_scheduler(&mut self, spec: SchedulerSpec, policy: Box<dyn Scheduler>) {
         self.save_policy();
-        schedstate::load(&self.data_dir, s.as_mut());
         tracing::info!(scheduler = %spec.name, params = ?spec.params, "scheduler switched");
-        self.scheduler = s;
+        self.scheduler = policy;
         self.spec = spec;
-        Ok(())
     }
 
     pub fn scheduler_spec(&self) -> &SchedulerSpec {

@@ -17,6 +17,7 @@
 //! and those jobs end `succeeded`.
 
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -34,8 +35,9 @@ fn file(dir: &Path, id: u64) -> std::path::PathBuf {
 }
 
 /// Writes the job's first history record, durably, before its id is
-/// returned to the client.
+/// returned to the client (queued by `disk.rs`, written off the lock).
 pub fn record_submitted(dir: &Path, id: u64, summary: &Value) -> std::io::Result<()> {
+    crate::core::lock::assert_unlocked("a job's submitted record");
     std::fs::create_dir_all(dir)?;
     let mut s = summary.clone();
     s["type"] = json!("submitted");
@@ -46,14 +48,31 @@ pub fn record_submitted(dir: &Path, id: u64, summary: &Value) -> std::io::Result
     std::fs::File::open(dir)?.sync_all()
 }
 
-/// Reads the history directory at start: returns the next job id and the
-/// jobs that were still running, each now ended with [`RESTARTED`], or
+/// What the history directory held at start.
+#[derive(Debug, Default)]
+pub struct Recovered {
+    /// The id the next job gets: after every id a history file has.
+    pub next_id: u64,
+    /// Jobs that were running when the master stopped, now `failed`.
+    pub interrupted: Vec<u64>,
+    /// Every earlier job's final record, by id: what `mr job status` and
+    /// the web UI show of it, kept in memory so that no request reads a
+    /// file under the lock.
+    pub summaries: BTreeMap<u64, Value>,
+}
+
+/// Reads the history directory at start: the next job id, and the jobs
+/// that were still running, each now ended with [`RESTARTED`], or
 /// `succeeded` when `committed` says its output was committed.
-pub fn recover(dir: &Path, now_ms: u64, committed: &dyn Fn(&str) -> bool) -> (u64, Vec<u64>) {
+pub fn recover(dir: &Path, now_ms: u64, committed: &dyn Fn(&str) -> bool) -> Recovered {
     let mut max = 0;
     let mut interrupted = Vec::new();
+    let mut summaries = BTreeMap::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return (1, interrupted);
+        return Recovered {
+            next_id: 1,
+            ..Default::default()
+        };
     };
     for e in entries.flatten() {
         let name = e.file_name();
@@ -73,6 +92,7 @@ pub fn recover(dir: &Path, now_ms: u64, committed: &dyn Fn(&str) -> bool) -> (u6
             .and_then(|l| serde_json::from_str(l).ok())
             .unwrap_or(Value::Null);
         if last["type"] == "job" {
+            summaries.insert(id, last);
             continue;
         }
         let mut fin = if last.is_object() {
@@ -110,21 +130,30 @@ pub fn recover(dir: &Path, now_ms: u64, committed: &dyn Fn(&str) -> bool) -> (u6
             }
             Err(err) => tracing::warn!(job = id, "cannot end an interrupted job: {err}"),
         }
+        summaries.insert(id, fin);
     }
     interrupted.sort_unstable();
-    (max + 1, interrupted)
+    Recovered {
+        next_id: max + 1,
+        interrupted,
+        summaries,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn ids(r: Recovered) -> (u64, Vec<u64>) {
+        (r.next_id, r.interrupted)
+    }
+
     #[test]
     fn interrupted_jobs_fail_and_ids_continue() {
         let d = std::env::temp_dir().join(format!("mr-recovery-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         let none = |_: &str| false;
-        assert_eq!(recover(&d, 0, &none), (1, vec![]));
+        assert_eq!(ids(recover(&d, 0, &none)), (1, vec![]));
         record_submitted(&d, 1, &json!({"job_id": 1, "state": "queued"})).unwrap();
         record_submitted(&d, 2, &json!({"job_id": 2, "state": "queued"})).unwrap();
         // Job 2 ended before the restart.
@@ -133,13 +162,18 @@ mod tests {
             "{\"type\":\"submitted\"}\n{\"type\":\"job\",\"state\":\"succeeded\"}\n",
         )
         .unwrap();
-        assert_eq!(recover(&d, 5, &none), (3, vec![1]));
+        assert_eq!(ids(recover(&d, 5, &none)), (3, vec![1]));
         let last = std::fs::read_to_string(file(&d, 1)).unwrap();
         let v: Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
         assert_eq!(v["state"], "failed");
         assert_eq!(v["error"], RESTARTED);
         // A second start finds nothing more to end.
-        assert_eq!(recover(&d, 6, &none), (3, vec![]));
+        assert_eq!(ids(recover(&d, 6, &none)), (3, vec![]));
+        // Every earlier job's final record is kept, for status requests.
+        let r = recover(&d, 7, &none);
+        assert_eq!(r.summaries.len(), 2);
+        assert_eq!(r.summaries[&1]["state"], "failed");
+        assert_eq!(r.summaries[&2]["type"], "job");
         let _ = std::fs::remove_dir_all(&d);
     }
 
@@ -153,7 +187,7 @@ mod tests {
         record_submitted(&d, 1, &sub(1, "/out/done")).unwrap();
         record_submitted(&d, 2, &sub(2, "/out/running")).unwrap();
         let committed = |out: &str| out == "/out/done";
-        assert_eq!(recover(&d, 5, &committed), (3, vec![2]));
+        assert_eq!(ids(recover(&d, 5, &committed)), (3, vec![2]));
         let last = |id: u64| -> Value {
             let t = std::fs::read_to_string(file(&d, id)).unwrap();
             serde_json::from_str(t.lines().last().unwrap()).unwrap()

@@ -60,48 +60,58 @@ fn decode(file: &str) -> Result<&str, String> {
     Ok(text)
 }
 
-/// Loads the saved state of `sched`, if any; a bad file is logged and
-/// ignored (the policy starts from what it knows by default).
-pub fn load(data_dir: &Path, sched: &mut dyn Scheduler) {
-    let p = path(data_dir, sched.name());
-    let Ok(file) = std::fs::read_to_string(&p) else {
-        return;
-    };
-    let text = match decode(&file) {
-        Ok(t) => t,
+/// The saved state of policy `name`, if a file holds one whose header's
+/// checksum and length match it; a bad file is logged and ignored (the
+/// policy starts from what it knows by default).
+pub fn read(data_dir: &Path, name: &str) -> Option<String> {
+    crate::core::lock::assert_unlocked("a scheduler state read");
+    let p = path(data_dir, name);
+    let file = std::fs::read_to_string(&p).ok()?;
+    match decode(&file) {
+        Ok(t) => Some(t.to_string()),
         Err(e) => {
-            tracing::warn!(scheduler = sched.name(), path = %p.display(), error = %e, "saved scheduler state is corrupt; ignored");
-            return;
-        }
-    };
-    match sched.load_state(text) {
-        Ok(()) => {
-            tracing::info!(scheduler = sched.name(), path = %p.display(), "scheduler state restored")
-        }
-        Err(e) => {
-            tracing::warn!(scheduler = sched.name(), path = %p.display(), error = %e, "saved scheduler state ignored")
+            tracing::warn!(scheduler = name, path = %p.display(), error = %e, "saved scheduler state is corrupt; ignored");
+            None
         }
     }
 }
 
-/// Saves the state of `sched` if it has one worth keeping.
-pub fn save(data_dir: &Path, sched: &dyn Scheduler) {
-    let Some(text) = sched.save_state() else {
+/// Gives `sched` the state [`read`] found, if any.
+pub fn apply(sched: &mut dyn Scheduler, text: Option<String>) {
+    let Some(text) = text else {
         return;
     };
-    let p = path(data_dir, sched.name());
+    match sched.load_state(&text) {
+        Ok(()) => tracing::info!(scheduler = sched.name(), "scheduler state restored"),
+        Err(e) => {
+            tracing::warn!(scheduler = sched.name(), error = %e, "saved scheduler state ignored")
+        }
+    }
+}
+
+/// Loads the saved state of `sched`, if any.
+pub fn load(data_dir: &Path, sched: &mut dyn Scheduler) {
+    let text = read(data_dir, sched.name());
+    apply(sched, text);
+}
+
+/// Writes `text` as policy `name`'s state (queued by `disk.rs`, written
+/// off the lock).
+pub fn write(data_dir: &Path, name: &str, text: &str) {
+    crate::core::lock::assert_unlocked("a scheduler state write");
+    let p = path(data_dir, name);
     let write = || -> std::io::Result<()> {
         let dir = p.parent().expect("has a parent");
         std::fs::create_dir_all(dir)?;
         let tmp = p.with_extension("state.tmp");
-        std::fs::write(&tmp, encode(&text).as_bytes())?;
+        std::fs::write(&tmp, encode(text).as_bytes())?;
         std::fs::File::open(&tmp)?.sync_all()?;
         std::fs::rename(&tmp, &p)?;
         // The rename itself must survive a crash.
         std::fs::File::open(dir)?.sync_all()
     };
     if let Err(e) = write() {
-        tracing::warn!(scheduler = sched.name(), path = %p.display(), error = %e, "could not save scheduler state");
+        tracing::warn!(scheduler = name, path = %p.display(), error = %e, "could not save scheduler state");
     }
 }
 
@@ -109,6 +119,13 @@ pub fn save(data_dir: &Path, sched: &dyn Scheduler) {
 mod tests {
     use super::*;
     use sched::{build, Locality, Scheduler, SchedulerSpec, TaskReport};
+
+    /// Saves the state of `sched` at once, if it has one worth keeping.
+    fn save(data_dir: &Path, sched: &dyn Scheduler) {
+        if let Some(text) = sched.save_state() {
+            write(data_dir, sched.name(), &text);
+        }
+    }
 
     /// Five rack-local reports: enough to move atlas's state off its
     /// defaults.

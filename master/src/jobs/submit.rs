@@ -1,6 +1,7 @@
 //! A job submission: the spec validated completely before anything runs,
 //! the inputs resolved into one map per block, and the job queued.
 
+use super::disk::Submitted;
 use super::{Job, JobSpec, JobState, Jobs, MapInput};
 use crate::blocks::namespace::{FileMeta, Namespace};
 use crate::error::{MasterError, Result};
@@ -42,15 +43,17 @@ fn bad(msg: String) -> MasterError {
 }
 
 impl Jobs {
-    /// Validates `req` against the namespace and queues it; returns its id.
-    /// A refused job uses no id.
+    /// Validates `req` against the namespace and queues its `submitted`
+    /// record; returns its id and the record's fate. The job waits aside,
+    /// unscheduled, until [`Jobs::admit`] (the record on disk) or
+    /// [`Jobs::refuse`]. An invalid job uses no id.
     pub fn submit(
         &mut self,
         req: SubmitJob,
         ns: &Namespace,
         cfg: &ClusterConfig,
         now: Instant,
-    ) -> Result<u64> {
+    ) -> Result<(u64, Submitted)> {
         let job = joblib::jobs::registry::lookup(&req.job).ok_or_else(|| {
             bad(format!(
                 "unknown job {:?}; known jobs: {}",
@@ -213,15 +216,27 @@ impl Jobs {
         };
         let sched_name = self.spec.name.clone();
         let job = Job::new(id, id, spec, map_inputs, maps, &sched_name, now);
-        super::recovery::record_submitted(&self.history_dir(), id, &job.summary())
-            .map_err(|e| MasterError::Unavailable(format!("cannot record job {id}: {e}")))?;
-        // Only now: a refused job uses no id.
+        let record = self.disk.record_submitted(id, job.summary());
         self.next_id += 1;
-        let view = job.view(self.started);
-        self.scheduler.on_job_added(&view);
         tracing::info!(job = id, name = %req.job, maps, reducers, scheduler = %sched_name, "job submitted");
+        self.admitting.insert(id, job);
+        Ok((id, record))
+    }
+
+    /// Job `id`'s `submitted` record is on disk: the job joins the queue
+    /// and the policy hears of it.
+    pub fn admit(&mut self, id: u64) {
+        let Some(job) = self.admitting.remove(&id) else {
+            return;
+        };
+        self.scheduler.on_job_added(&job.view(self.started));
         self.jobs.insert(id, job);
-        Ok(id)
+    }
+
+    /// Job `id`'s `submitted` record could not be written: the job is
+    /// dropped, unseen (its id stays unused).
+    pub fn refuse(&mut self, id: u64) {
+        self.admitting.remove(&id);
     }
 }
 
