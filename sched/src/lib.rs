@@ -29,6 +29,7 @@ pub mod task;
 #[cfg(test)]
 pub(crate) mod testkit;
 pub mod view;
+mod view_update;
 
 pub use error::SchedError;
 pub use index::{JobInput, LocalityIndex};

@@ -30,8 +30,11 @@ impl MasterState {
     pub fn admit_job(&mut self, id: u64, now: Instant) {
         self.jobs.admit(id);
         let mut out = Outbox::default();
-        self.schedule(Trigger::JobAdded(id), now, &mut out);
-        self.offer_idle(now, &mut out);
+        if let Some(mut view) = self.event_view(now) {
+            self.schedule(&mut view, Trigger::JobAdded(id), now, &mut out);
+            self.offer_idle(&mut view, now, &mut out);
+            self.check_view(&view, now);
+        }
         self.cluster.flush(out);
     }
 
@@ -54,11 +57,12 @@ impl MasterState {
         let runnable_before = self.jobs.runnable_count();
         let mut out = Outbox::default();
         let outcome = self.jobs.report(&r, &addr, now, &mut out);
-        if let Some(t) = r.task {
+        // The event's one view: the policy learns on it, then decides on it.
+        let mut view = self.event_view(now);
+        if let (Some(t), Some(view)) = (r.task, &view) {
             if outcome != Outcome::Ignored {
                 self.stats.task_reported(&r);
-                let view = self.cluster_view(now);
-                self.jobs.tell_policy(&view, &r, &t);
+                self.jobs.tell_policy(view, &r, &t);
             }
         }
         // Reduces that became runnable, a failed attempt queued again.
@@ -68,9 +72,15 @@ impl MasterState {
             Outcome::Failed => self.end_job(job_id, &mut out),
             _ => {}
         }
-        self.schedule(Trigger::TaskFinished(r.worker.clone()), now, &mut out);
-        if new_work {
-            self.offer_idle(now, &mut out);
+        if let Some(view) = &mut view {
+            if self.jobs.get(job_id).is_some_and(|j| j.state().is_final()) {
+                view.job_ended(job_id);
+            }
+            self.schedule(view, Trigger::TaskFinished(r.worker.clone()), now, &mut out);
+            if new_work {
+                self.offer_idle(view, now, &mut out);
+            }
+            self.check_view(view, now);
         }
         self.cluster.flush(out);
         Reply {

@@ -8,7 +8,8 @@
 //! When the guard lets the lock go, it writes the files the locked step
 //! queued (`jobs/disk.rs`): every event's file work happens after its
 //! locked step and before its handler answers, with no call site able to
-//! forget it.
+//! forget it. A holder that queued nothing writes nothing and waits for
+//! nothing.
 //!
 //! The guard also marks its thread as holding the lock, so that the
 //! functions that touch files ([`assert_unlocked`]) can refuse to run
@@ -77,6 +78,8 @@ pub struct Held<'a> {
     guard: Option<MutexGuard<'a, MasterState>>,
     site: &'static str,
     since: Instant,
+    /// The job side's queued file ops when the lock was taken.
+    queued: u64,
 }
 
 /// Takes the coordinator's lock for `site`, recovering it after a panic
@@ -84,10 +87,12 @@ pub struct Held<'a> {
 pub fn lock<'a>(state: &'a Mutex<MasterState>, site: &'static str) -> Held<'a> {
     let guard = common::sync::lock(state);
     HELD.with(|h| h.set(true));
+    let queued = guard.jobs().disk().queued();
     Held {
         guard: Some(guard),
         site,
         since: Instant::now(),
+        queued,
     }
 }
 
@@ -109,8 +114,10 @@ impl Drop for Held<'_> {
         let Some(mut guard) = self.guard.take() else {
             return;
         };
+        // Only a holder that queued file work waits for it (and for what
+        // was queued before it, which its writes must follow).
         let disk = guard.jobs().disk();
-        let files = (!disk.is_idle()).then(|| disk.clone());
+        let files = (disk.queued() != self.queued).then(|| disk.clone());
         let held = self.since.elapsed();
         guard.lock_holds_mut().record(self.site, held);
         drop(guard);

@@ -181,7 +181,7 @@ impl MasterState {
         self.blocks
             .repin_on_register(&r.name, &self.cluster, &mut out);
         // Its slots, and whatever its previous incarnation ran, are new.
-        self.offer_idle(now, &mut out);
+        self.offer_all(now, &mut out);
         self.cluster.flush(out);
         Ok(Registered {
             epoch,
@@ -213,13 +213,17 @@ impl MasterState {
         if h.leaving {
             // Its queue dies with it: the answer is all it gets.
             self.mark_dead(&h.name, now, "worker left (graceful shutdown)", &mut out);
+            self.offer_all(now, &mut out);
             self.cluster.flush(out);
             return Reply {
                 reregister: false,
                 commands,
             };
         }
-        self.schedule(Trigger::Heartbeat(h.name.clone()), now, &mut out);
+        if let Some(mut view) = self.event_view(now) {
+            self.schedule(&mut view, Trigger::Heartbeat(h.name.clone()), now, &mut out);
+            self.check_view(&view, now);
+        }
         self.cluster.flush(out);
         commands.append(&mut self.cluster.take_commands(&h.name));
         Reply {
@@ -252,6 +256,10 @@ impl MasterState {
         for name in &dead {
             self.mark_dead(name, now, &why, out);
         }
+        if !dead.is_empty() {
+            // What they ran went back to the queue: the others may take it.
+            self.offer_all(now, out);
+        }
         dead
     }
 
@@ -272,8 +280,6 @@ impl MasterState {
         self.cluster.mark_dead(name);
         self.jobs.worker_lost(name, now, out);
         self.blocks.move_pins_of(name, &self.cluster, out);
-        // What it ran went back to the queue: the others may take it now.
-        self.offer_idle(now, out);
     }
 
     pub fn report_bad_block(&mut self, worker: &str, block: u64, reason: &str) {

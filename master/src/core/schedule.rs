@@ -12,29 +12,40 @@ use sched::{Assignment, ClusterView, NodeView, TaskId, TaskKind, Trigger};
 use std::time::Instant;
 
 impl MasterState {
-    /// Asks the policy for assignments and queues the launches.
-    pub fn schedule(&mut self, trigger: Trigger, now: Instant, out: &mut Outbox) {
-        if self.jobs.active().next().is_none() {
-            return;
-        }
-        let view = self.cluster_view(now);
+    /// The view one event decides on: built once, after the event changed
+    /// the tables, then kept current by each launch (`sched`'s
+    /// `view_update.rs`) instead of built again for each decision. `None`
+    /// when no job is active: nothing to decide.
+    pub(super) fn event_view(&self, now: Instant) -> Option<ClusterView> {
+        self.jobs.active().next()?;
+        Some(self.cluster_view(now))
+    }
+
+    /// Asks the policy for assignments over `view` and queues the launches.
+    pub(super) fn schedule(
+        &mut self,
+        view: &mut ClusterView,
+        trigger: Trigger,
+        now: Instant,
+        out: &mut Outbox,
+    ) {
         // Asked even with nothing pending while jobs run: learning policies
         // (compat-nb) watch the nodes' load on every heartbeat.
-        if view.nodes.is_empty() {
+        if view.nodes.is_empty() || view.jobs.is_empty() {
             return;
         }
         let t0 = Instant::now();
-        let assignments = self.jobs.assign(&view, trigger);
+        let assignments = self.jobs.assign(view, trigger);
         let took = t0.elapsed();
         self.stats.decided(&self.jobs.scheduler_spec().name, took);
         if !assignments.is_empty() {
             tracing::debug!(n = assignments.len(), ?took, "scheduler decision");
         }
         for a in assignments {
-            self.launch(&view, a, now, out);
+            self.launch(view, a, now, out);
         }
         if self.cfg.scheduler.speculative {
-            self.speculate(now, out);
+            self.speculate(view, now, out);
         }
     }
 
@@ -47,19 +58,40 @@ impl MasterState {
     /// in the order that favours locality: most pending maps cached there,
     /// then stored there, then by name (the order real heartbeats arrive
     /// in is arbitrary).
-    pub(super) fn offer_idle(&mut self, now: Instant, out: &mut Outbox) {
-        if self.jobs.active().next().is_none() {
-            return;
-        }
-        let view = self.cluster_view(now);
+    pub(super) fn offer_idle(&mut self, view: &mut ClusterView, now: Instant, out: &mut Outbox) {
         if view.pending.is_empty() {
             return;
         }
-        for node in offer_order(&view) {
+        for node in offer_order(view) {
             if self.jobs.runnable_count() == 0 {
                 break;
             }
-            self.schedule(Trigger::Offer(node), now, out);
+            self.schedule(view, Trigger::Offer(node), now, out);
+        }
+    }
+
+    /// [`MasterState::offer_idle`] over a view of its own: for an event
+    /// that decides nothing else.
+    pub(super) fn offer_all(&mut self, now: Instant, out: &mut Outbox) {
+        if let Some(mut view) = self.event_view(now) {
+            self.offer_idle(&mut view, now, out);
+            self.check_view(&view, now);
+        }
+    }
+
+    /// Debug builds (every test) check, at the end of each event that
+    /// decided, that the view kept through it is the one a fresh build
+    /// gives: a launch or an ending that the view missed would have the
+    /// next decision of the same event place a task twice or on a full
+    /// node.
+    pub(super) fn check_view(&self, view: &ClusterView, now: Instant) {
+        if cfg!(debug_assertions) {
+            let fresh = self.event_view(now).unwrap_or_default();
+            let (kept, fresh) = (view_shape(view), view_shape(&fresh));
+            // A view with no job left is not built at all.
+            if !(view.jobs.is_empty() && fresh.2.is_empty()) {
+                assert_eq!(kept, fresh, "the view kept through the event went stale");
+            }
         }
     }
 
@@ -68,14 +100,10 @@ impl MasterState {
     /// take the slots it left free, each candidate gets one backup on an
     /// alive worker with a free slot of its kind, not its running worker nor
     /// in `avoid`.
-    fn speculate(&mut self, now: Instant, out: &mut Outbox) {
+    fn speculate(&mut self, view: &mut ClusterView, now: Instant, out: &mut Outbox) {
         let cands = self.jobs.speculation_candidates(now);
-        if cands.is_empty() {
-            return;
-        }
-        let mut nodes = self.cluster_view(now).nodes;
         for (id, not_on) in cands {
-            let Some(node) = backup_node(&mut nodes, id.kind, &not_on) else {
+            let Some(node) = backup_node(&view.nodes, id.kind, &not_on) else {
                 continue;
             };
             let Some(epoch) = self.cluster.alive(&node).map(|w| w.epoch) else {
@@ -85,11 +113,12 @@ impl MasterState {
                 continue;
             };
             tracing::info!(job = id.job, task = ?id.kind, index = id.index, attempt, node = %node, "speculative backup launched");
+            view.backup_launched(id, &node);
             self.send_launch(id, &node, attempt, epoch, out);
         }
     }
 
-    fn launch(&mut self, view: &ClusterView, a: Assignment, now: Instant, out: &mut Outbox) {
+    fn launch(&mut self, view: &mut ClusterView, a: Assignment, now: Instant, out: &mut Outbox) {
         let Some(node) = view.node(&a.node) else {
             return;
         };
@@ -112,6 +141,7 @@ impl MasterState {
             return;
         };
         tracing::info!(job = a.task.job, task = ?a.task.kind, index = a.task.index, attempt, node = %a.node, "task launched");
+        view.launched(a.task, &a.node);
         self.send_launch(a.task, &a.node, attempt, epoch, out);
     }
 
@@ -152,21 +182,67 @@ fn offer_order(view: &ClusterView) -> Vec<String> {
 
 /// The node for a backup of a `kind` task: alive (in the view), with a
 /// free slot of that kind, not in `not_on`; the one with the most free slots
-/// (then by name). Takes the slot in `nodes`.
-fn backup_node(nodes: &mut [NodeView], kind: TaskKind, not_on: &[String]) -> Option<String> {
+/// (then by name). The view takes the slot once the backup is launched.
+fn backup_node(nodes: &[NodeView], kind: TaskKind, not_on: &[String]) -> Option<String> {
     let free = |n: &NodeView| match kind {
         TaskKind::Map => n.free_map_slots,
         TaskKind::Reduce => n.free_reduce_slots,
     };
-    let n = nodes
-        .iter_mut()
+    nodes
+        .iter()
         .filter(|n| free(n) > 0 && !not_on.contains(&n.name))
-        .min_by(|a, b| free(b).cmp(&free(a)).then_with(|| a.name.cmp(&b.name)))?;
-    match kind {
-        TaskKind::Map => n.free_map_slots -= 1,
-        TaskKind::Reduce => n.free_reduce_slots -= 1,
-    }
-    Some(n.name.clone())
+        .min_by(|a, b| free(b).cmp(&free(a)).then_with(|| a.name.cmp(&b.name)))
+        .map(|n| n.name.clone())
+}
+
+/// What [`MasterState::check_view`] compares: each node's free slots and
+/// running attempts (as a set), the pending tasks in order, each job's
+/// counts.
+type Shape = (
+    Vec<(String, u32, u32, Vec<(u64, bool, u32, u64)>)>,
+    Vec<(u64, bool, u32)>,
+    Vec<(u64, u32, u32, u32, u32, u32)>,
+);
+
+fn view_shape(v: &ClusterView) -> Shape {
+    let id = |t: &TaskId| (t.job, t.kind == TaskKind::Map, t.index);
+    let nodes = v
+        .nodes
+        .iter()
+        .map(|n| {
+            let mut running: Vec<_> = n
+                .running
+                .iter()
+                .map(|r| {
+                    let (j, m, i) = id(&r.id);
+                    (j, m, i, r.started.to_bits())
+                })
+                .collect();
+            running.sort_unstable();
+            (
+                n.name.clone(),
+                n.free_map_slots,
+                n.free_reduce_slots,
+                running,
+            )
+        })
+        .collect();
+    let pending = v.pending.iter().map(|t| id(&t.id)).collect();
+    let jobs = v
+        .jobs
+        .iter()
+        .map(|j| {
+            (
+                j.id,
+                j.done,
+                j.running,
+                j.pending,
+                j.running_maps,
+                j.pending_maps,
+            )
+        })
+        .collect();
+    (nodes, pending, jobs)
 }
 
 #[cfg(test)]
@@ -249,11 +325,10 @@ mod speculation_tests {
         }
         st.cluster.take_commands("w1");
         let mut out = Outbox::default();
-        st.schedule(
-            Trigger::Heartbeat("w1".into()),
-            t0 + Duration::from_secs(5),
-            &mut out,
-        );
+        let now = t0 + Duration::from_secs(5);
+        let mut view = st.event_view(now).expect("a job is active");
+        st.schedule(&mut view, Trigger::Heartbeat("w1".into()), now, &mut out);
+        st.check_view(&view, now);
         st.cluster.flush(out);
         let cmds = st.cluster.take_commands("w1");
         let _ = std::fs::remove_dir_all(dir);
@@ -335,11 +410,13 @@ mod speculation_tests {
         let not_on = vec!["w2".to_string()];
         let mut nodes = vec![node("w1", 0), node("w2", 2), node("w3", 1)];
         assert_eq!(
-            backup_node(&mut nodes, TaskKind::Map, &not_on),
+            backup_node(&nodes, TaskKind::Map, &not_on),
             Some("w3".into())
         );
-        // Its slot is taken now: nothing left but the running worker.
-        assert_eq!(backup_node(&mut nodes, TaskKind::Map, &not_on), None);
-        assert_eq!(backup_node(&mut nodes, TaskKind::Reduce, &[]), None);
+        // Its slot taken (as the view takes it at the launch): nothing left
+        // but the running worker.
+        nodes[2].free_map_slots = 0;
+        assert_eq!(backup_node(&nodes, TaskKind::Map, &not_on), None);
+        assert_eq!(backup_node(&nodes, TaskKind::Reduce, &[]), None);
     }
 }

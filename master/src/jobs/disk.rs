@@ -32,6 +32,7 @@ use super::{history, recovery, schedstate};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
 enum Op {
@@ -57,6 +58,9 @@ pub struct Disk {
     queue: Arc<Mutex<VecDeque<Op>>>,
     /// Held by the one caller draining the queue, while it writes.
     writer: Arc<Mutex<()>>,
+    /// Ops ever queued: a lock holder that saw it move queued some, and
+    /// drains; the others do not wait on writes they did not ask for.
+    queued: Arc<AtomicU64>,
     data_dir: PathBuf,
 }
 
@@ -82,6 +86,7 @@ impl Disk {
         Disk {
             queue: Default::default(),
             writer: Default::default(),
+            queued: Default::default(),
             data_dir,
         }
     }
@@ -96,6 +101,12 @@ impl Disk {
 
     fn push(&self, op: Op) {
         common::sync::lock(&self.queue).push_back(op);
+        self.queued.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many ops were ever queued (see [`crate::core::lock`]).
+    pub fn queued(&self) -> u64 {
+        self.queued.load(Ordering::Relaxed)
     }
 
     /// Queues job `id`'s `submitted` record.
