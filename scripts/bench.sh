@@ -273,3 +273,26 @@ for r in table:
     print(f"{r['label']:<11}{r['run']:>14}  " + ", ".join(f"{n} {kb // 1024}" for n, kb in sorted(r["anon_kb"].items())))
 print("peak resident memory since start (VmHWM, with the file pages of mapped blocks): " + ", ".join(f"{n} {int(kb)//1024} MiB" for n, kb in (l.split() for l in sys.argv[2].splitlines() if l.strip())))
 PY
+
+# The master's lock over the whole run (generation, the jobs, validation):
+# the longest hold by site, from /metrics (see master/src/core/lock.rs).
+UI=$("$MR" cluster status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["ui"] or "")')
+if [ -n "$UI" ]; then
+  TOKEN=$(sed -nE 's/^token = "([^"]*)"/\1/p' "$MR_CONFIG")
+  python3 - "${UI}metrics" "$TOKEN" <<'PY'
+import re, sys, urllib.request
+req = urllib.request.Request(sys.argv[1], headers={"Authorization": "Bearer " + sys.argv[2]})
+sites = {}
+for line in urllib.request.urlopen(req, timeout=10).read().decode().splitlines():
+    m = re.match(r'(mr_master_lock_\w+)\{site="([^"]*)"\} (\S+)$', line)
+    if m:
+        sites.setdefault(m.group(2), {})[m.group(1)] = float(m.group(3))
+print()
+print("the master's lock over the whole run, by site (from /metrics; the 8 longest holds)")
+print(f"{'site':<18}{'longest ms':>12}{'holds':>10}{'mean us':>10}{'total s':>10}")
+top = sorted(sites.items(), key=lambda kv: -kv[1].get("mr_master_lock_hold_max_seconds", 0))
+for site, v in top[:8]:
+    n, tot = v.get("mr_master_lock_holds_total", 0), v.get("mr_master_lock_hold_seconds_total", 0)
+    print(f"{site:<18}{1e3 * v.get('mr_master_lock_hold_max_seconds', 0):>12.2f}{n:>10.0f}{1e6 * tot / max(n, 1):>10.1f}{tot:>10.3f}")
+PY
+fi
