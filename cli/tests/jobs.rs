@@ -237,6 +237,42 @@ fn terasort_output_is_sorted_and_a_permutation() {
         "{streamed}"
     );
     assert_eq!(parts(&c, "/sorted-streamed"), parts(&c, "/sorted"));
+
+    // Reduce slow-start: with `slowstart=0` the reduces start at once. The
+    // maps are held until all three reduces run, so every map output
+    // reaches them pushed as its map finishes (over gRPC, not in place);
+    // the output is the same bytes.
+    let release = c.dir.join("release-maps");
+    let hold = format!("hold_maps={}", release.display());
+    let id = c.mr_ok(&[
+        "job",
+        "submit",
+        "terasort",
+        "--input",
+        "/tera",
+        "--output",
+        "/sorted-early",
+        "--reducers",
+        "3",
+        "--param",
+        "slowstart=0",
+        "--param",
+        &hold,
+        "--param",
+        "shuffle_in_place=false",
+    ]);
+    let id = id.trim().to_string();
+    c.wait_for("the reduces to start", Duration::from_secs(30), |c| {
+        let v = c.json(&["job", "status", &id, "--json"]);
+        v["progress"]["reduces_running"].as_u64() == Some(3)
+    });
+    let v = c.json(&["job", "status", &id, "--json"]);
+    assert_eq!(v["progress"]["maps_done"], 0, "{v}");
+    std::fs::write(&release, b"").unwrap();
+    let done = c.json(&["job", "wait", &id, "--json"]);
+    assert_eq!(done["state"], "succeeded", "{done}");
+    assert_eq!(count(&done, "shuffle_segments_in_place"), 0, "{done}");
+    assert_eq!(parts(&c, "/sorted-early"), parts(&c, "/sorted"));
 }
 
 #[test]
@@ -389,6 +425,20 @@ fn bad_job_specs_are_refused_before_anything_runs() {
                 "/o1",
             ],
             "does not exist",
+        ),
+        (
+            &[
+                "job",
+                "run",
+                "wordcount",
+                "--input",
+                "/in",
+                "--output",
+                "/o-slow",
+                "--param",
+                "slowstart=1.5",
+            ],
+            "bad slowstart",
         ),
         (
             &[

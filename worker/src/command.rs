@@ -3,7 +3,7 @@
 //! (`convert.rs` makes it from protobuf, `commands.rs` carries it out).
 
 use crate::block::BlockInfo;
-use crate::launch::{Refused, TaskRef, TaskSpec};
+use crate::launch::{MapOutputLocation, Refused, TaskRef, TaskSpec};
 
 /// One command of the master's.
 #[derive(Debug)]
@@ -24,6 +24,12 @@ pub enum Command {
     UncacheBlock(u64),
     /// Resize the block cache to this many bytes.
     SetCacheCapacity(u64),
+    /// Map outputs finished after this worker's reduces of `job` were
+    /// launched (reduce slow-start): for them to fetch.
+    MapOutputs {
+        job: u64,
+        outputs: Vec<MapOutputLocation>,
+    },
     /// Send a copy of the block to each of the workers at `targets`.
     Replicate {
         block: BlockInfo,

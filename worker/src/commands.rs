@@ -19,6 +19,16 @@ pub fn handle(node: &Arc<Node>, commands: Vec<Command>) {
             Command::Refuse(r) => executor::refuse(node, r, handle),
             Command::KillTask(t) => executor::kill(node, t),
             Command::CleanupJob(j) => executor::cleanup(node, j),
+            Command::MapOutputs { job, outputs } => {
+                let n = outputs.len();
+                let heard = node.feeds.publish(job, outputs);
+                tracing::debug!(
+                    job,
+                    outputs = n,
+                    reduces = heard,
+                    "map outputs for running reduces"
+                );
+            }
             kind => {
                 tokio::spawn(execute(node.clone(), kind));
             }
@@ -56,7 +66,7 @@ async fn execute(node: Arc<Node>, kind: Command) {
         }
         // The executor's, from `handle`.
         Command::Launch(_) | Command::Refuse(_) => {}
-        Command::KillTask(_) | Command::CleanupJob(_) => {}
+        Command::KillTask(_) | Command::CleanupJob(_) | Command::MapOutputs { .. } => {}
         Command::Replicate {
             block: info,
             targets,

@@ -138,6 +138,7 @@ pub fn launch(l: proto::LaunchTask) -> Option<Result<TaskSpec, Refused>> {
     } else {
         TaskKind::Reduce(ReduceTask {
             map_outputs: all(l.map_outputs),
+            maps_total: l.maps_total,
         })
     };
     Some(Ok(TaskSpec {
@@ -171,6 +172,10 @@ pub fn command(c: proto::Command) -> Option<Command> {
         Kind::PinBlock(id) => Command::PinBlock(id),
         Kind::UncacheBlock(id) => Command::UncacheBlock(id),
         Kind::SetCacheCapacity(b) => Command::SetCacheCapacity(b),
+        Kind::MapOutputs(m) => Command::MapOutputs {
+            job: m.job_id,
+            outputs: all(m.outputs),
+        },
         Kind::Replicate(r) => Command::Replicate {
             block: r.block?.into(),
             targets: r.targets,

@@ -38,11 +38,17 @@ pub fn launch(node: &Arc<Node>, spec: TaskSpec, on_commands: OnCommands) {
         attempt = t.attempt
     );
     let n = node.clone();
+    // Subscribed now, before the next command of this answer can name the
+    // job (`feeds.rs`).
+    let feed = (!t.is_map).then(|| node.feeds.subscribe(key, t.attempt));
     let handle = tokio::spawn(
         async move {
             let start_ms = common::now_ms();
             let cpu0 = thread_cpu_total();
-            let res = run(n.clone(), spec).await;
+            let res = run(n.clone(), spec, feed).await;
+            if !t.is_map {
+                n.feeds.unsubscribe(key, t.attempt);
+            }
             let cpu_s = (thread_cpu_total() - cpu0).max(0.0);
             report(&n, t, epoch, res, start_ms, cpu_s, on_commands).await;
             n.tasks.finish(&key);
@@ -53,7 +59,11 @@ pub fn launch(node: &Arc<Node>, spec: TaskSpec, on_commands: OnCommands) {
     node.tasks.start(key, t.attempt, t.is_map, handle);
 }
 
-async fn run(node: Arc<Node>, spec: TaskSpec) -> Result<Outcome, Failure> {
+async fn run(
+    node: Arc<Node>,
+    spec: TaskSpec,
+    feed: Option<crate::feeds::Feed>,
+) -> Result<Outcome, Failure> {
     let TaskSpec {
         task: t,
         job_name,
@@ -73,7 +83,7 @@ async fn run(node: Arc<Node>, spec: TaskSpec) -> Result<Outcome, Failure> {
     let dir = node.job_dir(t.job_id);
     match kind {
         TaskKind::Map(m) => maptask::run(node, job, t, m, output, dir).await,
-        TaskKind::Reduce(r) => reducetask::run(node, job, t, r, output, dir).await,
+        TaskKind::Reduce(r) => reducetask::run(node, job, t, r, feed, output, dir).await,
     }
 }
 

@@ -60,10 +60,14 @@ pub struct MapTask {
     pub sort_buffer_bytes: u64,
 }
 
-/// What a reduce reads: every map's output.
+/// What a reduce reads: every map's output, those finished at its launch
+/// here, the others told of as they finish (slow-start, `feeds.rs`).
 #[derive(Debug, Clone, Default)]
 pub struct ReduceTask {
     pub map_outputs: Vec<MapOutputLocation>,
+    /// How many maps the job has; 0 from an older master: every output is
+    /// in `map_outputs`.
+    pub maps_total: u32,
 }
 
 /// Where a finished map's output is.

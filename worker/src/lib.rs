@@ -42,6 +42,7 @@ pub mod convert;
 pub mod drain;
 pub mod error;
 pub mod executor;
+pub mod feeds;
 pub mod health;
 pub mod heartbeat;
 pub mod hold;

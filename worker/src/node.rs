@@ -17,6 +17,8 @@ pub struct Node {
     pub dfs: Dfs,
     /// Running attempts, and the job cleanups waiting for them.
     pub tasks: TaskTable,
+    /// Map outputs for running reduces launched before every map finished.
+    pub feeds: crate::feeds::Feeds,
     /// The epoch of the current registration; 0 before the first.
     pub epoch: std::sync::atomic::AtomicU64,
     /// Set on SIGTERM: launches are handed back, heartbeats say so.
@@ -47,6 +49,7 @@ impl Node {
             cache,
             dfs,
             tasks: Default::default(),
+            feeds: Default::default(),
             epoch: Default::default(),
             draining: Default::default(),
         }))

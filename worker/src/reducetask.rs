@@ -14,6 +14,7 @@
 //! ([`check_segment`]); one that differs is retried and then reported as a
 //! fetch failure naming its map, never merged.
 
+use crate::feeds::Feed;
 use crate::launch::{MapOutputLocation, OutputSpec, ReduceTask, TaskRef};
 use crate::merge::merge_grouped_slices;
 use crate::node::Node;
@@ -137,6 +138,7 @@ pub async fn run(
     spec: ResolvedJob,
     t: TaskRef,
     r: ReduceTask,
+    feed: Option<Feed>,
     output: OutputSpec,
     dir: PathBuf,
 ) -> Result<Outcome, Failure> {
@@ -156,29 +158,27 @@ pub async fn run(
     tokio::fs::create_dir_all(&seg_dir)
         .await
         .map_err(Failure::from_err)?;
-    let mut outs = r.map_outputs;
-    outs.sort_by_key(|m| m.map_index);
+    let total = match r.maps_total {
+        0 => r.map_outputs.len(),
+        n => n as usize,
+    };
     let (memory, in_place) = shuffle_settings(&ctx.params)?;
     let budget = Arc::new(Budget(AtomicU64::new(memory)));
-    let jobs: Vec<_> = outs
-        .into_iter()
-        .map(|m| {
-            let node = node.clone();
-            let budget = budget.clone();
-            let path = seg_dir.join(format!("seg-{}", m.map_index));
-            let local = in_place && same_host(&node, &m);
-            async move { fetch_segment(&node, t.job_id, part, &m, &path, &budget, local).await }
-        })
-        .collect();
+    let fetch = |m: MapOutputLocation| {
+        let node = node.clone();
+        let budget = budget.clone();
+        let path = seg_dir.join(format!("seg-{}", m.map_index));
+        let local = in_place && same_host(&node, &m);
+        async move {
+            let seg = fetch_segment(&node, t.job_id, part, &m, &path, &budget, local).await;
+            seg.map(|s| (m.map_index, s))
+        }
+    };
     let shuffle_start = std::time::Instant::now();
-    let fetches = futures::stream::iter(jobs)
-        .buffered(PARALLEL_FETCHES)
-        .collect::<Vec<_>>()
-        .await;
+    let fetches = gather(r.map_outputs, feed, total, fetch).await?;
     let mut segments = Vec::new();
     let mut shuffled = 0;
-    for f in fetches {
-        let seg = f?;
+    for seg in fetches {
         shuffled += seg.len();
         let kind = match &seg {
             Segment::File { path, .. } if path.starts_with(&seg_dir) => "spooled",
@@ -275,6 +275,75 @@ pub async fn run(
         counters: ctx.counters,
         ..Default::default()
     })
+}
+
+/// Fetches this partition of all `total` maps' outputs, at most
+/// [`PARALLEL_FETCHES`] at once: those `known` at the launch first, in map
+/// order, then those the `feed` brings as their maps finish (reduce
+/// slow-start: the master launched this reduce before every map was done).
+/// Returns the segments in map order, the order the merge keeps equal keys
+/// in. A newer attempt's output replaces an older one not yet fetched.
+async fn gather<F, Fut>(
+    mut known: Vec<MapOutputLocation>,
+    mut feed: Option<Feed>,
+    total: usize,
+    fetch: F,
+) -> Result<Vec<Segment>, Failure>
+where
+    F: Fn(MapOutputLocation) -> Fut,
+    Fut: std::future::Future<Output = Result<(u32, Segment), Failure>>,
+{
+    known.sort_by_key(|m| m.map_index);
+    let mut queue = std::collections::VecDeque::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut add = |queue: &mut std::collections::VecDeque<MapOutputLocation>,
+                   outs: Vec<MapOutputLocation>| {
+        for m in outs {
+            if seen.insert(m.map_index) {
+                queue.push_back(m);
+            } else if let Some(q) = queue.iter_mut().find(|q| q.map_index == m.map_index) {
+                if m.attempt > q.attempt {
+                    *q = m;
+                }
+            }
+        }
+    };
+    add(&mut queue, known);
+    let mut got = std::collections::BTreeMap::new();
+    let mut inflight = futures::stream::FuturesUnordered::new();
+    while got.len() < total {
+        while inflight.len() < PARALLEL_FETCHES {
+            let Some(m) = queue.pop_front() else { break };
+            inflight.push(fetch(m));
+        }
+        if inflight.is_empty() {
+            // Every known output is in: wait for the maps still running.
+            match next_outputs(&mut feed).await {
+                Some(outs) => add(&mut queue, outs),
+                None => {
+                    return Err(Failure::msg(format!(
+                        "{} of {total} map outputs fetched and no more are coming",
+                        got.len()
+                    )))
+                }
+            }
+            continue;
+        }
+        tokio::select! {
+            Some(r) = inflight.next() => {
+                let (i, seg) = r?;
+                got.insert(i, seg);
+            }
+            Some(outs) = next_outputs(&mut feed) => add(&mut queue, outs),
+        }
+    }
+    Ok(got.into_values().collect())
+}
+
+/// The next map outputs the feed brings; `None` without a feed or once it
+/// closed.
+async fn next_outputs(feed: &mut Option<Feed>) -> Option<Vec<MapOutputLocation>> {
+    feed.as_mut()?.recv().await
 }
 
 /// Whether map output `m` is on this host: this worker's own, or a worker
@@ -446,6 +515,50 @@ async fn stream_segment(
 mod tests {
     use super::*;
     use crate::mapout::MapOutputBuffer;
+
+    fn loc(map_index: u32, attempt: u32) -> MapOutputLocation {
+        MapOutputLocation {
+            map_index,
+            attempt,
+            ..Default::default()
+        }
+    }
+
+    /// Slow-start: one output known at launch, the others fed later (one
+    /// twice, a newer attempt replacing the older before its fetch); the
+    /// segments come back in map order, each fetched once, at the newest
+    /// attempt known when its fetch started.
+    #[tokio::test]
+    async fn gather_waits_for_fed_outputs_and_keeps_map_order() {
+        let fetched = std::sync::Mutex::new(Vec::new());
+        let fetch = |m: MapOutputLocation| {
+            fetched.lock().unwrap().push((m.map_index, m.attempt));
+            async move { Ok((m.map_index, Segment::Mem(vec![m.map_index as u8; 3]))) }
+        };
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        tx.send(vec![loc(2, 0), loc(1, 0)]).unwrap();
+        tx.send(vec![loc(1, 1), loc(0, 5)]).unwrap();
+        let segs = gather(vec![loc(0, 0)], Some(rx), 3, fetch).await.unwrap();
+        let firsts: Vec<u8> = segs
+            .iter()
+            .map(|s| match s {
+                Segment::Mem(b) => b[0],
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(firsts, vec![0, 1, 2]);
+        let f = fetched.lock().unwrap();
+        assert_eq!(f.len(), 3, "{f:?}");
+        assert!(f.contains(&(0, 0)), "map 0 was fetched at launch: {f:?}");
+    }
+
+    /// Without a feed, outputs missing at launch are an error, not a hang.
+    #[tokio::test]
+    async fn gather_without_the_outputs_it_needs_fails() {
+        let fetch = |m: MapOutputLocation| async move { Ok((m.map_index, Segment::Mem(vec![]))) };
+        let e = gather(vec![loc(0, 0)], None, 2, fetch).await.err().unwrap();
+        assert!(e.msg.contains("1 of 2"), "{}", e.msg);
+    }
 
     fn node(tag: &str) -> (Arc<Node>, std::path::PathBuf) {
         crate::node::test_node("reduce", tag)

@@ -7,7 +7,7 @@
 //! `Command`.
 
 use crate::blocks::namespace::BlockMeta;
-use crate::jobs::launch::Launch;
+use crate::jobs::launch::{Launch, MapOutputLocation};
 use crate::jobs::report::AttemptRef;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -30,4 +30,10 @@ pub enum Command {
     SetCacheCapacity(u64),
     /// Cache this stored block and never evict it until uncached.
     PinBlock(u64),
+    /// Map outputs finished after the job's reduces on the worker were
+    /// launched (reduce slow-start).
+    MapOutputs {
+        job: u64,
+        outputs: Vec<MapOutputLocation>,
+    },
 }

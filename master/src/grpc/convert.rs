@@ -239,6 +239,10 @@ impl From<Command> for proto::Command {
             Command::CleanupJob(id) => Kind::CleanupJob(id),
             Command::SetCacheCapacity(b) => Kind::SetCacheCapacity(b),
             Command::PinBlock(id) => Kind::PinBlock(id),
+            Command::MapOutputs { job, outputs } => Kind::MapOutputs(proto::MapOutputs {
+                job_id: job,
+                outputs: all(outputs),
+            }),
         };
         proto::Command { kind: Some(kind) }
     }
@@ -293,6 +297,7 @@ impl From<Launch> for proto::LaunchTask {
             output_block_size: l.output_block_size,
             sort_buffer_bytes: l.sort_buffer_bytes,
             epoch: l.epoch,
+            maps_total: l.maps_total,
         }
     }
 }

@@ -177,8 +177,17 @@ impl Job {
         self.maps.iter().all(Task::is_done)
     }
 
+    /// Whether its reduces may run: once `slowstart` of its maps are done,
+    /// counted as Hadoop counts them (`ceil(slowstart × maps)`). A reduce
+    /// launched before the last map gets the outputs still to come pushed
+    /// to its worker ([`Job::update`]); it merges only once it has them all.
+    pub fn reduces_may_start(&self) -> bool {
+        let needed = (self.spec.slowstart * self.maps.len() as f64).ceil() as usize;
+        self.maps.iter().filter(|t| t.is_done()).count() >= needed.min(self.maps.len())
+    }
+
     /// Tasks a scheduler may place now: pending maps, and pending reduces
-    /// once every map is done (reduces start when their input is complete).
+    /// once enough maps are done ([`Job::reduces_may_start`]).
     pub fn runnable(&self) -> Vec<TaskId> {
         if self.state.is_final() {
             return vec![];
@@ -194,7 +203,7 @@ impl Job {
                 index: i as u32,
             })
             .collect();
-        if self.maps_done() {
+        if self.reduces_may_start() {
             v.extend(
                 self.reduces
                     .iter()
@@ -453,6 +462,9 @@ impl Job {
             if keeps_output {
                 t.output = Some(staging_part(id, tref.index, tref.attempt));
             }
+            if tref.is_map && !self.spec.map_only {
+                self.push_map_output(tref.index, out);
+            }
             for (k, v) in &r.counters {
                 // Checksum counters are sums that may wrap, by definition.
                 let c = self.counters.entry(k.clone()).or_default();
@@ -547,6 +559,35 @@ impl Job {
     /// [`FETCH_FAILURE_FRACTION`] of the unfinished reduces have come in
     /// (Hadoop's rule), and a map declared faulty [`MAX_ATTEMPTS`] times
     /// fails the job.
+    /// Reduce slow-start: map `index` just finished; each worker running a
+    /// reduce attempt of this job (a backup too) hears where its output is.
+    fn push_map_output(&self, index: u32, out: &mut Outbox) {
+        let Some(loc) = self
+            .maps
+            .get(index as usize)
+            .and_then(|t| super::launch::map_output(index, t))
+        else {
+            return;
+        };
+        let mut workers: Vec<String> = self
+            .running_attempts()
+            .into_iter()
+            .filter(|(_, t)| !t.is_map)
+            .map(|(w, _)| w)
+            .collect();
+        workers.sort_unstable();
+        workers.dedup();
+        for w in workers {
+            out.send(
+                &w,
+                Command::MapOutputs {
+                    job: self.id,
+                    outputs: vec![loc.clone()],
+                },
+            );
+        }
+    }
+
     fn fetch_failed(&mut self, reduce: u32, map: u32, now: Instant) -> Outcome {
         let unfinished = self.reduces.iter().filter(|t| !t.is_done()).count().max(1);
         let id = self.id;

@@ -430,3 +430,73 @@ fn a_reduce_relaunched_without_end_fails_the_job_clearly() {
     let e = j.error.clone().unwrap();
     assert!(e.contains("reduce task 0 was launched 16 times"), "{e}");
 }
+
+/// Reduce slow-start (Hadoop's `slowstart.completedmaps`): with 0.5 of 4
+/// maps, the reduces wait for two maps (`ceil(0.5 × 4)`), not all four;
+/// a map finishing after a reduce launched is pushed to that reduce's
+/// worker, once per worker, and to no one when no reduce runs.
+#[test]
+fn slow_start_reduces_start_early_and_hear_of_later_maps() {
+    let t0 = Instant::now();
+    let mut spec = JobSpec::wordcount_for_tests(2);
+    spec.slowstart = 0.5;
+    let mut j = Job::new(1, 1, spec, vec![], 4, "fifo", t0);
+    let reduces = |j: &Job| {
+        j.runnable()
+            .iter()
+            .filter(|t| t.kind == TaskKind::Reduce)
+            .count()
+    };
+    for i in 0..4 {
+        j.launch(TaskKind::Map, i, &format!("w{}", i + 1), 1, t0);
+    }
+    let (_, cmds) = apply(&mut j, &report(true, 0, 0, "w1", true), secs(t0, 1.0));
+    assert_eq!(reduces(&j), 0, "one map of four is less than half");
+    assert!(cmds.is_empty(), "{cmds:?}");
+    apply(&mut j, &report(true, 1, 0, "w2", true), secs(t0, 1.0));
+    assert_eq!(reduces(&j), 2);
+    assert!(!j.maps_done());
+    // Both reduces on w5: the third map's output goes there once.
+    j.launch(TaskKind::Reduce, 0, "w5", 1, t0);
+    j.launch(TaskKind::Reduce, 1, "w5", 1, t0);
+    let (_, cmds) = apply(&mut j, &report(true, 2, 0, "w3", true), secs(t0, 2.0));
+    let pushed: Vec<_> = cmds
+        .iter()
+        .filter_map(|(w, c)| match c {
+            Command::MapOutputs { job, outputs } => Some((w.as_str(), *job, outputs.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(pushed.len(), 1, "{cmds:?}");
+    assert_eq!((pushed[0].0, pushed[0].1), ("w5", 1));
+    assert_eq!(pushed[0].2.len(), 1);
+    assert_eq!(
+        (pushed[0].2[0].map_index, pushed[0].2[0].worker.as_str()),
+        (2, "w3")
+    );
+    // The launch of a reduce names the maps done and the total.
+    let l = crate::jobs::launch::Launch::new(
+        &j,
+        TaskId {
+            job: 1,
+            kind: TaskKind::Reduce,
+            index: 0,
+        },
+        1,
+        1,
+        &|_| unreachable!("a reduce reads no block"),
+    );
+    assert_eq!(l.maps_total, 4);
+    let known: Vec<u32> = l.map_outputs.iter().map(|m| m.map_index).collect();
+    assert_eq!(known, vec![0, 1, 2]);
+}
+
+/// By default (slowstart 1) the reduces wait for every map.
+#[test]
+fn without_slow_start_reduces_wait_for_every_map() {
+    let t0 = Instant::now();
+    let mut j = four_maps(3, t0);
+    assert!(j.runnable().iter().all(|t| t.kind == TaskKind::Map));
+    upd(&mut j, &report(true, 3, 0, "w4", true), secs(t0, 3.0));
+    assert!(j.runnable().iter().any(|t| t.kind == TaskKind::Reduce));
+}

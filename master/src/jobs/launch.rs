@@ -24,6 +24,23 @@ pub struct MapOutputLocation {
     pub addr: String,
 }
 
+/// Where map `index`'s output is, if the map is done.
+pub fn map_output(index: u32, t: &super::task::Task) -> Option<MapOutputLocation> {
+    match &t.status {
+        TaskStatus::Done {
+            attempt,
+            worker,
+            addr,
+        } => Some(MapOutputLocation {
+            map_index: index,
+            attempt: *attempt,
+            worker: worker.clone(),
+            addr: addr.clone(),
+        }),
+        _ => None,
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Launch {
     pub task: AttemptRef,
@@ -36,8 +53,11 @@ pub struct Launch {
     pub input: Option<BlockLocation>,
     pub input_offset: u64,
     pub following: Vec<BlockLocation>,
-    /// Reduces: where every map's output is.
+    /// Reduces: where every finished map's output is; with slow-start the
+    /// others follow in `MapOutputs` commands as the maps finish.
     pub map_outputs: Vec<MapOutputLocation>,
+    /// Reduces: how many maps the job has.
+    pub maps_total: u32,
     /// Reduces and map-only maps: the staging path of this attempt's part.
     pub output_path: String,
     pub output_replication: u32,
@@ -87,23 +107,12 @@ impl Launch {
             }
             TaskKind::Reduce => {
                 l.output_path = staging_part(job.id(), id.index, attempt);
+                l.maps_total = job.maps().len() as u32;
                 l.map_outputs = job
                     .maps()
                     .iter()
                     .enumerate()
-                    .filter_map(|(i, t)| match &t.status {
-                        TaskStatus::Done {
-                            attempt,
-                            worker,
-                            addr,
-                        } => Some(MapOutputLocation {
-                            map_index: i as u32,
-                            attempt: *attempt,
-                            worker: worker.clone(),
-                            addr: addr.clone(),
-                        }),
-                        _ => None,
-                    })
+                    .filter_map(|(i, t)| map_output(i as u32, t))
                     .collect();
             }
         }

@@ -164,12 +164,12 @@ impl Jobs {
     }
 
     /// Whether task `id` may be launched now (pending, and a reduce only
-    /// once every map is done); `None` when its job is unknown.
+    /// once enough maps are done); `None` when its job is unknown.
     pub fn launchable(&self, id: TaskId) -> Option<bool> {
         let job = self.jobs.get(&id.job)?;
         Some(
             job.task(id.kind, id.index).is_some_and(|t| t.is_pending())
-                && (id.kind == TaskKind::Map || job.maps_done()),
+                && (id.kind == TaskKind::Map || job.reduces_may_start()),
         )
     }
 

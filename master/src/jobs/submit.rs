@@ -120,6 +120,19 @@ impl Jobs {
                 return Err(bad(format!("bad shuffle_in_place {v:?}: true or false")));
             }
         }
+        let slowstart = match params.extra.get("slowstart") {
+            None => 1.0,
+            Some(v) => v
+                .parse::<f64>()
+                .ok()
+                .filter(|f| (0.0..=1.0).contains(f))
+                .ok_or_else(|| {
+                    bad(format!(
+                        "bad slowstart {v:?}: the fraction of maps done before the reduces start, \
+                         0 to 1 (Hadoop's mapreduce.job.reduce.slowstart.completedmaps)"
+                    ))
+                })?,
+        };
         let input_format = job.input_format(&params);
         let (map_inputs, maps) = if input_format == joblib::jobs::InputFormat::Generated {
             if !req.inputs.is_empty() {
@@ -212,6 +225,7 @@ impl Jobs {
             },
             sort_buffer_bytes: sort_buffer,
             map_only,
+            slowstart,
             owner: req.owner.clone(),
         };
         let sched_name = self.spec.name.clone();

@@ -169,6 +169,10 @@ pub struct JobSpec {
     pub queue: String,
     pub sort_buffer_bytes: u64,
     pub map_only: bool,
+    /// The fraction of its maps done before its reduces may start (the
+    /// `slowstart` parameter, Hadoop's
+    /// `mapreduce.job.reduce.slowstart.completedmaps`); 1 by default.
+    pub slowstart: f64,
     /// The user who submitted it (`auth`); empty from old callers.
     pub owner: String,
 }
@@ -191,6 +195,7 @@ impl JobSpec {
             queue: "default".into(),
             sort_buffer_bytes: 1 << 20,
             map_only: false,
+            slowstart: 1.0,
             owner: String::new(),
         }
     }
