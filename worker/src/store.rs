@@ -171,6 +171,7 @@ impl BlockStore {
             tmp_meta,
             crc: 0,
             len: 0,
+            kicked: 0,
         })
     }
 
@@ -331,7 +332,20 @@ pub struct BlockWrite {
     tmp_meta: PathBuf,
     crc: u32,
     len: u64,
+    /// Bytes of the file whose writeback has been started.
+    kicked: u64,
 }
+
+/// Bytes a block write lets pile up in the page cache before it asks the
+/// kernel to start writing them out (`sync_file_range`,
+/// `SYNC_FILE_RANGE_WRITE`: it starts the writes and does not wait for
+/// them), so that the fsync at commit finds part of the block already on
+/// its way to disk while its chunks still arrive. Measured on puts
+/// (`scripts/bench-put.sh --size 1GiB --reps 4 --against` the binaries
+/// without it, 2026-11-26): 446 MiB/s [432-474] against 423 [400-432],
+/// 1.06x; the jobs' commit phase, whose blocks arrive whole, did not move
+/// beyond the run-to-run noise.
+const WRITEBACK_EVERY: u64 = 8 << 20;
 
 impl BlockWrite {
     pub fn write(&mut self, chunk: &[u8]) -> Result<(), StoreError> {
@@ -344,7 +358,38 @@ impl BlockWrite {
             .as_mut()
             .expect("open until commit")
             .write_all(chunk)?;
+        self.start_writeback();
         Ok(())
+    }
+
+    /// Starts the writeback of what reached the file since the last call,
+    /// once that is [`WRITEBACK_EVERY`] bytes. A refusal changes nothing
+    /// but the timing: the fsync at commit writes whatever is left.
+    fn start_writeback(&mut self) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let Some(f) = self.file.as_ref() else {
+                return;
+            };
+            let in_file = self.len - f.buffer().len() as u64;
+            if in_file - self.kicked < WRITEBACK_EVERY {
+                return;
+            }
+            // SAFETY: the descriptor is the open file this write owns; the
+            // call reads and writes no memory of the process.
+            let r = unsafe {
+                libc::sync_file_range(
+                    f.get_ref().as_raw_fd(),
+                    self.kicked as libc::off64_t,
+                    (in_file - self.kicked) as libc::off64_t,
+                    libc::SYNC_FILE_RANGE_WRITE,
+                )
+            };
+            if r == 0 {
+                self.kicked = in_file;
+            }
+        }
     }
 
     /// [`BlockWrite::write`] of a chunk whose CRC32C the caller already
@@ -361,6 +406,7 @@ impl BlockWrite {
             .as_mut()
             .expect("open until commit")
             .write_all(chunk)?;
+        self.start_writeback();
         Ok(())
     }
 

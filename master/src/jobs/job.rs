@@ -565,7 +565,7 @@ impl Job {
         let Some(loc) = self
             .maps
             .get(index as usize)
-            .and_then(|t| super::launch::map_output(index, t))
+            .and_then(|t| t.output_location(index))
         else {
             return;
         };

@@ -1,7 +1,7 @@
 //! The launch command of one attempt: everything the worker needs to run
 //! it, built from the job, the block tables and the finished maps.
 
-use super::job::{staging_part, Job, TaskStatus};
+use super::job::{staging_part, Job};
 use super::report::AttemptRef;
 use crate::blocks::namespace::BlockMeta;
 use crate::cluster::addr::WorkerAddr;
@@ -15,31 +15,7 @@ pub struct BlockLocation {
     pub cached_on: Vec<WorkerAddr>,
 }
 
-/// Where a finished map's output is.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MapOutputLocation {
-    pub map_index: u32,
-    pub attempt: u32,
-    pub worker: String,
-    pub addr: String,
-}
-
-/// Where map `index`'s output is, if the map is done.
-pub fn map_output(index: u32, t: &super::task::Task) -> Option<MapOutputLocation> {
-    match &t.status {
-        TaskStatus::Done {
-            attempt,
-            worker,
-            addr,
-        } => Some(MapOutputLocation {
-            map_index: index,
-            attempt: *attempt,
-            worker: worker.clone(),
-            addr: addr.clone(),
-        }),
-        _ => None,
-    }
-}
+pub use super::task::MapOutputLocation;
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Launch {
@@ -112,7 +88,7 @@ impl Launch {
                     .maps()
                     .iter()
                     .enumerate()
-                    .filter_map(|(i, t)| map_output(i as u32, t))
+                    .filter_map(|(i, t)| t.output_location(i as u32))
                     .collect();
             }
         }

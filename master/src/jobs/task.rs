@@ -140,6 +140,32 @@ impl Task {
     pub fn is_running(&self) -> bool {
         matches!(self.status, TaskStatus::Running { .. })
     }
+
+    /// Where this task's output is, as map `index`, once it is done.
+    pub fn output_location(&self, index: u32) -> Option<MapOutputLocation> {
+        match &self.status {
+            TaskStatus::Done {
+                attempt,
+                worker,
+                addr,
+            } => Some(MapOutputLocation {
+                map_index: index,
+                attempt: *attempt,
+                worker: worker.clone(),
+                addr: addr.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Where a finished map's output is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapOutputLocation {
+    pub map_index: u32,
+    pub attempt: u32,
+    pub worker: String,
+    pub addr: String,
 }
 
 /// A task attempt occupying a worker's slot.
