@@ -267,6 +267,15 @@ for r in table:
     parts = [ph.get(k, 0.0) for k in PH]
     other = max(j["exec_time_s"] - sum(parts), 0.0)
     print(f"{r['label']:<11}{r['run']:>14}{j['exec_time_s']:>8.2f}" + "".join(f"{x:>{w}.2f}" for x, w in zip(parts + [other], [8, 9, 8, 8, 8, 8])))
+if any("write_s" in r["floor"] for r in table):
+    print()
+    print("the floor's own time, s (read from the page cache, count or sort in memory,")
+    print("write the output and fsync it)")
+    print(f"{'benchmark':<11}{'run':>14}{'floor':>8}{'read':>8}{'work':>8}{'write+fsync':>13}")
+    for r in table:
+        f = r["floor"]
+        if "write_s" in f and not r["run"].endswith(":median"):
+            print(f"{r['label']:<11}{r['run']:>14}{f['exec_time_s']:>8.2f}{f['read_s']:>8.2f}{f['work_s']:>8.2f}{f['write_s']:>13.2f}")
 print()
 print("peak anonymous memory per worker during the run (RssAnon, MiB)")
 for r in table:
