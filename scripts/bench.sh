@@ -9,7 +9,8 @@
 # counts: the machine's speed moves between runs, the ratio much less),
 # where each job's time went (the summary's phases_s) and each worker's peak
 # memory. Every run's output is validated (see validate_run) before the
-# table is printed.
+# table is printed. Each floor run and each cluster run starts after a
+# `sync`, with nothing dirty in the page cache.
 #   scripts/bench.sh [--size 1GiB] [--dir DIR] [--block-size 64MiB] [--reducers 6]
 #                    [--jobs wordcount,sort,terasort] [--cold] [--reps 1] [--no-floor]
 #                    [--rows FILE]
@@ -151,6 +152,10 @@ floor_run() { # label run job
   local label=$1 run=$2 job=$3
   echo "== $label: floor run ($run)" >&2
   cat "$DIR"/floor-in/part-* > /dev/null
+  # Each run starts with nothing dirty: else the first floor's fsync also
+  # pays for the generator's and the copy's write-back (it did: 2.6-3.2 s
+  # against 0.5-0.7 s for the runs after it).
+  sync
   "$MR" bench floor --job "$job" --input "$DIR"/floor-in/part-* --out "$DIR/floor.out" --json > "$DIR/floor-$run.json"
 }
 
@@ -162,6 +167,7 @@ cluster_run() { # label run-label job extra-job-args...
     "$MR" cache rm "/in-$label" >/dev/null
     sync; echo 3 > /proc/sys/vm/drop_caches || { echo "bench: --cold needs root to drop the page cache" >&2; exit 1; }
   fi
+  sync
   rm -f "$DIR/anon.stop"; sample_anon & local sampler=$!
   "$MR" job run "$job" --input "/in-$label" --output "/out-$label" --reducers "$REDUCERS" \
     --output-replication 1 "$@" --json > "$DIR/job-$run.json"
