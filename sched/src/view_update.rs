@@ -88,69 +88,25 @@ impl ClusterView {
 
 #[cfg(test)]
 mod tests {
-    use crate::{ClusterView, JobView, NodeView, PendingTask, TaskId, TaskKind};
+    use crate::testkit::{job, map, node, view as build};
+    use crate::{ClusterView, TaskId, TaskKind};
 
-    fn node(name: &str) -> NodeView {
-        NodeView {
-            name: name.into(),
-            rack: "r".into(),
-            map_slots: 2,
-            reduce_slots: 1,
-            free_map_slots: 2,
-            free_reduce_slots: 1,
-            resources: Default::default(),
-            cached_blocks: Default::default(),
-            running: vec![],
-        }
-    }
-
-    fn task(job: u64, kind: TaskKind, index: u32) -> PendingTask {
-        PendingTask {
-            id: TaskId { job, kind, index },
-            job,
-            kind,
-            block: None,
-            replicas: vec![],
-            cached_on: vec![],
-            input_bytes: 0,
-            avoid: vec![],
-            runnable_since: 0.0,
-        }
-    }
-
-    fn job(id: u64, maps: u32) -> JobView {
-        JobView {
-            id,
-            name: "j".into(),
-            submit_time: 0.0,
-            pool: String::new(),
-            order: id,
-            maps_total: maps,
-            reduces_total: 0,
-            done: 0,
-            running: 0,
-            pending: maps,
-            running_maps: 0,
-            pending_maps: maps,
-            avg_map_time: 0.0,
-        }
-    }
-
+    /// Two nodes of two map slots; job 1's maps 0, 1 and 2 and job 2's map
+    /// 0 pending, at time 5.
     fn view() -> ClusterView {
         let pending = vec![
-            task(1, TaskKind::Map, 0),
-            task(1, TaskKind::Map, 1),
-            task(2, TaskKind::Map, 0),
-            task(1, TaskKind::Map, 2),
+            map(1, 0, 10, &[], &[]),
+            map(1, 1, 11, &[], &[]),
+            map(2, 0, 20, &[], &[]),
+            map(1, 2, 12, &[], &[]),
         ];
-        ClusterView::new(
-            5.0,
-            1.0,
-            vec![node("a"), node("b")],
+        let mut v = build(
+            vec![node("a", "r", 2), node("b", "r", 2)],
             vec![job(1, 3), job(2, 1)],
             pending,
-            crate::DEFAULT_BANDWIDTHS,
-        )
+        );
+        v.now = 5.0;
+        v
     }
 
     #[test]
