@@ -42,7 +42,9 @@ impl Default for Waits {
 }
 
 impl Waits {
-    /// A job reached its final state and its history is written.
+    /// A job reached its final state; its history is queued, and written
+    /// by the ending event's handler once the lock is let go
+    /// (`jobs/disk.rs`); clients read it from memory meanwhile.
     pub fn job_ended(&self) {
         self.ends.send_modify(|n| *n = n.wrapping_add(1));
     }
