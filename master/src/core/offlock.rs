@@ -41,8 +41,7 @@ pub fn submit_job(state: &Mutex<MasterState>, req: SubmitJob) -> Result<u64> {
 /// (after that save: the same policy keeps what it learnt), then swapped
 /// in. Returns the spec now in force.
 pub fn set_scheduler(state: &Mutex<MasterState>, spec: SchedulerSpec) -> Result<SchedulerSpec> {
-    let mut policy =
-        sched::build(&spec).map_err(|e| MasterError::InvalidArgument(e.to_string()))?;
+    let mut policy = crate::jobs::build(&spec)?;
     let dir = {
         let s = lock(state, "set_scheduler");
         s.jobs().save_policy();

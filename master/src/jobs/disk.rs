@@ -132,7 +132,8 @@ impl Disk {
     }
 
     /// Whether anything waits to be written.
-    pub fn is_idle(&self) -> bool {
+    #[cfg(test)]
+    fn is_idle(&self) -> bool {
         common::sync::lock(&self.queue).is_empty()
     }
 

@@ -262,6 +262,7 @@ impl Jobs {
     }
 }
 
-fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>> {
+/// The policy `spec` names; a bad spec is the caller's invalid argument.
+pub(crate) fn build(spec: &SchedulerSpec) -> Result<Box<dyn Scheduler>> {
     sched::build(spec).map_err(|e| MasterError::InvalidArgument(e.to_string()))
 }
