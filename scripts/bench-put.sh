@@ -47,7 +47,10 @@ if [ -z "${MR_BIN_DIR:-}" ]; then
   export MR_BIN_DIR="$PWD/target/release"
 fi
 NEW="$MR_BIN_DIR"
-trap 'for c in new old; do MR_BIN_DIR=$NEW scripts/cluster.sh down --dir "$DIR/$c" >/dev/null 2>&1 || true; done; rm -rf "$DIR/new" "$DIR/old" "$DIR/in.bin" "$DIR/rows.txt" "$DIR"/floor-*' EXIT
+# Free memory at the speed of memory (scripts/quiet-memory.sh).
+. scripts/quiet-memory.sh
+quiet_memory_on
+trap 'for c in new old; do MR_BIN_DIR=$NEW scripts/cluster.sh down --dir "$DIR/$c" >/dev/null 2>&1 || true; done; rm -rf "$DIR/new" "$DIR/old" "$DIR/in.bin" "$DIR/rows.txt" "$DIR"/floor-*; quiet_memory_restore' EXIT
 
 head -c "$BYTES" /dev/urandom > "$DIR/in.bin"
 up() { # name bindir

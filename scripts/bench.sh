@@ -65,25 +65,13 @@ if [ "$FLOOR" = 1 ] && [ "$BYTES" -gt $((2 << 30)) ]; then
   FLOOR=0
 fi
 cargo build --release --bins --workspace
-# Memory the machine has never used is slow to use the first time on a
-# fresh VM: writing 1 GiB into the page cache took 2.4-2.6 s of system time
-# while the page cache grew into it, and 0.17-0.21 s once that memory had
-# been touched once (measured with dd on 2026-11-26). The jobs' page-cache
-# growth paid it and the floor, rewriting the pages it had just freed, did
-# not; so the free memory is touched once, before anything is measured.
-python3 - <<'PY'
-import mmap
-free = next(int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemFree:")) * 1024
-n = max(free - (1 << 30), 0) // mmap.PAGESIZE * mmap.PAGESIZE
-if n:
-    m = mmap.mmap(-1, n)
-    for off in range(0, n, mmap.PAGESIZE):
-        m[off] = 1
-    m.close()
-print(f"bench: touched {n >> 20} MiB of free memory once", flush=True)
-PY
+# Free memory at the speed of memory: see scripts/quiet-memory.sh (a VM's
+# host takes freed memory back, and faulting it in again cost the jobs'
+# page-cache writes 1.6-2.6 s per GiB at random).
+. scripts/quiet-memory.sh
+quiet_memory_on
 MR="$ROOT/target/release/mr"
-trap 'touch "$DIR/anon.stop" 2>/dev/null; scripts/cluster.sh down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
+trap 'touch "$DIR/anon.stop" 2>/dev/null; scripts/cluster.sh down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"; quiet_memory_restore' EXIT
 scripts/cluster.sh up --workers 6 --racks 2 --dir "$DIR" --release --heartbeat 250ms --block-size "$BLOCK" --replication 2
 export MR_CONFIG="$DIR/cluster.toml"
 OUT="$DIR/bench.jsonl"; : > "$OUT"

@@ -37,7 +37,10 @@ if [ -z "${MR_BIN_DIR:-}" ]; then
 fi
 MR="$MR_BIN_DIR/mr"
 mkdir -p "$DIR"
-trap 'scripts/cluster.sh down --dir "$DIR/c" >/dev/null 2>&1 || true' EXIT
+# Free memory at the speed of memory (scripts/quiet-memory.sh).
+. scripts/quiet-memory.sh
+quiet_memory_on
+trap 'scripts/cluster.sh down --dir "$DIR/c" >/dev/null 2>&1 || true; quiet_memory_restore' EXIT
 scripts/cluster.sh up --workers 6 --racks 2 --dir "$DIR/c" --release --heartbeat 250ms \
   --block-size 64MiB --replication 2 >/dev/null
 export MR_CONFIG="$DIR/c/cluster.toml"
