@@ -46,6 +46,7 @@ pub mod feeds;
 pub mod health;
 pub mod heartbeat;
 pub mod hold;
+pub mod hugepages;
 pub mod input;
 pub mod launch;
 pub mod mapout;

@@ -156,7 +156,7 @@ fn radix_sort(index: &mut Vec<Entry>) {
             c[digit(e, d)] += 1;
         }
     }
-    let mut other: Vec<Entry> = Vec::new();
+    let mut other: Vec<Entry> = crate::hugepages::with_capacity(n);
     for (d, c) in counts.iter().enumerate() {
         if c.contains(&n) {
             continue;
@@ -304,8 +304,8 @@ impl MapOutputBuffer {
             combiner,
             // Reserved, not touched: pages become resident as records
             // arrive, and the buffers never double (and copy) as they grow.
-            arena: Vec::with_capacity(mem_limit),
-            index: Vec::with_capacity(mem_limit / std::mem::size_of::<Entry>()),
+            arena: crate::hugepages::with_capacity(mem_limit),
+            index: crate::hugepages::with_capacity(mem_limit / std::mem::size_of::<Entry>()),
             spills: Vec::new(),
             source: Bytes::new(),
             source_next: 0,

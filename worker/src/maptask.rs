@@ -76,7 +76,7 @@ pub async fn run(
         .map_err(Failure::from_err)?;
     out.locality = level.as_str().to_string();
     let reducers = m.reducers.max(1);
-    let splits = m.splits;
+    let splits = formats::RangePartitioner::new(m.splits);
     let combiner: Option<Combiner> = if job.has_combiner() {
         let j = job.clone();
         let params = ctx.params.clone();
@@ -132,7 +132,7 @@ pub async fn run(
                     }
                     let p = match partitioning {
                         Partitioning::Hash => formats::hash_partition(k, reducers),
-                        Partitioning::TotalOrder => formats::range_partition(k, &splits),
+                        Partitioning::TotalOrder => splits.partition(k),
                     };
                     records_out += 1;
                     if let Err(e) = buf.add(p, k, v) {

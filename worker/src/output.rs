@@ -58,7 +58,7 @@ impl OutputWriter {
             node,
             rt,
             file: Some(file),
-            buf: Vec::with_capacity(block_size.min(64 << 20)),
+            buf: crate::hugepages::with_capacity(block_size.min(64 << 20)),
             block_size,
             in_flight: None,
             spare: None,
@@ -122,7 +122,7 @@ impl OutputWriter {
         let want = self.block_size.min(64 << 20);
         let next = match self.spare.take() {
             Some(v) if v.capacity() >= want => v,
-            _ => Vec::with_capacity(want),
+            _ => crate::hugepages::with_capacity(want),
         };
         let data = Bytes::from(std::mem::replace(&mut self.buf, next));
         let f = self.file.as_ref().expect("open until finish");

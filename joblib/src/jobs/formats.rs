@@ -304,6 +304,45 @@ pub fn range_partition(key: &[u8], splits: &[Vec<u8>]) -> u32 {
     splits.partition_point(|s| s.as_slice() <= key) as u32
 }
 
+/// [`range_partition`] with each split's first 8 bytes kept beside it as
+/// a big-endian number: a key's own prefix settles its place against
+/// almost every split without comparing bytes (TeraSort's maps spent 3 %
+/// of the job's CPU in `memcmp` here, scripts/profile.sh, 2026-11-26).
+#[derive(Debug, Clone, Default)]
+pub struct RangePartitioner {
+    splits: Vec<(u64, Vec<u8>)>,
+}
+
+/// The first 8 bytes of `key`, zero-padded, big-endian: ordered as the
+/// bytes are wherever two prefixes differ.
+fn prefix8(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
+}
+
+impl RangePartitioner {
+    /// `splits` must be sorted, as for [`range_partition`].
+    pub fn new(splits: Vec<Vec<u8>>) -> Self {
+        RangePartitioner {
+            splits: splits.into_iter().map(|s| (prefix8(&s), s)).collect(),
+        }
+    }
+
+    /// The same partition as [`range_partition`] gives.
+    pub fn partition(&self, key: &[u8]) -> u32 {
+        let p = prefix8(key);
+        self.splits.partition_point(|(sp, s)| {
+            if *sp != p {
+                *sp < p
+            } else {
+                s.as_slice() <= key
+            }
+        }) as u32
+    }
+}
+
 /// Picks `reducers - 1` split points at even ranks of the sorted sample.
 /// Duplicate split points are kept (the range between them is just empty) so
 /// the count always matches the reducers; an empty sample yields empty split
@@ -561,6 +600,41 @@ mod tests {
             kv_decode(&o).unwrap(),
             (&b"key"[..], &b"value"[..], o.len())
         );
+    }
+
+    #[test]
+    fn the_range_partitioner_agrees_with_range_partition() {
+        let keys: Vec<Vec<u8>> = [
+            &b""[..],
+            b"a",
+            b"ab",
+            b"ab\0",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefghi",
+            b"abcdefgi",
+            b"b",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+        ]
+        .iter()
+        .map(|k| k.to_vec())
+        .collect();
+        for splits in [
+            vec![],
+            vec![b"ab".to_vec()],
+            vec![b"ab".to_vec(), b"ab\0".to_vec(), b"abcdefgh".to_vec()],
+            vec![b"abcdefgh".to_vec(), b"abcdefghi".to_vec(), b"b".to_vec()],
+            vec![b"a".to_vec(), b"a".to_vec(), b"abcdefgi".to_vec()],
+        ] {
+            let r = RangePartitioner::new(splits.clone());
+            for k in &keys {
+                assert_eq!(
+                    r.partition(k),
+                    range_partition(k, &splits),
+                    "{k:?} {splits:?}"
+                );
+            }
+        }
     }
 
     #[test]
