@@ -61,6 +61,7 @@ pub mod output;
 pub mod partition;
 pub mod peer;
 pub mod pipeline;
+pub mod prealloc;
 pub mod quarantine;
 pub mod reads;
 pub mod reducetask;

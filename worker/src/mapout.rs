@@ -273,11 +273,11 @@ impl<W: Write> Write for Counting<W> {
 /// buffer.
 type Out = BufWriter<Counting<File>>;
 
-fn create_out(path: &Path) -> io::Result<Out> {
-    Ok(BufWriter::with_capacity(
-        1 << 20,
-        Counting::new(File::create(path)?),
-    ))
+/// Creates `path` with `expected` bytes reserved on disk (0: unknown).
+fn create_out(path: &Path, expected: u64) -> io::Result<Out> {
+    let f = File::create(path)?;
+    crate::prealloc::reserve(&f, expected);
+    Ok(BufWriter::with_capacity(1 << 20, Counting::new(f)))
 }
 
 /// Ends a partition of `w`: the bytes written so far and the CRC32C of
@@ -388,6 +388,17 @@ impl MapOutputBuffer {
             self.spill()?;
         }
         Ok(())
+    }
+
+    /// The bytes the buffered records take written out, uncombined.
+    fn encoded_len(&self) -> u64 {
+        if self.combiner.is_some() {
+            return 0;
+        }
+        self.index
+            .iter()
+            .map(|e| 8 + e.layout().2 as u64 + u64::from(e.vlen))
+            .sum()
     }
 
     /// The bytes `e`'s record lies in.
@@ -562,7 +573,7 @@ impl MapOutputBuffer {
         fs::create_dir_all(&self.dir)?;
         self.sort();
         let path = self.dir.join(format!("spill-{}", self.spills.len()));
-        let mut w = create_out(&path)?;
+        let mut w = create_out(&path, self.encoded_len())?;
         let parts = self.write_sorted(&mut w)?;
         w.flush()?;
         self.spills.push(Spill { path, parts });
@@ -579,7 +590,18 @@ impl MapOutputBuffer {
             p.push(".index");
             PathBuf::from(p)
         };
-        let mut w = create_out(out)?;
+        let expected = if self.combiner.is_some() {
+            0
+        } else {
+            self.encoded_len()
+                + self
+                    .spills
+                    .iter()
+                    .flat_map(|s| &s.parts)
+                    .map(|p| p.len)
+                    .sum::<u64>()
+        };
+        let mut w = create_out(out, expected)?;
         let idx = if self.spills.is_empty() {
             self.sort();
             MapOutputIndex {

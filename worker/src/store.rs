@@ -164,6 +164,7 @@ impl BlockStore {
         let tmp_data = tmp.join(format!("blk_{}.{nonce}", info.id));
         let tmp_meta = tmp.join(format!("blk_{}.{nonce}.meta", info.id));
         let file = File::create(&tmp_data)?;
+        crate::prealloc::reserve(&file, info.len);
         Ok(BlockWrite {
             info,
             file: Some(io::BufWriter::with_capacity(1 << 20, file)),
