@@ -107,7 +107,8 @@ async fn read_from(
         match crate::peer::read_block(&mut conn, &info, false, &w.name).await {
             Ok((b, _)) => {
                 tiers.add(level, b.len() as u64);
-                node.cache.insert(info.id, &b);
+                // Checked against `info` by the read.
+                node.cache.insert_verified(info.id, &b, info.crc32c);
                 return Ok((b, level));
             }
             Err(e) => {

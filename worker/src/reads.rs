@@ -33,9 +33,8 @@ impl Node {
         fill_cache: bool,
         want: Option<BlockInfo>,
     ) -> Result<(Bytes, bool), StoreError> {
-        if let Some(b) = self.cache.get(id) {
-            match want.and_then(|w| crate::store::mismatch(&w, b.len() as u64, crc32c::crc32c(&b)))
-            {
+        if let Some((b, crc)) = self.cache.get_verified(id) {
+            match want.and_then(|w| crate::store::mismatch(&w, b.len() as u64, crc)) {
                 None => return Ok((b, true)),
                 Some(why) => {
                     tracing::error!(block = id, %why, "cached copy differs from the namespace: dropped");
@@ -49,7 +48,14 @@ impl Node {
                 return node.store.read_expecting(id, want.as_ref(), false);
             }
             let data = node.store.read_expecting(id, want.as_ref(), true)?;
-            node.cache.insert(id, &data);
+            // Read checked against the store's CRC, which is `want`'s.
+            match want
+                .map(|w| w.crc32c)
+                .or_else(|| node.store.info(id).map(|i| i.crc32c))
+            {
+                Some(crc) => node.cache.insert_verified(id, &data, crc),
+                None => node.cache.insert(id, &data),
+            };
             Ok(data)
         })
         .await
