@@ -239,9 +239,10 @@ pub async fn run(
             };
             // The reduce phase is the reduce function's time, timed on one
             // key group in REDUCE_SAMPLE and scaled (two clock reads per
-            // group cost TeraSort, one record a group, 4 % of its CPU),
-            // plus every wait on the output's block writes, counted whole.
-            const REDUCE_SAMPLE: u64 = 8;
+            // group cost TeraSort, one record a group, 4 % of its CPU; one
+            // group in 8 still cost 2.4 %), plus every wait on the
+            // output's block writes, counted whole.
+            const REDUCE_SAMPLE: u64 = 32;
             let mut groups = 0u64;
             let mut sampled_s = 0.0;
             let records_in = merge_grouped_slices(&runs, &mut |k, vals| {
