@@ -10,7 +10,10 @@
 # where each job's time went (the summary's phases_s) and each worker's peak
 # memory. Every run's output is validated (see validate_run) before the
 # table is printed. Each floor run and each cluster run starts after a
-# `sync`, with nothing dirty in the page cache.
+# `sync`, with nothing dirty in the page cache. On a VM whose host takes
+# freed memory back (free page reporting), reporting is held off while the
+# script runs (scripts/quiet-memory.sh; MR_BENCH_PAGE_REPORTING=on leaves
+# it as it is).
 #   scripts/bench.sh [--size 1GiB] [--dir DIR] [--block-size 64MiB] [--reducers 6]
 #                    [--jobs wordcount,sort,terasort] [--cold] [--reps 1] [--no-floor]
 #                    [--rows FILE]
@@ -48,7 +51,7 @@ while [ $# -gt 0 ]; do
     --reps) REPS=$2; shift 2 ;;
     --no-floor|--no-local) FLOOR=0; shift ;;
     --rows) ROWS=$2; shift 2 ;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
 done

@@ -13,13 +13,17 @@
 # order set past the largest, as the kernel reads it) and the free memory
 # is touched once; the old order is put back on exit. Without root or
 # without `page_reporting`, nothing changes and the benchmark says so.
+# MR_BENCH_PAGE_REPORTING=on leaves reporting as it is (to measure what
+# it costs).
 #   quiet_memory_on          # call once; sets an EXIT trap helper
 #   quiet_memory_restore     # call from the script's EXIT trap
 QM_PARAM=/sys/module/page_reporting/parameters/page_reporting_order
 QM_OLD=
 
 quiet_memory_on() {
-  if [ -w "$QM_PARAM" ]; then
+  if [ "${MR_BENCH_PAGE_REPORTING:-off}" = on ]; then
+    echo "bench: free page reporting left as it is (MR_BENCH_PAGE_REPORTING=on)"
+  elif [ -w "$QM_PARAM" ]; then
     QM_OLD=$(cat "$QM_PARAM")
     echo 11 > "$QM_PARAM"
     echo "bench: free page reporting held off (page_reporting_order $QM_OLD -> 11) until the end"
