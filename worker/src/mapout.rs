@@ -698,6 +698,17 @@ mod tests {
         v
     }
 
+    /// What partition `p` must hold: its records, stably sorted by key.
+    fn sorted_part(recs: &[(u32, Vec<u8>, Vec<u8>)], p: u32) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut want: Vec<(Vec<u8>, Vec<u8>)> = recs
+            .iter()
+            .filter(|r| r.0 == p)
+            .map(|r| (r.1.clone(), r.2.clone()))
+            .collect();
+        want.sort_by(|a, b| a.0.cmp(&b.0));
+        want
+    }
+
     fn records(n: usize, seed: u64) -> Vec<(u32, Vec<u8>, Vec<u8>)> {
         let mut x = seed | 1;
         let mut next = move || {
@@ -728,13 +739,10 @@ mod tests {
         let idx = b.finish(&out).unwrap();
         assert_eq!(MapOutputIndex::read(&d.join("out.index")).unwrap(), idx);
         for p in 0..3u32 {
-            let mut want: Vec<(Vec<u8>, Vec<u8>)> = recs
-                .iter()
-                .filter(|r| r.0 == p)
-                .map(|r| (r.1.clone(), r.2.clone()))
-                .collect();
-            want.sort_by(|a, b| a.0.cmp(&b.0));
-            assert_eq!(read_part(&out, idx.parts[p as usize]), want);
+            assert_eq!(
+                read_part(&out, idx.parts[p as usize]),
+                sorted_part(&recs, p)
+            );
         }
         fs::remove_dir_all(&d).unwrap();
     }
@@ -771,15 +779,9 @@ mod tests {
         let out = d.join("out");
         let idx = b.finish(&out).unwrap();
         for p in 0..300u32 {
-            let mut want: Vec<(Vec<u8>, Vec<u8>)> = recs
-                .iter()
-                .filter(|r| r.0 == p)
-                .map(|r| (r.1.clone(), r.2.clone()))
-                .collect();
-            want.sort_by(|a, b| a.0.cmp(&b.0));
             assert_eq!(
                 read_part(&out, idx.parts[p as usize]),
-                want,
+                sorted_part(&recs, p),
                 "partition {p}"
             );
         }
@@ -865,15 +867,9 @@ mod tests {
                 let out = d.join(format!("{tag}.out"));
                 let idx = b.finish(&out).unwrap();
                 for p in 0..2u32 {
-                    let mut w: Vec<(Vec<u8>, Vec<u8>)> = want
-                        .iter()
-                        .filter(|r| r.0 == p)
-                        .map(|r| (r.1.clone(), r.2.clone()))
-                        .collect();
-                    w.sort_by(|a, b| a.0.cmp(&b.0));
                     assert_eq!(
                         read_part(&out, idx.parts[p as usize]),
-                        w,
+                        sorted_part(&want, p),
                         "{tag} partition {p}"
                     );
                 }
