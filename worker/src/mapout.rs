@@ -16,6 +16,7 @@
 //! change a job's output), as Hadoop's `IFile` checksums each segment.
 
 use crate::merge::{key_prefix, merge_grouped, merge_records};
+use joblib::jobs::formats::kv_encode;
 use bytes::Bytes;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -510,11 +511,7 @@ impl MapOutputBuffer {
                         if let Some(a) = run.get(n + PREFETCH_AHEAD) {
                             self.prefetch(a);
                         }
-                        let (k, v) = (self.key(e), self.value(e));
-                        chunk.extend_from_slice(&(k.len() as u32).to_le_bytes());
-                        chunk.extend_from_slice(k);
-                        chunk.extend_from_slice(&(v.len() as u32).to_le_bytes());
-                        chunk.extend_from_slice(v);
+                        kv_encode(self.key(e), self.value(e), &mut chunk);
                         if chunk.len() >= WRITE_CHUNK {
                             w.write_all(&chunk)?;
                             len += chunk.len() as u64;
