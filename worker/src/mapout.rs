@@ -16,8 +16,8 @@
 //! change a job's output), as Hadoop's `IFile` checksums each segment.
 
 use crate::merge::{key_prefix, merge_grouped, merge_records};
-use joblib::jobs::formats::kv_encode;
 use bytes::Bytes;
+use joblib::jobs::formats::kv_encode;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
