@@ -336,10 +336,20 @@ fn a_stale_replica_is_refused_reported_and_replaced() {
 /// `mr admin safemode` and `mr admin fsck` on a real cluster: safe mode
 /// ends by itself on an empty namespace, enter/leave by hand; a healthy
 /// file passes fsck, and a single-replica block whose copy is corrupt is
-/// listed missing with its file, fsck then exiting non-zero.
+/// listed missing with its file, fsck then exiting non-zero. Heartbeats
+/// are slow so that the put's "added" is still unsent when the corrupt
+/// read is reported: sent after it, it must not make the copy good again.
+/// (Safe mode lasts `dead_after` heartbeats: 8 s.)
 #[test]
 fn safemode_and_fsck_from_the_cli() {
-    let c = Cluster::start("fsck", Opts::default());
+    let c = Cluster::start(
+        "fsck",
+        Opts {
+            heartbeat: "2s",
+            dead_after: 4,
+            ..Opts::default()
+        },
+    );
     c.wait_for("safe mode to end", Duration::from_secs(30), |c| {
         c.json(&["admin", "safemode", "get", "--json"])["safe_mode"] == false
     });
@@ -371,17 +381,33 @@ fn safemode_and_fsck_from_the_cli() {
     if let Ok(got) = std::fs::read(&out) {
         assert!(got.is_empty() || got == data, "wrong bytes returned");
     }
+    let missing = |c: &Cluster| {
+        let o = c.mr(&["admin", "fsck", "--json"]);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+        !o.status.success()
+            && v["missing"][0]["block_id"] == id
+            && v["missing"][0]["files"] == serde_json::json!(["/one"])
+    };
     c.wait_for(
         "the block to be listed missing",
         Duration::from_secs(30),
-        |c| {
-            let o = c.mr(&["admin", "fsck", "--json"]);
-            let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
-            !o.status.success()
-                && v["missing"][0]["block_id"] == id
-                && v["missing"][0]["files"] == serde_json::json!(["/one"])
-        },
+        missing,
     );
+    // The holder's next heartbeat carries whatever it had not reported:
+    // the block stays missing after it.
+    let beat = |c: &Cluster| {
+        let v = c.json(&["cluster", "status", "--json"]);
+        let w = v["workers"].as_array().unwrap().iter();
+        w.filter(|w| w["name"] == holder.as_str())
+            .map(|w| w["last_heartbeat_ms"].as_u64().unwrap())
+            .next()
+            .unwrap()
+    };
+    let seen = beat(&c);
+    c.wait_for("a heartbeat of the holder", Duration::from_secs(30), |c| {
+        beat(c) > seen
+    });
+    assert!(missing(&c), "the corrupt copy was taken for good again");
 }
 
 #[test]

@@ -156,6 +156,7 @@ async fn register(
     node: &Arc<Node>,
     monitor: &mut ResourceMonitor,
 ) -> Result<u64, rpc::dfs::DfsError> {
+    let _order = node.reports.lock().await;
     node.store.clear_delta();
     node.cache.clear_delta();
     let req = Registration {
@@ -194,6 +195,7 @@ pub async fn beat(
     monitor: &mut ResourceMonitor,
     leaving: bool,
 ) -> Result<bool, rpc::dfs::DfsError> {
+    let order = node.reports.lock().await;
     let (blocks_added, blocks_removed) = node.store.take_delta();
     let (cache_added, cache_removed) = node.cache.take_delta();
     let (maps, reduces) = node.tasks.counts();
@@ -212,6 +214,7 @@ pub async fn beat(
         leaving,
     };
     let resp = master::heartbeat(node, req).await?;
+    drop(order);
     if resp.reregister {
         tracing::info!("the master asked for a new registration");
         return Ok(false);

@@ -77,6 +77,7 @@ pub async fn report_bad_block(node: &Node, id: u64, reason: String) -> Result<()
         block_id: id,
         reason,
     };
+    let _order = node.reports.lock().await;
     node.dfs.master().report_bad_block(req).await?;
     Ok(())
 }

@@ -23,6 +23,10 @@ pub struct Node {
     pub epoch: std::sync::atomic::AtomicU64,
     /// Set on SIGTERM: launches are handed back, heartbeats say so.
     pub draining: std::sync::atomic::AtomicBool,
+    /// Held from taking the store's changes to the master's answer, by
+    /// heartbeats, registrations and corrupt-block reports: the master
+    /// sees a replica's "added" before its "corrupt", never after.
+    pub reports: tokio::sync::Mutex<()>,
 }
 
 impl Node {
@@ -52,6 +56,7 @@ impl Node {
             feeds: Default::default(),
             epoch: Default::default(),
             draining: Default::default(),
+            reports: Default::default(),
         }))
     }
 
