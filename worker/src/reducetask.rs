@@ -218,7 +218,6 @@ pub async fn run(
     let (written, records_in, records_out, ctx, phases) =
         tokio::task::spawn_blocking(move || -> Result<_, Failure> {
             let merge_start = std::time::Instant::now();
-            let mut reduce_s = 0.0;
             let mut w =
                 OutputWriter::create(n2.clone(), rt, &path, &opts).map_err(Failure::from_err)?;
             let blocked = w.blocked_clock();
@@ -257,18 +256,20 @@ pub async fn run(
                 Ok(())
             })
             .map_err(Failure::from_err)?;
-            let sampled = groups.div_ceil(REDUCE_SAMPLE);
-            if sampled > 0 {
-                reduce_s += sampled_s.max(0.0) * groups as f64 / sampled as f64;
-            }
             let (t, b0) = (std::time::Instant::now(), blocked.get());
             job.reduce_finish(&mut ctx, &mut emit);
-            reduce_s += (t.elapsed().as_secs_f64() - (blocked.get() - b0)).max(0.0);
-            reduce_s += blocked.get();
+            let whole_s =
+                (t.elapsed().as_secs_f64() - (blocked.get() - b0)).max(0.0) + blocked.get();
             if let Some(e) = err {
                 return Err(Failure::from_err(e));
             }
-            let merge_s = (merge_start.elapsed().as_secs_f64() - reduce_s).max(0.0);
+            let (merge_s, reduce_s) = split_phases(
+                merge_start.elapsed().as_secs_f64(),
+                sampled_s,
+                groups.div_ceil(REDUCE_SAMPLE),
+                groups,
+                whole_s,
+            );
             let records_out = w.records;
             let commit_start = std::time::Instant::now();
             let n = w.finish().map_err(Failure::from_err)?;
@@ -533,10 +534,40 @@ async fn stream_segment(
     })
 }
 
+/// Splits `total`, the wall time of the merge and the reduce together,
+/// into (merge, reduce). The reduce function was timed on `timed` of the
+/// `groups` key groups (`sampled` seconds) and is scaled up; `whole` is what
+/// was timed whole (the job's finish, the waits on block writes). A sample
+/// descheduled mid-group is scaled up with the rest, and once made the
+/// reduce longer than the job: the estimate is capped at the wall time it
+/// is part of, so the two phases always add up to `total`.
+fn split_phases(total: f64, sampled: f64, timed: u64, groups: u64, whole: f64) -> (f64, f64) {
+    let scaled = if timed > 0 {
+        sampled.max(0.0) * groups as f64 / timed as f64
+    } else {
+        0.0
+    };
+    let reduce = (scaled + whole).min(total.max(0.0));
+    (total.max(0.0) - reduce, reduce)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::mapout::MapOutputBuffer;
+
+    #[test]
+    fn the_reduce_estimate_scales_its_sample_and_never_passes_the_wall_time() {
+        // 1 group in 4 timed: 0.1 s over 25 of 100 groups is 0.4 s.
+        let (m, r) = split_phases(1.0, 0.1, 25, 100, 0.1);
+        assert!((r - 0.5).abs() < 1e-9 && (m - 0.5).abs() < 1e-9, "{m} {r}");
+        // One sample descheduled for 0.2 s scales to 0.8 s: capped.
+        let (m, r) = split_phases(0.6, 0.2, 25, 100, 0.05);
+        assert_eq!((m, r), (0.0, 0.6));
+        // No group at all: only what was timed whole.
+        let (m, r) = split_phases(0.3, 0.0, 0, 0, 0.1);
+        assert!((m - 0.2).abs() < 1e-9 && r == 0.1, "{m} {r}");
+    }
 
     fn loc(map_index: u32, attempt: u32) -> MapOutputLocation {
         MapOutputLocation {
