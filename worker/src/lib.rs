@@ -15,6 +15,7 @@
 //! - [`scanner`]: the periodic checksum scan of every stored block.
 //! - [`quarantine`]: blocks the master does not know, kept for a grace period.
 //! - [`heartbeat`]: registration and heartbeats.
+//! - [`heap`]: big buffers go back to the system when freed.
 //! - [`master`]: the calls to the master.
 //! - [`commands`]: the master's commands from heartbeat and report answers.
 //! - [`launch`]: a task launch as the worker runs it.
@@ -44,6 +45,7 @@ pub mod error;
 pub mod executor;
 pub mod feeds;
 pub mod health;
+pub mod heap;
 pub mod heartbeat;
 pub mod hold;
 pub mod hugepages;
