@@ -12,6 +12,12 @@
 //! with `MALLOC_MMAP_THRESHOLD_=4194304`). Buffers above it are mapped
 //! for themselves and unmapped when freed; the big ones that are reused
 //! (an output part's block buffers) are recycled by their owner instead.
+//!
+//! Trimming the arenas (`malloc_trim`) after each task instead left the
+//! peak at 528 MiB: the memory is held while tasks still run. Puts, whose
+//! pipeline allocates 1 MiB chunks without end, kept their speed with the
+//! threshold held: 362 and 335 MiB/s against 355 and 335 without, runs
+//! taking turns (`scripts/bench-put.sh --size 1GiB --reps 3`).
 
 /// Allocations from this size up get their own mapping, returned to the
 /// system when freed. Shuffle chunks (1 MiB) and smaller stay in arenas.
