@@ -398,6 +398,7 @@ impl Job for SortValidate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jobs::formats::read_split;
 
     /// The fast path is the CRC32C of key then value at every length
     /// (whole words, tails, empty parts).
@@ -415,7 +416,6 @@ mod tests {
             }
         }
     }
-    use crate::jobs::formats::read_split;
 
     fn teragen(size: u64, maps: u32, seed: u64) -> Vec<u8> {
         let mut all = vec![];
