@@ -15,14 +15,15 @@ import json, sys
 # Each crate: the workspace crates it may depend on (docs/architecture.md).
 allowed = {
     "common": set(),
-    "joblib": set(),
+    "mrjob": set(),
+    "joblib": {"mrjob"},
     "proto": {"common"},
     "sched": {"common"},
     "rpc": {"common", "proto"},
     "sim": {"sched"},
-    "master": {"common", "joblib", "proto", "rpc", "sched"},
-    "worker": {"common", "joblib", "proto", "rpc"},
-    "cli": {"common", "joblib", "proto", "rpc", "sched", "sim"},
+    "master": {"common", "mrjob", "proto", "rpc", "sched"},
+    "worker": {"common", "joblib", "mrjob", "proto", "rpc"},
+    "cli": {"common", "joblib", "mrjob", "proto", "rpc", "sched", "sim"},
     "simtest": {"common", "master", "proto", "rpc"},
 }
 # Allowed as dev-dependencies only (tests), on top of the above: the
@@ -65,6 +66,7 @@ forbid() {
 }
 for c in common sched sim; do forbid "$c" tonic rustls prost proto rpc rcgen; done
 forbid worker sched rcgen
-forbid master rcgen
+# The master plans a job from its declared plan: no job's code in it.
+forbid master rcgen joblib
 [ "$fail" = 0 ] || exit 1
-echo "crate-deps: common, sched and sim link no network stack; the worker no policy; no daemon rcgen"
+echo "crate-deps: common, sched and sim link no network stack; the worker no policy; no daemon rcgen; the master no job code"

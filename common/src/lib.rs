@@ -10,6 +10,7 @@
 //! - [`placement`]: HDFS's rack-aware replica placement, pure.
 //! - [`resources`]: a worker's resource vector, from sample to policy.
 //! - [`locality`]: the five locality levels of a placement.
+//! - [`shipped`]: files shipped with a job, named by their SHA-256.
 //! - [`shutdown`]: the daemons' stop signal.
 //! - [`sync`]: a `Mutex` lock that survives a panic while it was held.
 //! - [`logging`]: tracing set-up for the daemons.
@@ -21,6 +22,7 @@ pub mod path;
 pub mod placement;
 pub mod resources;
 pub mod role;
+pub mod shipped;
 pub mod shutdown;
 pub mod sync;
 pub mod units;

@@ -8,4 +8,4 @@
 //! - [`spec`]: job parameters on the wire.
 
 pub mod jobs;
-pub mod spec;
+pub use mrjob::spec;

@@ -199,7 +199,7 @@ async fn auth_kill_and_scheduler_switch() {
 
     // --- kill: a generator job stays queued without workers
     let mut conn = rpc::dfs::master_conn(&c.grpc.to_string(), &c.token).unwrap();
-    let params = joblib::jobs::JobParams {
+    let params = mrjob::JobParams {
         size: 1 << 20,
         maps: 3,
         ..Default::default()
@@ -208,7 +208,15 @@ async fn auth_kill_and_scheduler_switch() {
         .submit_job(proto::SubmitJobRequest {
             job: "randomtextwriter".into(),
             output: "/gen/out".into(),
-            params_json: joblib::spec::params_to_json(&params),
+            params_json: mrjob::spec::params_to_json(&params),
+            // A generator: the master plans its maps from this alone.
+            plan_json: mrjob::JobPlan {
+                input_format: mrjob::InputFormat::Generated,
+                output_format: mrjob::OutputFormat::KeyLines,
+                map_only: true,
+                ..Default::default()
+            }
+            .to_json(),
             ..Default::default()
         })
         .await

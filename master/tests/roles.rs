@@ -96,8 +96,19 @@ fn code<T: std::fmt::Debug>(r: Result<tonic::Response<T>, tonic::Status>) -> Cod
     }
 }
 
+/// RandomTextWriter's plan, as the client declares it.
+fn generator_plan() -> String {
+    mrjob::JobPlan {
+        input_format: mrjob::InputFormat::Generated,
+        output_format: mrjob::OutputFormat::KeyLines,
+        map_only: true,
+        ..Default::default()
+    }
+    .to_json()
+}
+
 fn generator(output: &str, queue: &str) -> proto::SubmitJobRequest {
-    let params = joblib::jobs::JobParams {
+    let params = mrjob::JobParams {
         maps: 1,
         size: 1000,
         ..Default::default()
@@ -106,7 +117,8 @@ fn generator(output: &str, queue: &str) -> proto::SubmitJobRequest {
         job: "randomtextwriter".into(),
         output: output.into(),
         reducers: 0,
-        params_json: joblib::spec::params_to_json(&params),
+        params_json: mrjob::spec::params_to_json(&params),
+        plan_json: generator_plan(),
         queue: queue.into(),
         ..Default::default()
     }

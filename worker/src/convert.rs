@@ -146,6 +146,7 @@ pub fn launch(l: proto::LaunchTask) -> Option<Result<TaskSpec, Refused>> {
         epoch: l.epoch,
         job_name: l.job_name,
         params_json: l.params_json,
+        plan_json: l.plan_json,
         output: OutputSpec {
             path: l.output_path,
             replication: l.output_replication,

@@ -2,13 +2,13 @@
 //! master (fenced by attempt and worker epoch), kill, clean up a job's files.
 //! The master counts slots; the worker reports what it actually runs.
 
+use crate::code::TaskCode;
 use crate::command::Command;
 use crate::launch::{Refused, TaskKind, TaskRef, TaskSpec};
 use crate::node::Node;
 use crate::outcome::{End, Failure, Outcome, TaskReport, Usage};
 use crate::tasks::TaskKey;
 use crate::{maptask, reducetask};
-use joblib::jobs::{ResolveError, ResolvedJob};
 use std::sync::Arc;
 use tracing::Instrument;
 
@@ -68,15 +68,13 @@ async fn run(
         task: t,
         job_name,
         params_json,
+        plan_json,
         output,
         kind,
         ..
     } = spec;
     // The job found and its parameters decoded once for the whole attempt.
-    let job = ResolvedJob::decode(&job_name, &params_json).map_err(|e| match e {
-        ResolveError::UnknownJob(_) => Failure::msg(format!("this worker has no job {job_name:?}")),
-        ResolveError::BadParams(m) => Failure::msg(m),
-    })?;
+    let job = TaskCode::decode(&job_name, &params_json, &plan_json).map_err(Failure::msg)?;
     if let Some(release) = crate::hold::release_file(&job.params, t.is_map, &node.me.name) {
         crate::hold::wait_for(std::path::Path::new(release)).await;
     }

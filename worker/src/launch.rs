@@ -30,8 +30,11 @@ pub struct TaskSpec {
     /// and the master ignores reports of an older incarnation.
     pub epoch: u64,
     pub job_name: String,
-    /// The job's parameters (`joblib::jobs::JobParams`) as JSON.
+    /// The job's parameters (`mrjob::JobParams`) as JSON.
     pub params_json: String,
+    /// The job's plan (`mrjob::JobPlan`) as JSON: how to cut and write the
+    /// records of a job whose code is not built in.
+    pub plan_json: String,
     /// Where the attempt's output part goes (reduces and map-only maps).
     pub output: OutputSpec,
     /// A map's or a reduce's own inputs; matches `task.is_map`.

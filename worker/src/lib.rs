@@ -25,6 +25,8 @@
 //! - [`hold`]: the fault tests' hold of a job's attempts until a file exists.
 //! - [`input`]: a map's block read, cache → disk → remote, with its locality.
 //! - [`maptask`], [`reducetask`]: the two kinds of attempt.
+//! - [`code`]: what an attempt runs: built-in code or an external process.
+//! - [`external`]: Streaming commands and job programs as child processes.
 //! - [`mapout`], [`merge`]: map-side sort and spill, reduce-side merge.
 //! - [`output`]: output parts written record-aligned into the block store.
 //! - [`shuffle`]: serving map-output partitions to reducers.
@@ -37,12 +39,14 @@
 
 pub mod block;
 pub mod cache;
+pub mod code;
 pub mod command;
 pub mod commands;
 pub mod convert;
 pub mod drain;
 pub mod error;
 pub mod executor;
+pub mod external;
 pub mod feeds;
 pub mod health;
 pub mod heap;

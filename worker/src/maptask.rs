@@ -1,33 +1,41 @@
 //! A map attempt: read the input block (cache, disk or remote), cut it into
-//! records, run the job's map, partition, and sort/spill through the bounded
-//! map-output buffer into one indexed file the shuffle serves. A generator's
-//! map instead writes its share straight into its output part.
+//! records, run the job's map (its code, or its command or program as a
+//! child process), partition, and sort/spill through the bounded map-output
+//! buffer into one indexed file the shuffle serves. A generator's map, and
+//! any map of a map-only job, writes its output part instead.
 
+use crate::code::{Code, TaskCode};
+use crate::external::{child, Attempt};
 use crate::input::{self, Tiers};
 use crate::launch::{MapTask, OutputSpec, TaskRef};
 use crate::mapout::{output_path, Combiner, MapOutputBuffer};
 use crate::node::Node;
 use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
-use joblib::jobs::{formats, InputFormat, Partitioning, ResolvedJob, TaskCtx};
+use joblib::jobs::{formats, InputFormat, Partitioning, TaskCtx};
+use mrjob::TaskMode;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 pub async fn run(
     node: Arc<Node>,
-    spec: ResolvedJob,
+    spec: TaskCode,
     t: TaskRef,
     m: MapTask,
     output: OutputSpec,
     dir: PathBuf,
 ) -> Result<Outcome, Failure> {
-    let ResolvedJob {
-        job,
+    let TaskCode {
+        code,
         params,
         input_format: format,
         output_format: oformat,
         partitioning,
+        map_only,
     } = spec;
+    // An external job's working directory and children; the guard stays
+    // in this future, so a killed attempt kills its children.
+    let (ext, _guard) = Attempt::for_code(&node, &code, &params, t, &dir).await?;
     let mut ctx = TaskCtx {
         params,
         index: t.index,
@@ -45,14 +53,23 @@ pub async fn run(
             let mut w =
                 OutputWriter::create(n2.clone(), rt, &path, &opts).map_err(Failure::from_err)?;
             let mut err = None;
-            job.generate(&mut ctx, &mut |k: &[u8], v: &[u8]| {
-                if err.is_some() {
-                    return;
+            let mut put = |k: &[u8], v: &[u8]| {
+                w.write_with(|b| formats::write_record(oformat, k, v, b))
+                    .map_err(std::io::Error::other)
+            };
+            match (&code, &ext) {
+                (Code::Builtin(job), _) => job.generate(&mut ctx, &mut |k: &[u8], v: &[u8]| {
+                    if err.is_none() {
+                        err = put(k, v).err();
+                    }
+                }),
+                (Code::External(_), Some(a)) => {
+                    let c = a.child(TaskMode::Map).expect("every job has a map");
+                    let ran = child::run(c, &a.killer, |_| (), &mut put)?;
+                    add_counters(&mut ctx, ran.counters);
                 }
-                if let Err(e) = w.write_with(|b| formats::write_record(oformat, k, v, b)) {
-                    err = Some(e);
-                }
-            });
+                (Code::External(_), None) => unreachable!("prepared above"),
+            }
             if let Some(e) = err {
                 return Err(Failure::from_err(e));
             }
@@ -77,38 +94,52 @@ pub async fn run(
     out.locality = level.as_str().to_string();
     let reducers = m.reducers.max(1);
     let splits = formats::RangePartitioner::new(m.splits);
-    let combiner: Option<Combiner> = if job.has_combiner() {
-        let j = job.clone();
-        let params = ctx.params.clone();
-        Some(Arc::new(
-            move |k: &[u8],
-                  vals: &mut dyn Iterator<Item = &[u8]>,
-                  emit: &mut dyn FnMut(&[u8], &[u8])| {
-                let mut c = TaskCtx {
-                    params: params.clone(),
-                    ..Default::default()
-                };
-                j.combine(&mut c, k, vals, &mut |a: &[u8], b: &[u8]| emit(a, b));
-            },
-        ))
-    } else {
-        None
+    let combiner: Option<Combiner> = match &code {
+        Code::Builtin(job) if job.has_combiner() => {
+            let j = job.clone();
+            let params = ctx.params.clone();
+            Some(Arc::new(
+                move |k: &[u8],
+                      vals: &mut dyn Iterator<Item = &[u8]>,
+                      emit: &mut dyn FnMut(&[u8], &[u8])| {
+                    let mut c = TaskCtx {
+                        params: params.clone(),
+                        ..Default::default()
+                    };
+                    j.combine(&mut c, k, vals, &mut |a: &[u8], b: &[u8]| emit(a, b));
+                },
+            ))
+        }
+        _ => None,
     };
     let following = m.following;
     let offset = m.input_offset;
     let (index, attempt) = (t.index, t.attempt);
     let sort_buffer = m.sort_buffer_bytes as usize;
     let n2 = node.clone();
-    let (idx, stats, ctx, tiers, records_out, spills) =
+    let (written, stats, ctx, tiers, records_out, spills) =
         tokio::task::spawn_blocking(move || -> Result<_, Failure> {
             std::fs::create_dir_all(&dir).map_err(Failure::from_err)?;
-            let mut buf = MapOutputBuffer::new(
-                dir.join(format!("spill-{index}-{attempt}")),
-                reducers,
-                sort_buffer,
-                combiner,
-            )
-            .with_source(data.clone());
+            // A map-only job's records go straight into its output part.
+            let mut part = None;
+            let mut buf = None;
+            if map_only {
+                let opts = output.put_options(&n2.me.name);
+                part = Some(
+                    OutputWriter::create(n2.clone(), rt.clone(), &output.path, &opts)
+                        .map_err(Failure::from_err)?,
+                );
+            } else {
+                buf = Some(
+                    MapOutputBuffer::new(
+                        dir.join(format!("spill-{index}-{attempt}")),
+                        reducers,
+                        sort_buffer,
+                        combiner,
+                    )
+                    .with_source(data.clone()),
+                );
+            }
             let mut next_i = 0;
             let mut tiers = tiers;
             let mut fetch_err = None;
@@ -123,42 +154,75 @@ pub async fn run(
                     }
                 }
             };
-            let mut io_err = None;
             let mut records_out = 0u64;
-            let stats = {
-                let mut emit = |k: &[u8], v: &[u8]| {
-                    if io_err.is_some() {
-                        return;
+            let mut put = |k: &[u8], v: &[u8]| -> std::io::Result<()> {
+                records_out += 1;
+                match (&mut part, &mut buf) {
+                    (Some(w), _) => w
+                        .write_with(|b| formats::write_record(oformat, k, v, b))
+                        .map_err(std::io::Error::other),
+                    (None, Some(buf)) => {
+                        let p = match partitioning {
+                            Partitioning::Hash => formats::hash_partition(k, reducers),
+                            Partitioning::TotalOrder => splits.partition(k),
+                        };
+                        buf.add(p, k, v)
                     }
-                    let p = match partitioning {
-                        Partitioning::Hash => formats::hash_partition(k, reducers),
-                        Partitioning::TotalOrder => splits.partition(k),
+                    (None, None) => unreachable!("one of the two is made above"),
+                }
+            };
+            let stats = match (&code, &ext) {
+                (Code::Builtin(job), _) => {
+                    let mut io_err = None;
+                    let mut emit = |k: &[u8], v: &[u8]| {
+                        if io_err.is_none() {
+                            io_err = put(k, v).err();
+                        }
                     };
-                    records_out += 1;
-                    if let Err(e) = buf.add(p, k, v) {
-                        io_err = Some(e);
+                    let stats = {
+                        let mut on_record = |k: &[u8], v: &[u8]| job.map(&mut ctx, k, v, &mut emit);
+                        formats::read_split(format, &data, offset, &mut next, &mut on_record)
+                    };
+                    // Jobs that summarise a whole block (the validators) emit here.
+                    job.map_finish(&mut ctx, &mut emit);
+                    if let Some(e) = io_err {
+                        return Err(Failure::from_err(e));
                     }
-                };
-                let stats = {
-                    let mut on_record = |k: &[u8], v: &[u8]| job.map(&mut ctx, k, v, &mut emit);
-                    formats::read_split(format, &data, offset, &mut next, &mut on_record)
-                };
-                // Jobs that summarise a whole block (the validators) emit here.
-                job.map_finish(&mut ctx, &mut emit);
-                stats
+                    stats
+                }
+                (Code::External(_), Some(a)) => {
+                    let c = a.child(TaskMode::Map).expect("every job has a map");
+                    let data = &data;
+                    let ran = child::run(
+                        c,
+                        &a.killer,
+                        |feed| {
+                            formats::read_split(format, data, offset, &mut next, &mut |k, v| {
+                                feed(k, v)
+                            })
+                        },
+                        &mut put,
+                    )?;
+                    add_counters(&mut ctx, ran.counters);
+                    ran.fed
+                }
+                (Code::External(_), None) => unreachable!("prepared above"),
             };
             if let Some(e) = fetch_err {
                 return Err(Failure::from_err(e));
             }
             let stats = stats.map_err(Failure::from_err)?;
-            if let Some(e) = io_err {
-                return Err(Failure::from_err(e));
-            }
-            let spills = buf.spills();
-            let idx = buf
-                .finish(&output_path(&dir, index, attempt))
-                .map_err(Failure::from_err)?;
-            Ok((idx, stats, ctx, tiers, records_out, spills))
+            let (written, spills) = match (part, buf) {
+                (Some(w), _) => (w.finish().map_err(Failure::from_err)?, 0),
+                (None, Some(buf)) => {
+                    let spills = buf.spills();
+                    buf.finish(&output_path(&dir, index, attempt))
+                        .map_err(Failure::from_err)?;
+                    (0, spills)
+                }
+                (None, None) => unreachable!("one of the two is made above"),
+            };
+            Ok((written, stats, ctx, tiers, records_out, spills))
         })
         .await
         .map_err(Failure::from_err)??;
@@ -169,8 +233,15 @@ pub async fn run(
     out.read_s = tiers.read_s;
     out.records_in = stats.records;
     out.records_out = records_out;
+    out.bytes_output = written;
     out.spills = spills as u32;
     out.counters = ctx.counters;
-    let _ = idx;
     Ok(out)
+}
+
+/// A child's counters, added to the task's.
+pub fn add_counters(ctx: &mut TaskCtx, counters: std::collections::BTreeMap<String, u64>) {
+    for (k, n) in counters {
+        ctx.count(&k, n);
+    }
 }

@@ -14,6 +14,8 @@
 //! ([`check_segment`]); one that differs is retried and then reported as a
 //! fetch failure naming its map, never merged.
 
+use crate::code::{Code, TaskCode};
+use crate::external::{child, Attempt};
 use crate::feeds::Feed;
 use crate::launch::{MapOutputLocation, OutputSpec, ReduceTask, TaskRef};
 use crate::merge::merge_grouped_slices;
@@ -22,7 +24,8 @@ use crate::outcome::{Failure, Outcome};
 use crate::output::OutputWriter;
 use crate::partition::PartitionRef;
 use futures::StreamExt;
-use joblib::jobs::{formats, ResolvedJob, TaskCtx};
+use joblib::jobs::{formats, TaskCtx};
+use mrjob::TaskMode;
 use rpc::dfs::DfsError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -156,19 +159,22 @@ impl Budget {
 }
 pub async fn run(
     node: Arc<Node>,
-    spec: ResolvedJob,
+    spec: TaskCode,
     t: TaskRef,
     r: ReduceTask,
     feed: Option<Feed>,
     output: OutputSpec,
     dir: PathBuf,
 ) -> Result<Outcome, Failure> {
-    let ResolvedJob {
-        job,
+    let TaskCode {
+        code,
         params,
         output_format: oformat,
         ..
     } = spec;
+    // An external job's working directory and children; the guard stays
+    // in this future, so a killed attempt kills its children.
+    let (ext, _guard) = Attempt::for_code(&node, &code, &params, t, &dir).await?;
     let mut ctx = TaskCtx {
         params,
         index: t.index,
@@ -227,49 +233,95 @@ pub async fn run(
                 .collect::<std::io::Result<Vec<_>>>()
                 .map_err(Failure::from_err)?;
             let runs: Vec<&[u8]> = mapped.iter().map(Mapped::bytes).collect();
-            let mut err = None;
-            let mut emit = |k: &[u8], v: &[u8]| {
-                if err.is_some() {
-                    return;
-                }
-                if let Err(e) = w.write_with(|b| formats::write_record(oformat, k, v, b)) {
-                    err = Some(e);
-                }
-            };
-            // The reduce phase is the reduce function's time, timed on one
-            // key group in REDUCE_SAMPLE and scaled (two clock reads per
-            // group cost TeraSort, one record a group, 4 % of its CPU; one
-            // group in 8 still cost 2.4 %), plus every wait on the
-            // output's block writes, counted whole.
-            const REDUCE_SAMPLE: u64 = 32;
-            let mut groups = 0u64;
-            let mut sampled_s = 0.0;
-            let records_in = merge_grouped_slices(&runs, &mut |k, vals| {
-                groups += 1;
-                if groups % REDUCE_SAMPLE == 1 {
+            let (records_in, merge_s, reduce_s) = match (&code, &ext) {
+                (Code::Builtin(job), _) => {
+                    let mut err = None;
+                    let mut emit = |k: &[u8], v: &[u8]| {
+                        if err.is_some() {
+                            return;
+                        }
+                        if let Err(e) = w.write_with(|b| formats::write_record(oformat, k, v, b)) {
+                            err = Some(e);
+                        }
+                    };
+                    // The reduce phase is the reduce function's time, timed on one
+                    // key group in REDUCE_SAMPLE and scaled (two clock reads per
+                    // group cost TeraSort, one record a group, 4 % of its CPU; one
+                    // group in 8 still cost 2.4 %), plus every wait on the
+                    // output's block writes, counted whole.
+                    const REDUCE_SAMPLE: u64 = 32;
+                    let mut groups = 0u64;
+                    let mut sampled_s = 0.0;
+                    let records_in = merge_grouped_slices(&runs, &mut |k, vals| {
+                        groups += 1;
+                        if groups % REDUCE_SAMPLE == 1 {
+                            let (t, b0) = (std::time::Instant::now(), blocked.get());
+                            job.reduce(&mut ctx, k, vals, &mut emit);
+                            sampled_s += t.elapsed().as_secs_f64() - (blocked.get() - b0);
+                        } else {
+                            job.reduce(&mut ctx, k, vals, &mut emit);
+                        }
+                        Ok(())
+                    })
+                    .map_err(Failure::from_err)?;
                     let (t, b0) = (std::time::Instant::now(), blocked.get());
-                    job.reduce(&mut ctx, k, vals, &mut emit);
-                    sampled_s += t.elapsed().as_secs_f64() - (blocked.get() - b0);
-                } else {
-                    job.reduce(&mut ctx, k, vals, &mut emit);
+                    job.reduce_finish(&mut ctx, &mut emit);
+                    let whole_s =
+                        (t.elapsed().as_secs_f64() - (blocked.get() - b0)).max(0.0) + blocked.get();
+                    if let Some(e) = err {
+                        return Err(Failure::from_err(e));
+                    }
+                    let (merge_s, reduce_s) = split_phases(
+                        merge_start.elapsed().as_secs_f64(),
+                        sampled_s,
+                        groups.div_ceil(REDUCE_SAMPLE),
+                        groups,
+                        whole_s,
+                    );
+                    (records_in, merge_s, reduce_s)
                 }
-                Ok(())
-            })
-            .map_err(Failure::from_err)?;
-            let (t, b0) = (std::time::Instant::now(), blocked.get());
-            job.reduce_finish(&mut ctx, &mut emit);
-            let whole_s =
-                (t.elapsed().as_secs_f64() - (blocked.get() - b0)).max(0.0) + blocked.get();
-            if let Some(e) = err {
-                return Err(Failure::from_err(e));
-            }
-            let (merge_s, reduce_s) = split_phases(
-                merge_start.elapsed().as_secs_f64(),
-                sampled_s,
-                groups.div_ceil(REDUCE_SAMPLE),
-                groups,
-                whole_s,
-            );
+                // The merge feeds the child on its own thread, and the
+                // child's time is the reduce's: the two overlap, so the
+                // whole loop is counted as the reduce phase.
+                (Code::External(_), Some(a)) => {
+                    let start = std::time::Instant::now();
+                    let feed = |put: &mut dyn FnMut(&[u8], &[u8])| {
+                        merge_grouped_slices(&runs, &mut |k, vals| {
+                            for v in vals {
+                                put(k, v);
+                            }
+                            Ok(())
+                        })
+                    };
+                    let mut put = |k: &[u8], v: &[u8]| {
+                        w.write_with(|b| formats::write_record(oformat, k, v, b))
+                            .map_err(std::io::Error::other)
+                    };
+                    let records_in = match a.child(TaskMode::Reduce) {
+                        Some(c) => {
+                            let ran = child::run(c, &a.killer, feed, &mut put)?;
+                            crate::maptask::add_counters(&mut ctx, ran.counters);
+                            ran.fed
+                        }
+                        // Streaming without a reducer: the identity reduce.
+                        None => {
+                            let mut e = None;
+                            let n = feed(&mut |k: &[u8], v: &[u8]| {
+                                if e.is_none() {
+                                    e = put(k, v).err();
+                                }
+                            });
+                            if let Some(e) = e {
+                                return Err(Failure::from_err(e));
+                            }
+                            n
+                        }
+                    }
+                    .map_err(Failure::from_err)?;
+                    (records_in, 0.0, start.elapsed().as_secs_f64())
+                }
+                (Code::External(_), None) => unreachable!("prepared above"),
+            };
             let records_out = w.records;
             let commit_start = std::time::Instant::now();
             let n = w.finish().map_err(Failure::from_err)?;

@@ -35,8 +35,18 @@ pub struct GenArgs {
 }
 
 #[derive(clap::Args, Clone)]
+#[command(after_help = "Your own jobs:
+  mr job run streaming --input /text --output /wc --mapper 'python3 m.py' \\
+      --reducer 'python3 r.py' --file m.py --file r.py
+      Hadoop Streaming: the mapper reads input lines on stdin and prints
+      KEY<TAB>VALUE lines; the reducer reads its partition's lines sorted by
+      key. No --reducer: identity reduce; --reducers 0: map-only.
+  mr job run program --program target/release/my-job --input /in --output /out
+      A binary built against the mrjob crate (see examples/).
+Commands and programs run on the workers as the worker's OS user.")]
 pub struct JobArgs {
-    /// wordcount, sort, terasort, teravalidate, sortvalidate, ...
+    /// wordcount, sort, terasort, teravalidate, sortvalidate, ...; or
+    /// streaming (--mapper), or program (--program).
     name: String,
     /// Input file or directory (repeatable).
     #[arg(long, required = true)]
@@ -64,6 +74,28 @@ pub struct JobArgs {
     /// Extra job parameters, key=value.
     #[arg(long = "param")]
     params: Vec<String>,
+    /// Streaming: the map command, run by `sh -c` in the task's directory.
+    #[arg(long)]
+    mapper: Option<String>,
+    /// Streaming: the reduce command [default: identity].
+    #[arg(long)]
+    reducer: Option<String>,
+    /// Streaming: the combine command, run over each map's sorted output.
+    #[arg(long)]
+    combiner: Option<String>,
+    /// program: a binary built against the mrjob crate.
+    #[arg(long)]
+    program: Option<std::path::PathBuf>,
+    /// A local file every task finds in its working directory (repeatable).
+    #[arg(long = "file")]
+    files: Vec<std::path::PathBuf>,
+    /// NAME=VALUE in the commands' environment (repeatable).
+    #[arg(long = "cmdenv")]
+    cmdenv: Vec<String>,
+    /// Seconds a task's command may read nothing and write nothing before
+    /// it is killed [default: 600, Hadoop's mapreduce.task.timeout].
+    #[arg(long)]
+    task_timeout: Option<f64>,
     /// `run`: the job summary as JSON; `submit`: `{"job_id": N}`.
     #[arg(long)]
     json: bool,
@@ -107,12 +139,12 @@ pub enum JobCmd {
 pub async fn dispatch(cfg: &ClusterConfig, c: JobCmd) -> anyhow::Result<()> {
     match c {
         JobCmd::Run(a) => {
-            let id = submit(cfg, job_submit(&a)?).await?;
+            let id = submit(cfg, job_submit(&a).await?).await?;
             let v = wait(cfg, id).await?;
             finish(&v, a.json)
         }
         JobCmd::Submit(a) => {
-            let id = submit(cfg, job_submit(&a)?).await?;
+            let id = submit(cfg, job_submit(&a).await?).await?;
             if a.json {
                 println!("{}", serde_json::json!({ "job_id": id }));
             } else {
@@ -156,13 +188,14 @@ pub async fn generate(cfg: &ClusterConfig, g: GenArgs) -> anyhow::Result<()> {
         output_block_size: g.block_size.unwrap_or(0),
         queue: "default".into(),
         sort_buffer: 0,
+        ..Default::default()
     };
     let id = submit(cfg, s).await?;
     let v = wait(cfg, id).await?;
     finish(&v, g.json)
 }
 
-fn job_submit(a: &JobArgs) -> anyhow::Result<Submit> {
+async fn job_submit(a: &JobArgs) -> anyhow::Result<Submit> {
     let mut params = JobParams {
         format_lines: a.format == RecordFormat::Lines,
         ..Default::default()
@@ -176,15 +209,46 @@ fn job_submit(a: &JobArgs) -> anyhow::Result<Submit> {
             .ok_or_else(|| anyhow::anyhow!("--param {kv:?} is not key=value"))?;
         params.extra.insert(k.into(), v.into());
     }
-    if a.reducers == 0 {
-        anyhow::bail!("--reducers must be at least 1");
+    let user = super::userjob::UserJob {
+        mapper: a.mapper.clone(),
+        reducer: a.reducer.clone(),
+        combiner: a.combiner.clone(),
+        program: a.program.clone(),
+        files: a.files.clone(),
+        cmdenv: a.cmdenv.clone(),
+        task_timeout: a.task_timeout,
+    };
+    let ship = super::userjob::prepare(&a.name, &user, &mut params)?;
+    let (plan, name) = match a.name.as_str() {
+        "streaming" => (
+            Some(super::userjob::streaming_plan(
+                a.reducers,
+                a.combiner.is_some(),
+            )),
+            a.name.clone(),
+        ),
+        "program" => {
+            let path = a.program.as_ref().expect("checked by prepare");
+            let (mut plan, name) = super::userjob::describe(path, &params).await?;
+            plan.map_only |= a.reducers == 0;
+            (Some(plan), name)
+        }
+        _ => (None, a.name.clone()),
+    };
+    if a.reducers == 0 && plan.is_none() {
+        anyhow::bail!(
+            "--reducers must be at least 1 (0, map-only, is for streaming and program jobs)"
+        );
     }
     // 0 on the wire means "the default": a typed 0 is refused, not defaulted.
     if a.sort_buffer == Some(0) {
         anyhow::bail!("--sort-buffer must be between 1MiB and 4GiB (got 0)");
     }
     Ok(Submit {
-        job: a.name.clone(),
+        job: name,
+        plan,
+        ship,
+        program: a.name == "program",
         inputs: a.input.clone(),
         output: a.output.clone(),
         reducers: a.reducers,
@@ -208,26 +272,53 @@ pub struct Submit {
     pub output_block_size: u64,
     pub queue: String,
     pub sort_buffer: u64,
+    /// The declared plan of a job that is not built in (streaming, a
+    /// program); `None`: the built-in job `job`'s.
+    pub plan: Option<mrjob::JobPlan>,
+    /// Local files to ship with the job (a program's binary first).
+    pub ship: Vec<std::path::PathBuf>,
+    /// The first shipped file is the job's program.
+    pub program: bool,
 }
 
 /// Validates what the client can check alone, samples split points for
 /// total-order jobs, and submits. Returns the job id.
 pub async fn submit(cfg: &ClusterConfig, s: Submit) -> anyhow::Result<u64> {
-    let job = registry::lookup(&s.job).with_context(|| {
-        format!(
-            "unknown job {:?}; known jobs: {}",
-            s.job,
-            registry::NAMES.join(", ")
-        )
-    })?;
     let dfs = Dfs::connect(cfg)?;
-    // A validator reads everything in one reduce, whatever was asked.
-    let reducers = job.fixed_reducers().unwrap_or(s.reducers);
     let mut params = s.params.clone();
+    let (plan, reducers, builtin) = match &s.plan {
+        Some(plan) => {
+            if plan.partitioning == Partitioning::TotalOrder && !plan.map_only {
+                bail!(
+                    "{}: total-order partitioning is for the built-in sorts",
+                    s.job
+                );
+            }
+            let reducers = if plan.map_only { 0 } else { s.reducers };
+            (plan.clone(), reducers, None)
+        }
+        None => {
+            let job = registry::lookup(&s.job).with_context(|| {
+                format!(
+                    "unknown job {:?}; known jobs: {}, or streaming, or program",
+                    s.job,
+                    registry::NAMES.join(", ")
+                )
+            })?;
+            // A validator reads everything in one reduce, whatever was asked.
+            let reducers = job.fixed_reducers().unwrap_or(s.reducers);
+            params.reducers = reducers;
+            (job.plan(&params), reducers, Some(job))
+        }
+    };
     params.reducers = reducers;
+    super::userjob::ship_all(&dfs, s.program, &s.ship, &mut params).await?;
     let mut splits = Vec::new();
-    if !job.map_only() && job.partitioning(&params) == Partitioning::TotalOrder && reducers > 1 {
-        splits = sample_splits(&dfs, job.as_ref(), &params, &s.inputs, reducers).await?;
+    if let Some(job) = &builtin {
+        if !plan.map_only && plan.partitioning == Partitioning::TotalOrder && reducers > 1 {
+            let job: &dyn joblib::jobs::Job = job.as_ref();
+            splits = sample_splits(&dfs, job, &params, &s.inputs, reducers).await?;
+        }
     }
     let r = dfs
         .master()
@@ -237,6 +328,7 @@ pub async fn submit(cfg: &ClusterConfig, s: Submit) -> anyhow::Result<u64> {
             output: s.output.clone(),
             reducers,
             params_json: joblib::spec::params_to_json(&params),
+            plan_json: plan.to_json(),
             output_replication: s.output_replication,
             splits: splits.into_iter().map(Into::into).collect(),
             queue: s.queue.clone(),

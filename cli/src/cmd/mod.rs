@@ -13,6 +13,7 @@ pub mod job;
 pub mod local;
 pub mod schedbench;
 pub mod sim;
+pub mod userjob;
 
 use common::config::{ClusterConfig, ConfigError};
 use std::path::Path;

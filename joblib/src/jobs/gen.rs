@@ -5,7 +5,7 @@
 //! worker runs the map or how often it is retried, so a re-run map writes the
 //! same part and benchmark inputs can be regenerated instead of stored.
 
-use super::{Emit, InputFormat, Job, JobParams, OutputFormat, TaskCtx};
+use super::{Builtin, Emit, InputFormat, Job, JobParams, OutputFormat, TaskCtx};
 use std::sync::OnceLock;
 
 /// The splitmix64 finaliser: a bijection on u64 with good avalanche, so that
@@ -131,6 +131,8 @@ impl Job for RandomTextWriter {
     }
 }
 
+impl Builtin for RandomTextWriter {}
+
 fn push_sentence(line: &mut Vec<u8>, rng: &mut Rng, words: &[Vec<u8>], n: u64) {
     for i in 0..n {
         if i > 0 {
@@ -181,6 +183,8 @@ impl Job for RandomWriter {
         ctx.count("bytes", produced);
     }
 }
+
+impl Builtin for RandomWriter {}
 
 #[cfg(test)]
 mod tests {

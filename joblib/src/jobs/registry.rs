@@ -6,7 +6,7 @@ use super::sort::Sort;
 use super::swim::Swim;
 use super::terasort::{SortValidate, TeraGen, TeraSort, TeraValidate};
 use super::wordcount::WordCount;
-use super::Job;
+use super::Builtin;
 use std::sync::Arc;
 
 pub const NAMES: &[&str] = &[
@@ -24,7 +24,7 @@ pub const NAMES: &[&str] = &[
 /// A fresh instance per call: the validators keep per-task state in the job,
 /// so each task should look its job up (sharing one is still correct, only
 /// slower to clean up after a failed task).
-pub fn lookup(name: &str) -> Option<Arc<dyn Job>> {
+pub fn lookup(name: &str) -> Option<Arc<dyn Builtin>> {
     Some(match name {
         "wordcount" => Arc::new(WordCount::default()),
         "sort" => Arc::new(Sort),

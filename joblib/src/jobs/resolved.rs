@@ -51,7 +51,8 @@ impl ResolvedJob {
     /// Looks job `name` up and decodes `params_json` (what a task launch
     /// carries).
     pub fn decode(name: &str, params_json: &str) -> Result<Self, ResolveError> {
-        let job = registry::lookup(name).ok_or_else(|| ResolveError::UnknownJob(name.into()))?;
+        let job: Arc<dyn Job> =
+            registry::lookup(name).ok_or_else(|| ResolveError::UnknownJob(name.into()))?;
         let params = crate::spec::params_from_json(params_json).map_err(ResolveError::BadParams)?;
         Ok(Self::new(job, params))
     }

@@ -1,7 +1,7 @@
 //! Sort, as Hadoop's examples `sort`: identity map and reduce, so the
 //! framework's partition-sort-merge does all the work and the job measures it.
 
-use super::{Emit, InputFormat, Job, JobParams, OutputFormat, Partitioning, TaskCtx};
+use super::{Builtin, Emit, InputFormat, Job, JobParams, OutputFormat, Partitioning, TaskCtx};
 
 #[derive(Debug, Default)]
 pub struct Sort;
@@ -24,9 +24,6 @@ pub fn total_order(p: &JobParams) -> bool {
 impl Job for Sort {
     fn name(&self) -> &'static str {
         "sort"
-    }
-    fn validator(&self) -> Option<&'static str> {
-        Some("sortvalidate")
     }
     fn input_format(&self, p: &JobParams) -> InputFormat {
         if p.format_lines {
@@ -57,6 +54,12 @@ impl Job for Sort {
         } else {
             out.emit(key, value);
         }
+    }
+}
+
+impl Builtin for Sort {
+    fn validator(&self) -> Option<&'static str> {
+        Some("sortvalidate")
     }
 }
 

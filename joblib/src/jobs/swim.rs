@@ -12,7 +12,7 @@
 //! over reduces: that is what lets the harness compute the expected output
 //! (records and checksum) from the input alone and validate every job.
 
-use super::{Emit, InputFormat, Job, JobParams, OutputFormat, TaskCtx};
+use super::{Builtin, Emit, InputFormat, Job, JobParams, OutputFormat, TaskCtx};
 
 /// TeraGen's record and key lengths.
 pub const RECORD: usize = 100;
@@ -109,6 +109,8 @@ impl Job for Swim {
         }
     }
 }
+
+impl Builtin for Swim {}
 
 /// What a job over `input` (whole 100-byte records) must write with these
 /// ratios: (records, the wrapping sum of each record's CRC32C over key then

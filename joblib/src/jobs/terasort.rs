@@ -11,7 +11,7 @@
 use super::gen::{share, splitmix64};
 use super::lock;
 use super::sort::{split_tab, total_order};
-use super::{Emit, InputFormat, Job, JobParams, OutputFormat, Partitioning, TaskCtx};
+use super::{Builtin, Emit, InputFormat, Job, JobParams, OutputFormat, Partitioning, TaskCtx};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -69,9 +69,6 @@ impl Job for TeraSort {
     fn name(&self) -> &'static str {
         "terasort"
     }
-    fn validator(&self) -> Option<&'static str> {
-        Some("teravalidate")
-    }
     fn input_format(&self, _p: &JobParams) -> InputFormat {
         TERA_FORMAT
     }
@@ -85,6 +82,12 @@ impl Job for TeraSort {
         ctx.count("input_records", 1);
         ctx.count("input_checksum", record_crc(key, value) as u64);
         out.emit(key, value);
+    }
+}
+
+impl Builtin for TeraSort {
+    fn validator(&self) -> Option<&'static str> {
+        Some("teravalidate")
     }
 }
 
@@ -139,6 +142,8 @@ impl Job for TeraGen {
         ctx.count("records", hi - lo);
     }
 }
+
+impl Builtin for TeraGen {}
 
 /// A run of records in input order, encoded as one byte string so that it can
 /// travel as a map output value: `records u64, checksum u64, first unsorted
@@ -304,18 +309,6 @@ impl Job for TeraValidate {
     fn name(&self) -> &'static str {
         "teravalidate"
     }
-    fn is_validator(&self) -> bool {
-        true
-    }
-    fn fixed_reducers(&self) -> Option<u32> {
-        Some(1)
-    }
-    fn inherited_counters(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("input_records", "expect_records"),
-            ("input_checksum", "expect_checksum"),
-        ]
-    }
     fn input_format(&self, _p: &JobParams) -> InputFormat {
         TERA_FORMAT
     }
@@ -342,6 +335,21 @@ impl Job for TeraValidate {
     }
 }
 
+impl Builtin for TeraValidate {
+    fn is_validator(&self) -> bool {
+        true
+    }
+    fn fixed_reducers(&self) -> Option<u32> {
+        Some(1)
+    }
+    fn inherited_counters(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("input_records", "expect_records"),
+            ("input_checksum", "expect_checksum"),
+        ]
+    }
+}
+
 /// Checks `sort` output (KvRecords, or TAB lines with `format_lines`). Each
 /// block must be sorted; the order across blocks is checked only with
 /// `total_order=true`, since hash-partitioned parts are sorted separately and
@@ -352,12 +360,6 @@ pub struct SortValidate(Validator);
 impl Job for SortValidate {
     fn name(&self) -> &'static str {
         "sortvalidate"
-    }
-    fn is_validator(&self) -> bool {
-        true
-    }
-    fn fixed_reducers(&self) -> Option<u32> {
-        Some(1)
     }
     fn input_format(&self, p: &JobParams) -> InputFormat {
         if p.format_lines {
@@ -392,6 +394,15 @@ impl Job for SortValidate {
     }
     fn reduce_finish(&self, ctx: &mut TaskCtx, out: &mut dyn Emit) {
         self.0.finish_reduce(ctx, out);
+    }
+}
+
+impl Builtin for SortValidate {
+    fn is_validator(&self) -> bool {
+        true
+    }
+    fn fixed_reducers(&self) -> Option<u32> {
+        Some(1)
     }
 }
 

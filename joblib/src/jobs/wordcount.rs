@@ -9,7 +9,7 @@
 //! memory stays bounded on any vocabulary.
 
 use super::lock;
-use super::{Emit, Job, OutputFormat, TaskCtx};
+use super::{Builtin, Emit, Job, OutputFormat, TaskCtx};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
@@ -161,6 +161,8 @@ impl Job for WordCount {
         sum_counts(key, values, out)
     }
 }
+
+impl Builtin for WordCount {}
 
 #[cfg(test)]
 mod tests {

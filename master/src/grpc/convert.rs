@@ -123,6 +123,7 @@ impl From<proto::SubmitJobRequest> for SubmitJob {
             queue: r.queue,
             sort_buffer_bytes: r.sort_buffer_bytes,
             output_block_size: r.output_block_size,
+            plan_json: r.plan_json,
             owner: String::new(),
         }
     }
@@ -286,6 +287,7 @@ impl From<Launch> for proto::LaunchTask {
             task: Some(l.task.into()),
             job_name: l.job_name,
             params_json: l.params_json,
+            plan_json: l.plan_json,
             reducers: l.reducers,
             splits: l.splits.into_iter().map(Into::into).collect(),
             input: l.input.map(Into::into),

@@ -22,6 +22,8 @@ pub struct Launch {
     pub task: AttemptRef,
     pub job_name: String,
     pub params_json: String,
+    /// The job's plan (`mrjob::JobPlan` as JSON).
+    pub plan_json: String,
     pub reducers: u32,
     pub splits: Vec<Vec<u8>>,
     /// Maps: the input block, its offset in its file, and the blocks after
@@ -62,6 +64,7 @@ impl Launch {
             },
             job_name: job.spec().job.clone(),
             params_json: job.spec().params_json.clone(),
+            plan_json: job.spec().plan_json.clone(),
             reducers: job.spec().reducers,
             splits: job.spec().splits.clone(),
             output_replication: job.spec().output_replication,

@@ -34,6 +34,9 @@ pub struct SubmitJob {
     pub queue: String,
     pub sort_buffer_bytes: u64,
     pub output_block_size: u64,
+    /// The job's declared plan (`mrjob::JobPlan` as JSON); empty: the
+    /// defaults.
+    pub plan_json: String,
     /// Who submitted it (the caller's identity, never the request's say).
     pub owner: String,
 }
@@ -54,14 +57,21 @@ impl Jobs {
         cfg: &ClusterConfig,
         now: Instant,
     ) -> Result<(u64, Submitted)> {
-        let job = joblib::jobs::registry::lookup(&req.job).ok_or_else(|| {
-            bad(format!(
-                "unknown job {:?}; known jobs: {}",
-                req.job,
-                joblib::jobs::registry::NAMES.join(", ")
-            ))
-        })?;
-        let params = joblib::spec::params_from_json(&req.params_json).map_err(bad)?;
+        if req.job.is_empty() || req.job.len() > 200 || req.job.chars().any(char::is_control) {
+            return Err(bad(format!(
+                "job name {:?}: 1 to 200 printable characters",
+                req.job
+            )));
+        }
+        // What the job is, as the client declared it: the master runs no
+        // job code, so it plans from this alone. A client that sends none
+        // gets Hadoop's defaults (text lines in, KEY<TAB>VALUE lines out).
+        let plan = if req.plan_json.is_empty() {
+            mrjob::JobPlan::default()
+        } else {
+            mrjob::JobPlan::from_json(&req.plan_json).map_err(bad)?
+        };
+        let params = mrjob::spec::params_from_json(&req.params_json).map_err(bad)?;
         let output = DfsPath::parse_file(&req.output).map_err(|e| bad(format!("output: {e}")))?;
         if crate::core::is_staging(output.as_str()) {
             return Err(bad(format!(
@@ -84,7 +94,7 @@ impl Jobs {
                 j.id()
             )));
         }
-        let map_only = job.map_only();
+        let map_only = plan.map_only;
         let reducers = if map_only { 0 } else { req.reducers };
         if !map_only && !(1..=MAX_REDUCERS).contains(&reducers) {
             return Err(bad(format!(
@@ -133,8 +143,8 @@ impl Jobs {
                     ))
                 })?,
         };
-        let input_format = job.input_format(&params);
-        let (map_inputs, maps) = if input_format == joblib::jobs::InputFormat::Generated {
+        let input_format = plan.input_format;
+        let (map_inputs, maps) = if input_format == mrjob::InputFormat::Generated {
             if !req.inputs.is_empty() {
                 return Err(bad(format!(
                     "{} is a generator: it takes no --input",
@@ -152,7 +162,7 @@ impl Jobs {
             (vec![], params.maps)
         } else {
             let inputs = resolve_inputs(ns, &req.inputs)?;
-            if let joblib::jobs::InputFormat::Fixed { len, .. } = input_format {
+            if let mrjob::InputFormat::Fixed { len, .. } = input_format {
                 for (path, f) in &inputs {
                     if f.size() % len as u64 != 0 {
                         return Err(bad(format!(
@@ -170,7 +180,7 @@ impl Jobs {
             let n = mi.len() as u32;
             (mi, n)
         };
-        if job.partitioning(&params) == joblib::jobs::Partitioning::TotalOrder
+        if plan.partitioning == mrjob::Partitioning::TotalOrder
             && !map_only
             && req.splits.len() + 1 != reducers as usize
         {
@@ -182,8 +192,7 @@ impl Jobs {
             )));
         }
         let mut params = params;
-        let inherited = job.inherited_counters();
-        if !inherited.is_empty() {
+        if !plan.inherit.is_empty() {
             // Compare with what the sort's maps counted on its input.
             if let Some(src) = self.jobs.values().rev().find(|j| {
                 j.state() == JobState::Succeeded
@@ -192,12 +201,9 @@ impl Jobs {
                         .iter()
                         .any(|i| DfsPath::parse(i).is_ok_and(|p| p.as_str() == j.spec().output))
             }) {
-                for &(k, name) in inherited {
+                for (k, name) in &plan.inherit {
                     if let Some(v) = src.counters().get(k) {
-                        params
-                            .extra
-                            .entry(name.to_string())
-                            .or_insert(v.to_string());
+                        params.extra.entry(name.clone()).or_insert(v.to_string());
                     }
                 }
             }
@@ -208,9 +214,10 @@ impl Jobs {
             inputs: req.inputs.clone(),
             output: output.to_string(),
             reducers,
-            params_json: joblib::spec::params_to_json(&params),
+            params_json: mrjob::spec::params_to_json(&params),
             params,
-            is_validator: job.is_validator(),
+            is_validator: plan.validator,
+            plan_json: plan.to_json(),
             output_replication: replication,
             output_block_size: out_bs,
             splits: req.splits,
@@ -347,7 +354,7 @@ mod tests {
     }
 
     fn wordcount(extra: &[(&str, &str)], sort_buffer: u64) -> SubmitJob {
-        let mut p = joblib::jobs::JobParams::default();
+        let mut p = mrjob::JobParams::default();
         for (k, v) in extra {
             p.extra.insert(k.to_string(), v.to_string());
         }
@@ -356,7 +363,7 @@ mod tests {
             inputs: vec!["/in".into()],
             output: "/out".into(),
             reducers: 1,
-            params_json: joblib::spec::params_to_json(&p),
+            params_json: mrjob::spec::params_to_json(&p),
             sort_buffer_bytes: sort_buffer,
             ..Default::default()
         }

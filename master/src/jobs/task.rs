@@ -186,9 +186,12 @@ pub struct JobSpec {
     pub reducers: u32,
     pub params_json: String,
     /// `params_json` decoded, once, at submission.
-    pub params: joblib::jobs::JobParams,
-    /// A validator fails when what it checked is wrong (`Job::is_validator`).
+    pub params: mrjob::JobParams,
+    /// A validator fails when what it checked is wrong (`JobPlan::validator`).
     pub is_validator: bool,
+    /// The job's plan as JSON, passed on to every launch: how a worker
+    /// cuts and writes the records of a job it has no code for.
+    pub plan_json: String,
     pub output_replication: u32,
     pub output_block_size: u64,
     pub splits: Vec<Vec<u8>>,
@@ -215,6 +218,7 @@ impl JobSpec {
             params_json: String::new(),
             params: Default::default(),
             is_validator: false,
+            plan_json: String::new(),
             output_replication: 1,
             output_block_size: 1 << 20,
             splits: vec![],

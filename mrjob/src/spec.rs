@@ -1,7 +1,27 @@
 //! Job parameters on the wire: [`JobParams`] as a JSON object, so that the
 //! master and the workers need no schema change when a job grows a knob.
 
-use crate::jobs::JobParams;
+use crate::JobParams;
+
+/// The parameters of jobs whose code the workers do not have: what the
+/// client sets for `mr job run streaming` and `mr job run program`, and
+/// the workers read.
+pub mod keys {
+    /// Streaming: the mapper's, reducer's and combiner's shell commands.
+    pub const MAPPER: &str = "stream.map";
+    pub const REDUCER: &str = "stream.reduce";
+    pub const COMBINER: &str = "stream.combine";
+    /// A job program: the block-store path of its binary (also a shipped
+    /// file).
+    pub const PROGRAM: &str = "program";
+    /// Shipped files, one block-store path a line (`/.mr/files/SHA256/NAME`).
+    pub const FILES: &str = "files";
+    /// `K=V` lines added to the children's environment.
+    pub const CMDENV: &str = "cmdenv";
+    /// Seconds without progress before a task's child is killed (Hadoop's
+    /// `mapreduce.task.timeout`).
+    pub const TASK_TIMEOUT: &str = "task_timeout";
+}
 use serde_json::{json, Map, Value};
 
 pub fn params_to_json(p: &JobParams) -> String {
