@@ -41,6 +41,10 @@ pub enum OutputFormat {
     TabLines,
     /// `key<LF>`: the key alone is the line (RandomTextWriter).
     KeyLines,
+    /// `key<TAB>value<LF>`, or `key<LF>` when the value is empty: Hadoop
+    /// Streaming's lines written back as they came (a line without a tab
+    /// is a key with an empty value).
+    Lines,
     /// `u32 LE klen, key, u32 LE vlen, value` (sort, RandomWriter).
     KvRecords,
     /// key then value, concatenated (TeraSort, TeraGen: 10 + 90 bytes).

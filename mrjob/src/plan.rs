@@ -66,6 +66,7 @@ impl JobPlan {
         let output = match self.output_format {
             OutputFormat::TabLines => "tab_lines",
             OutputFormat::KeyLines => "key_lines",
+            OutputFormat::Lines => "lines",
             OutputFormat::KvRecords => "kv",
             OutputFormat::Raw => "raw",
         };
@@ -131,11 +132,12 @@ impl JobPlan {
         let output_format = match str_of("output", "tab_lines")?.as_str() {
             "tab_lines" => OutputFormat::TabLines,
             "key_lines" => OutputFormat::KeyLines,
+            "lines" => OutputFormat::Lines,
             "kv" => OutputFormat::KvRecords,
             "raw" => OutputFormat::Raw,
             o => {
                 return Err(format!(
-                    "job plan: unknown output format {o:?} (tab_lines, key_lines, kv, raw)"
+                    "job plan: unknown output format {o:?} (tab_lines, key_lines, lines, kv, raw)"
                 ))
             }
         };
@@ -191,7 +193,7 @@ mod tests {
             },
         ];
         let outputs = [
-            OutputFormat::TabLines,
+            OutputFormat::Lines,
             OutputFormat::KeyLines,
             OutputFormat::KvRecords,
             OutputFormat::Raw,

@@ -169,10 +169,11 @@ pub async fn ship_all(
     Ok(())
 }
 
-/// A Streaming job's plan: text lines in, `key<TAB>value` lines out, hash
-/// partitioning; no reducers, no reduce.
+/// A Streaming job's plan: text lines in, lines out as the commands wrote
+/// them, hash partitioning; no reducers, no reduce.
 pub fn streaming_plan(reducers: u32, combiner: bool) -> JobPlan {
     JobPlan {
+        output_format: mrjob::OutputFormat::Lines,
         map_only: reducers == 0,
         has_combiner: combiner,
         ..JobPlan::default()

@@ -280,6 +280,15 @@ pub fn write_record(format: OutputFormat, key: &[u8], value: &[u8], out: &mut Ve
             out.extend_from_slice(key);
             out.push(b'\n');
         }
+        OutputFormat::Lines => {
+            out.reserve(key.len() + value.len() + 2);
+            out.extend_from_slice(key);
+            if !value.is_empty() {
+                out.push(b'\t');
+                out.extend_from_slice(value);
+            }
+            out.push(b'\n');
+        }
         OutputFormat::KvRecords => kv_encode(key, value, out),
         OutputFormat::Raw => {
             out.reserve(key.len() + value.len());
@@ -592,8 +601,10 @@ mod tests {
         let mut o = vec![];
         write_record(OutputFormat::TabLines, b"k", b"v", &mut o);
         write_record(OutputFormat::KeyLines, b"k", b"ignored", &mut o);
+        write_record(OutputFormat::Lines, b"a", b"", &mut o);
+        write_record(OutputFormat::Lines, b"b", b"c", &mut o);
         write_record(OutputFormat::Raw, b"ab", b"cd", &mut o);
-        assert_eq!(o, b"k\tv\nk\nabcd");
+        assert_eq!(o, b"k\tv\nk\na\nb\tc\nabcd");
         let mut o = vec![];
         write_record(OutputFormat::KvRecords, b"key", b"value", &mut o);
         assert_eq!(
