@@ -21,6 +21,10 @@ pub mod keys {
     /// Seconds without progress before a task's child is killed (Hadoop's
     /// `mapreduce.task.timeout`).
     pub const TASK_TIMEOUT: &str = "task_timeout";
+    /// Set by the worker in each map's parameters: the file its input
+    /// block is of, under Hadoop's name (`mapreduce_map_input_file` in a
+    /// Streaming command's environment).
+    pub const INPUT_FILE: &str = "mapreduce.map.input.file";
 }
 use serde_json::{json, Map, Value};
 

@@ -130,6 +130,7 @@ pub fn launch(l: proto::LaunchTask) -> Option<Result<TaskSpec, Refused>> {
         TaskKind::Map(MapTask {
             input,
             input_offset: l.input_offset,
+            input_path: l.input_path,
             following,
             reducers: l.reducers,
             splits: l.splits.iter().map(|s| s.to_vec()).collect(),

@@ -52,8 +52,9 @@ pub enum TaskKind {
 pub struct MapTask {
     /// The input block; none for a generator, which reads nothing.
     pub input: Option<BlockLocation>,
-    /// Where the input block starts in its file.
+    /// Where the input block starts in its file, and the file.
     pub input_offset: u64,
+    pub input_path: String,
     /// The blocks after the input in the same file, read only when a
     /// record straddles the input block's end.
     pub following: Vec<BlockLocation>,

@@ -27,7 +27,7 @@ pub async fn run(
 ) -> Result<Outcome, Failure> {
     let TaskCode {
         code,
-        params,
+        mut params,
         input_format: format,
         output_format: oformat,
         partitioning,
@@ -35,6 +35,10 @@ pub async fn run(
     } = spec;
     // An external job's working directory and children; the guard stays
     // in this future, so a killed attempt kills its children.
+    if !m.input_path.is_empty() {
+        let key = mrjob::spec::keys::INPUT_FILE;
+        params.extra.insert(key.into(), m.input_path.clone());
+    }
     let (ext, _guard) = Attempt::for_code(&node, &code, &params, t, &dir).await?;
     let mut ctx = TaskCtx {
         params,

@@ -19,6 +19,8 @@ pub struct Opts {
     pub heartbeat: &'static str,
     pub dead_after: u32,
     pub scan_interval: &'static str,
+    /// TOML added after the cluster token (e.g. `[[users]]` tables).
+    pub extra_toml: &'static str,
 }
 
 impl Default for Opts {
@@ -32,6 +34,7 @@ impl Default for Opts {
             heartbeat: "100ms",
             dead_after: 10,
             scan_interval: "6h",
+            extra_toml: "",
         }
     }
 }
@@ -88,9 +91,10 @@ impl Cluster {
         let http = tls.then(|| format!("127.0.0.1:{}", ports[o.workers + 1]));
         let token = format!("tok-{name}-{}", std::process::id());
         let mut toml = format!(
-            "token = \"{token}\"\n\n[master]\naddr = \"127.0.0.1:{}\"\ndata_dir = \"{}\"\n\n\
+            "token = \"{token}\"\n{}\n\n[master]\naddr = \"127.0.0.1:{}\"\ndata_dir = \"{}\"\n\n\
              [dfs]\nblock_size = \"{}\"\nreplication = {}\nscan_interval = \"{}\"\n\n\
              [heartbeat]\ninterval = \"{}\"\ndead_after = {}\n",
+            o.extra_toml,
             ports[0],
             dir.join("master").display(),
             o.block_size,
@@ -167,6 +171,23 @@ impl Cluster {
             let _ = c.kill();
             let _ = c.wait();
         }
+    }
+
+    /// `mr` as the user whose token is `token` (a copy of the cluster file
+    /// with that token as the client's).
+    pub fn mr_as(&self, token: &str, args: &[&str]) -> Output {
+        // The client's token first; the users' tables are the master's.
+        let text = std::fs::read_to_string(&self.config).unwrap();
+        let rest = &text[text.find("[master]").unwrap()..];
+        let text = format!("token = \"{token}\"\n\n{rest}");
+        let mine = self.dir.join(format!("client-{token}.toml"));
+        std::fs::write(&mine, text).unwrap();
+        Command::new(self.bin.join("mr"))
+            .arg("--config")
+            .arg(&mine)
+            .args(args)
+            .output()
+            .unwrap()
     }
 
     pub fn mr(&self, args: &[&str]) -> Output {

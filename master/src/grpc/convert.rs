@@ -292,6 +292,7 @@ impl From<Launch> for proto::LaunchTask {
             splits: l.splits.into_iter().map(Into::into).collect(),
             input: l.input.map(Into::into),
             input_offset: l.input_offset,
+            input_path: l.input_path,
             following: all(l.following),
             map_outputs: all(l.map_outputs),
             output_path: l.output_path,

@@ -30,6 +30,8 @@ pub struct Launch {
     /// it (read only when a record straddles the block's end).
     pub input: Option<BlockLocation>,
     pub input_offset: u64,
+    /// The file the input block is of.
+    pub input_path: String,
     pub following: Vec<BlockLocation>,
     /// Reduces: where every finished map's output is; with slow-start the
     /// others follow in `MapOutputs` commands as the maps finish.
@@ -78,6 +80,7 @@ impl Launch {
                 if let Some(mi) = job.map_inputs().get(id.index as usize) {
                     l.input = Some(locate(&mi.block));
                     l.input_offset = mi.offset;
+                    l.input_path = mi.path.to_string();
                     l.following = mi.following.iter().map(locate).collect();
                 }
                 if job.spec().map_only {

@@ -293,7 +293,8 @@ fn resolve_inputs(ns: &Namespace, inputs: &[String]) -> Result<Vec<(String, File
 /// [`MAX_TAIL_BYTES`]) to finish a record straddling its end.
 fn map_inputs(inputs: &[(String, FileMeta)]) -> Vec<MapInput> {
     let mut mi = Vec::new();
-    for (_, f) in inputs {
+    for (path, f) in inputs {
+        let path: std::sync::Arc<str> = path.as_str().into();
         let mut off = 0;
         for (i, b) in f.blocks.iter().enumerate() {
             let mut following = Vec::new();
@@ -306,6 +307,7 @@ fn map_inputs(inputs: &[(String, FileMeta)]) -> Vec<MapInput> {
                 following.push(*nb);
             }
             mi.push(MapInput {
+                path: path.clone(),
                 block: *b,
                 offset: off,
                 following,

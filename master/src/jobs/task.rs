@@ -58,6 +58,9 @@ impl JobState {
 /// it (a record straddling the block's end is finished from them).
 #[derive(Debug, Clone)]
 pub struct MapInput {
+    /// The file the block is of: a map of a job over several inputs may
+    /// need to know which (a reduce-side join tags its records by it).
+    pub path: std::sync::Arc<str>,
     pub block: BlockMeta,
     pub offset: u64,
     pub following: Vec<BlockMeta>,

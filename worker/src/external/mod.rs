@@ -207,11 +207,17 @@ impl Attempt {
         };
         let (node, dir) = (node.clone(), job_dir.to_path_buf());
         let json = mrjob::spec::params_to_json(params);
+        let input = params.extra.get(keys::INPUT_FILE).cloned();
         async move {
             match x {
                 None => Ok((None, None)),
                 Some(x) => {
-                    let (a, g) = Attempt::prepare(node, x, json, t, dir).await?;
+                    let (mut a, g) = Attempt::prepare(node, x, json, t, dir).await?;
+                    if let Some(f) = input {
+                        // Hadoop Streaming's names for the map's input file.
+                        a.env.push(("mapreduce_map_input_file".into(), f.clone()));
+                        a.env.push(("map_input_file".into(), f));
+                    }
                     Ok((Some(a), Some(g)))
                 }
             }
