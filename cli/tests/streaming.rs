@@ -129,6 +129,21 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
     assert_eq!(got, counts(&output(&c, "/wc-builtin")));
     assert_eq!(got.len(), 7);
 
+    // The reducer as the combiner too: the same counts, fewer records
+    // shuffled.
+    let v: Value = c.json(&[
+        "job", "run", "streaming", "--input", "/text", "--output", "/wc-comb", "--mapper",
+        "python3 m.py", "--combiner", "python3 r.py", "--reducer", "python3 r.py", "--file",
+        path(&m), "--file", path(&r), "--reducers", "2", "--json",
+    ]);
+    assert_eq!(v["state"], "succeeded", "{v}");
+    let (cin, cout) = (
+        v["counters"]["combine_input_records"].as_u64().unwrap(),
+        v["counters"]["combine_output_records"].as_u64().unwrap(),
+    );
+    assert!(cout < cin / 100, "combined {cin} into {cout}: {v}");
+    assert_eq!(counts(&output(&c, "/wc-comb")), got);
+
     // Map-only: the mapper's lines as they are, tabs and all.
     let v: Value = c.json(&[
         "job", "run", "streaming", "--input", "/text", "--output", "/upper", "--mapper",

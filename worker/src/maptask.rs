@@ -5,7 +5,7 @@
 //! any map of a map-only job, writes its output part instead.
 
 use crate::code::{Code, TaskCode};
-use crate::external::{child, Attempt};
+use crate::external::{child, combine, Attempt};
 use crate::input::{self, Tiers};
 use crate::launch::{MapTask, OutputSpec, TaskRef};
 use crate::mapout::{output_path, Combiner, MapOutputBuffer};
@@ -220,8 +220,22 @@ pub async fn run(
                 (Some(w), _) => (w.finish().map_err(Failure::from_err)?, 0),
                 (None, Some(buf)) => {
                     let spills = buf.spills();
-                    buf.finish(&output_path(&dir, index, attempt))
-                        .map_err(Failure::from_err)?;
+                    let path = output_path(&dir, index, attempt);
+                    let idx = buf.finish(&path).map_err(Failure::from_err)?;
+                    if let Some((a, c)) = ext
+                        .as_ref()
+                        .and_then(|a| Some((a, a.child(TaskMode::Combine)?)))
+                    {
+                        let how = combine::Repartition {
+                            reducers,
+                            partitioning,
+                            splits: &splits,
+                            sort_buffer,
+                        };
+                        let done = combine::combine(c, &a.killer, &path, &idx, how)?;
+                        ctx.count("combine_input_records", done.records_in);
+                        ctx.count("combine_output_records", done.records_out);
+                    }
                     (0, spills)
                 }
                 (None, None) => unreachable!("one of the two is made above"),

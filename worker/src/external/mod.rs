@@ -12,10 +12,12 @@
 //!
 //! - [`codec`]: records to and from the child (lines or frames).
 //! - [`child`]: the process, its pipes, its stderr, its timeout and kill.
+//! - [`combine`]: the combiner, once over a map's sorted output.
 //! - [`files`]: shipped files (scripts, programs) cached by content hash.
 
 pub mod child;
 pub mod codec;
+pub mod combine;
 pub mod files;
 
 use crate::code::Code;
@@ -243,6 +245,9 @@ impl Attempt {
                 let mut c = Command::new("sh");
                 c.arg("-c").arg(cmd);
                 (c, cmd.clone(), what.to_string())
+            }
+            Runs::Program { .. } if mode == TaskMode::Combine && !self.x.plan.has_combiner => {
+                return None;
             }
             Runs::Program { path } => {
                 let (_, name) = files::parse_shipped(path).ok()?;
