@@ -15,7 +15,7 @@
 # script runs (scripts/quiet-memory.sh; MR_BENCH_PAGE_REPORTING=on leaves
 # it as it is).
 #   scripts/bench.sh [--size 1GiB] [--dir DIR] [--block-size 64MiB] [--reducers 6]
-#                    [--jobs wordcount,sort,terasort] [--cold] [--reps 1] [--no-floor]
+#                    [--jobs wordcount,sort,terasort,userjobs] [--cold] [--reps 1] [--no-floor]
 #                    [--rows FILE]
 # --reps N: each job runs N times on the same input, each run right after a
 # floor run; the table shows every run and the median of the N (job time,
@@ -29,6 +29,12 @@
 # in one process's memory (skipped anyway above 2 GiB); the output is then
 # checked by the validators only.
 # --rows FILE: also write one JSON row per run there (scripts/scaling.sh).
+# userjobs: WordCount three ways on the same input, taking turns in each
+# repetition: the built-in job, the same job as a program built against the
+# mrjob crate (examples/wordcount) and Hadoop Streaming in Python
+# (examples/streaming); each output checked to hold the built-in's counts;
+# the table gives each one's time and its ratio to the built-in run of the
+# same repetition (median and range).
 # --cold: each job runs twice, first with the input dropped from the block
 # caches and from the OS page cache (root: sync, then 3 into
 # /proc/sys/vm/drop_caches), then again at once (warm); the table shows both.
@@ -38,7 +44,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SIZE=1GiB BLOCK=64MiB REDUCERS=6 JOBS=wordcount,sort,terasort COLD=0 REPS=1 FLOOR=1 ROWS=
+SIZE=1GiB BLOCK=64MiB REDUCERS=6 JOBS=wordcount,sort,terasort,userjobs COLD=0 REPS=1 FLOOR=1 ROWS=
 DIR=$(mktemp -d /tmp/mr-bench.XXXXXX)
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -51,7 +57,7 @@ while [ $# -gt 0 ]; do
     --reps) REPS=$2; shift 2 ;;
     --no-floor|--no-local) FLOOR=0; shift ;;
     --rows) ROWS=$2; shift 2 ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -222,11 +228,68 @@ print(json.dumps({"label": sys.argv[1], "run": sys.argv[2], "job": j, "floor": f
 PY
   done
 }
+# WordCount's counts of output DIR, one "word<TAB>count" a line, sorted.
+counts_of() { parts_of "$1" | while read -r p; do "$MR" fs cat "$p"; done | sort; }
+
+# The built-in WordCount, a job program and Python Streaming on one input
+# (see the header); rows go to DIR/userjobs.jsonl.
+userjobs() {
+  local label=userjobs prog="$ROOT/target/release/example-wordcount" ex="$ROOT/examples/streaming"
+  [ -x "$prog" ] || { echo "bench: $prog is missing (cargo build --release --workspace builds it)" >&2; exit 1; }
+  echo "== $label: generating $SIZE with randomtextwriter" >&2
+  "$MR" gen randomtextwriter --size "$SIZE" --output "/in-$label" >/dev/null
+  : > "$DIR/userjobs.jsonl"
+  for rep in $(seq 1 "$REPS"); do
+    for kind in builtin program streaming; do
+      local args=(wordcount)
+      case $kind in
+        program) args=(program --program "$prog") ;;
+        streaming) args=(streaming --mapper 'python3 mapper.py' --reducer 'python3 reducer.py'
+                         --file "$ex/mapper.py" --file "$ex/reducer.py") ;;
+      esac
+      echo "== $label: $kind run ($rep)" >&2
+      "$MR" fs rm "/out-$label-$kind" >/dev/null 2>&1 || true
+      sync
+      "$MR" job run "${args[@]}" --input "/in-$label" --output "/out-$label-$kind" \
+        --reducers "$REDUCERS" --output-replication 1 --json > "$DIR/user-$kind.json"
+      counts_of "/out-$label-$kind" > "$DIR/user-$kind.counts"
+      python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["state"]=="succeeded" else 1)' "$DIR/user-$kind.json" \
+        || { echo "bench: $label: $kind failed: $(cat "$DIR/user-$kind.json")" >&2; exit 1; }
+      python3 -c 'import json,sys; print(json.dumps({"rep": int(sys.argv[1]), "kind": sys.argv[2], "job": json.load(open(sys.argv[3]))}))' \
+        "$rep" "$kind" "$DIR/user-$kind.json" >> "$DIR/userjobs.jsonl"
+    done
+    for kind in program streaming; do
+      cmp -s "$DIR/user-builtin.counts" "$DIR/user-$kind.counts" \
+        || { echo "bench: $label ($rep): the $kind WordCount's counts differ from the built-in's" >&2; exit 1; }
+    done
+    echo "== $label: run $rep validated: the program's and Streaming's counts are the built-in's" >&2
+  done
+  python3 - "$DIR/userjobs.jsonl" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+t = {(r["rep"], r["kind"]): r["job"]["exec_time_s"] for r in rows}
+reps = sorted({r["rep"] for r in rows})
+print()
+print("your own jobs: WordCount as the built-in, as a job program (examples/wordcount) and as")
+print(f"Python Streaming (examples/streaming), the same input, {len(reps)} repetition(s) taking turns;")
+print("ratio: each run over the built-in run of its repetition; median (range)")
+print(f"{'job':<12}{'time s':>24}{'ratio to built-in':>26}")
+for kind in ("builtin", "program", "streaming"):
+    ts = [t[(r, kind)] for r in reps]
+    rs = [t[(r, kind)] / t[(r, "builtin")] for r in reps]
+    tcol = f"{statistics.median(ts):.2f} ({min(ts):.2f}-{max(ts):.2f})"
+    rcol = f"{statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f})"
+    print(f"{kind:<12}{tcol:>24}{rcol:>26}")
+PY
+}
+
 case ",$JOBS," in *,wordcount,*) bench wordcount randomtextwriter wordcount ;; esac
 case ",$JOBS," in *,sort,*) bench sort randomwriter sort --total-order ;; esac
 case ",$JOBS," in *,terasort,*) bench terasort teragen terasort ;; esac
+case ",$JOBS," in *,userjobs,*) userjobs > "$DIR/userjobs.txt" ;; esac
 
 [ -n "$ROWS" ] && cp "$OUT" "$ROWS"
+[ -e "$DIR/userjobs.txt" ] && cat "$DIR/userjobs.txt"
 peaks=$(for p in "$DIR"/pids/w*.pid; do n=$(basename "$p" .pid); echo "$n $(awk '/VmHWM/{print $2}' /proc/"$(cat "$p")"/status 2>/dev/null || echo 0)"; done)
 python3 - "$OUT" "$peaks" <<'PY'
 import json, statistics, sys

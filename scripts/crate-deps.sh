@@ -25,6 +25,10 @@ allowed = {
     "worker": {"common", "joblib", "mrjob", "proto", "rpc"},
     "cli": {"common", "joblib", "mrjob", "proto", "rpc", "sched", "sim"},
     "simtest": {"common", "master", "proto", "rpc"},
+    "example-wordcount": {"mrjob"},
+    "example-grep": {"mrjob"},
+    "example-join": {"mrjob"},
+    "example-pagerank": {"mrjob"},
 }
 # Allowed as dev-dependencies only (tests), on top of the above: the
 # tests of the master issue certificates with the issuance of the CLI,
