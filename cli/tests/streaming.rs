@@ -19,7 +19,8 @@ fn opts() -> Opts {
         racks: 2,
         block_size: "256KiB",
         replication: 2,
-        extra_toml: "[[users]]\nname = \"rita\"\ntoken = \"reader-secret-streaming\"\nrole = \"reader\"\n",
+        extra_toml:
+            "[[users]]\nname = \"rita\"\ntoken = \"reader-secret-streaming\"\nrole = \"reader\"\n",
         ..Opts::default()
     }
 }
@@ -113,9 +114,24 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
     let m = write_file(&c.dir, "m.py", MAPPER.as_bytes());
     let r = write_file(&c.dir, "r.py", REDUCER.as_bytes());
     let v: Value = c.json(&[
-        "job", "run", "streaming", "--input", "/text", "--output", "/wc", "--mapper",
-        "python3 m.py", "--reducer", "python3 r.py", "--file", path(&m), "--file", path(&r),
-        "--reducers", "3", "--json",
+        "job",
+        "run",
+        "streaming",
+        "--input",
+        "/text",
+        "--output",
+        "/wc",
+        "--mapper",
+        "python3 m.py",
+        "--reducer",
+        "python3 r.py",
+        "--file",
+        path(&m),
+        "--file",
+        path(&r),
+        "--reducers",
+        "3",
+        "--json",
     ]);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert!(v["maps"].as_u64().unwrap() >= 4, "several blocks: {v}");
@@ -123,7 +139,15 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
     let groups = v["counters"]["wc.groups_seen"].as_u64().unwrap_or(0);
     assert!((1..=3).contains(&groups), "{v}");
     c.mr_ok(&[
-        "job", "run", "wordcount", "--input", "/text", "--output", "/wc-builtin", "--reducers", "2",
+        "job",
+        "run",
+        "wordcount",
+        "--input",
+        "/text",
+        "--output",
+        "/wc-builtin",
+        "--reducers",
+        "2",
     ]);
     let got = counts(&output(&c, "/wc"));
     assert_eq!(got, counts(&output(&c, "/wc-builtin")));
@@ -132,9 +156,26 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
     // The reducer as the combiner too: the same counts, fewer records
     // shuffled.
     let v: Value = c.json(&[
-        "job", "run", "streaming", "--input", "/text", "--output", "/wc-comb", "--mapper",
-        "python3 m.py", "--combiner", "python3 r.py", "--reducer", "python3 r.py", "--file",
-        path(&m), "--file", path(&r), "--reducers", "2", "--json",
+        "job",
+        "run",
+        "streaming",
+        "--input",
+        "/text",
+        "--output",
+        "/wc-comb",
+        "--mapper",
+        "python3 m.py",
+        "--combiner",
+        "python3 r.py",
+        "--reducer",
+        "python3 r.py",
+        "--file",
+        path(&m),
+        "--file",
+        path(&r),
+        "--reducers",
+        "2",
+        "--json",
     ]);
     assert_eq!(v["state"], "succeeded", "{v}");
     let (cin, cout) = (
@@ -146,8 +187,18 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
 
     // Map-only: the mapper's lines as they are, tabs and all.
     let v: Value = c.json(&[
-        "job", "run", "streaming", "--input", "/text", "--output", "/upper", "--mapper",
-        "tr a-z A-Z", "--reducers", "0", "--json",
+        "job",
+        "run",
+        "streaming",
+        "--input",
+        "/text",
+        "--output",
+        "/upper",
+        "--mapper",
+        "tr a-z A-Z",
+        "--reducers",
+        "0",
+        "--json",
     ]);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert_eq!(v["reduces"].as_u64(), Some(0), "{v}");
@@ -156,12 +207,29 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
 
     // No reducer: the identity reduce writes the sorted map output.
     c.mr_ok(&[
-        "job", "run", "streaming", "--input", "/text", "--output", "/ident", "--mapper",
-        "python3 m.py", "--file", path(&m), "--reducers", "1",
+        "job",
+        "run",
+        "streaming",
+        "--input",
+        "/text",
+        "--output",
+        "/ident",
+        "--mapper",
+        "python3 m.py",
+        "--file",
+        path(&m),
+        "--reducers",
+        "1",
     ]);
     let out = output(&c, "/ident");
-    let lines: Vec<&[u8]> = out.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
-    assert!(lines.windows(2).all(|w| w[0] <= w[1]), "one reducer's output is sorted");
+    let lines: Vec<&[u8]> = out
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert!(
+        lines.windows(2).all(|w| w[0] <= w[1]),
+        "one reducer's output is sorted"
+    );
     let total: u64 = counts(&output(&c, "/wc-builtin")).values().sum();
     assert_eq!(lines.len() as u64, total);
 }
@@ -172,8 +240,16 @@ fn a_failing_command_fails_the_job_with_its_status_and_stderr() {
     let local = write_file(&c.dir, "text", &text(2_000, 3));
     c.mr_ok(&["fs", "put", path(&local), "/text"]);
     let out = c.mr(&[
-        "job", "run", "streaming", "--input", "/text", "--output", "/f", "--mapper",
-        "echo MARKER-7f3a >&2; exit 3", "--json",
+        "job",
+        "run",
+        "streaming",
+        "--input",
+        "/text",
+        "--output",
+        "/f",
+        "--mapper",
+        "echo MARKER-7f3a >&2; exit 3",
+        "--json",
     ]);
     assert!(!out.status.success(), "a failed job fails `mr job run`");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -185,12 +261,23 @@ fn a_failing_command_fails_the_job_with_its_status_and_stderr() {
     assert!(stderr.contains("MARKER-7f3a"), "{stderr}");
 
     let out = c.mr(&[
-        "job", "run", "streaming", "--input", "/text", "--output", "/g", "--mapper",
-        "no-such-command-9b2", "--json",
+        "job",
+        "run",
+        "streaming",
+        "--input",
+        "/text",
+        "--output",
+        "/g",
+        "--mapper",
+        "no-such-command-9b2",
+        "--json",
     ]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let err = v["error"].as_str().unwrap();
-    assert!(err.contains("command not found") && err.contains("no-such-command-9b2"), "{err}");
+    assert!(
+        err.contains("command not found") && err.contains("no-such-command-9b2"),
+        "{err}"
+    );
 
     // Bad specs are refused before anything runs.
     for args in [
@@ -198,7 +285,15 @@ fn a_failing_command_fails_the_job_with_its_status_and_stderr() {
         vec!["--mapper", "cat", "--file", "/no/such/file.py"],
         vec!["--reducer", "cat"],
     ] {
-        let mut a = vec!["job", "run", "streaming", "--input", "/text", "--output", "/h"];
+        let mut a = vec![
+            "job",
+            "run",
+            "streaming",
+            "--input",
+            "/text",
+            "--output",
+            "/h",
+        ];
         a.extend(args.iter());
         let out = c.mr(&a);
         assert!(!out.status.success(), "{args:?}");
@@ -215,7 +310,13 @@ fn processes_with(needle: &str) -> Vec<String> {
         };
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
         let zombie = std::fs::read_to_string(p.join("stat"))
-            .map(|s| s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+            .map(|s| {
+                s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
             .unwrap_or(true);
         if cmd.contains(needle) && !zombie {
             found.push(cmd);
@@ -233,21 +334,40 @@ fn a_silent_command_times_out_and_a_killed_job_leaves_no_process() {
     // the background child it started.
     let v: Value = serde_json::from_slice(
         &c.mr(&[
-            "job", "run", "streaming", "--input", "/text", "--output", "/t", "--mapper",
-            "sleep 4242 & sleep 4243", "--task-timeout", "0.5", "--json",
+            "job",
+            "run",
+            "streaming",
+            "--input",
+            "/text",
+            "--output",
+            "/t",
+            "--mapper",
+            "sleep 4242 & sleep 4243",
+            "--task-timeout",
+            "0.5",
+            "--json",
         ])
         .stdout,
     )
     .unwrap();
     assert_eq!(v["state"], "failed", "{v}");
     assert!(v["error"].as_str().unwrap().contains("task_timeout"), "{v}");
-    c.wait_for("the timed-out mappers gone", Duration::from_secs(20), |_| {
-        processes_with("sleep 424").is_empty()
-    });
+    c.wait_for(
+        "the timed-out mappers gone",
+        Duration::from_secs(20),
+        |_| processes_with("sleep 424").is_empty(),
+    );
 
     // A job killed while its mappers run takes them with it.
     let id = c.mr_ok(&[
-        "job", "submit", "streaming", "--input", "/text", "--output", "/k", "--mapper",
+        "job",
+        "submit",
+        "streaming",
+        "--input",
+        "/text",
+        "--output",
+        "/k",
+        "--mapper",
         "sleep 4343 & sleep 4344",
     ]);
     let id = id.trim();
@@ -255,9 +375,11 @@ fn a_silent_command_times_out_and_a_killed_job_leaves_no_process() {
         !processes_with("sleep 434").is_empty()
     });
     c.mr_ok(&["job", "kill", id]);
-    c.wait_for("the killed job's mappers gone", Duration::from_secs(20), |_| {
-        processes_with("sleep 434").is_empty()
-    });
+    c.wait_for(
+        "the killed job's mappers gone",
+        Duration::from_secs(20),
+        |_| processes_with("sleep 434").is_empty(),
+    );
 }
 
 #[test]
@@ -270,12 +392,24 @@ fn a_reader_may_not_run_commands_on_the_workers() {
         vec!["--mapper", "touch /tmp/pwned-by-reader"],
         vec!["--mapper", "python3 m.py", "--file", path(&m)],
     ] {
-        let mut a = vec!["job", "run", "streaming", "--input", "/text", "--output", "/r"];
+        let mut a = vec![
+            "job",
+            "run",
+            "streaming",
+            "--input",
+            "/text",
+            "--output",
+            "/r",
+        ];
         a.extend(args.iter());
         let out = c.mr_as(READER_TOKEN, &a);
         assert!(!out.status.success(), "a reader ran {args:?}");
         let e = String::from_utf8_lossy(&out.stderr);
         assert!(e.contains("ermission") || e.contains("role"), "{e}");
     }
-    assert!(c.json(&["job", "list", "--json"]).as_array().unwrap().is_empty());
+    assert!(c
+        .json(&["job", "list", "--json"])
+        .as_array()
+        .unwrap()
+        .is_empty());
 }

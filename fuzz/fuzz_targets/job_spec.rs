@@ -1,8 +1,10 @@
-//! A job's parameters (the JSON of `SubmitJobRequest.params_json`) and the
-//! paths of a spec: parsed or refused, never a panic; what parses round-trips
-//! and every job can say how it reads, writes and partitions with it.
+//! A job's parameters (the JSON of `SubmitJobRequest.params_json`), its
+//! plan (`plan_json`) and the paths of a spec: parsed or refused, never a
+//! panic; what parses round-trips and every job can say how it reads,
+//! writes and partitions with it.
 #![no_main]
 
+use joblib::jobs::JobPlan;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -23,6 +25,9 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let _ = joblib::jobs::registry::lookup(text);
+    if let Ok(plan) = JobPlan::from_json(text) {
+        assert_eq!(JobPlan::from_json(&plan.to_json()).expect("written plans parse"), plan);
+    }
     if let Ok(path) = common::path::DfsPath::parse(text) {
         // A parsed path never escapes the root and parses to itself.
         assert!(path.as_str().starts_with('/'));

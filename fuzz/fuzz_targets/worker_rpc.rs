@@ -108,9 +108,13 @@ fuzz_target!(|data: &[u8]| {
                 let reply = worker::messages::Reply::from(resp);
                 for c in reply.commands {
                     if let worker::command::Command::Launch(l) = c {
-                        if joblib::jobs::registry::lookup(&l.job_name).is_some() {
-                            let _ = joblib::spec::params_from_json(&l.params_json);
-                        }
+                        // A built-in job, a Streaming command or a program:
+                        // decoded or refused, never a panic.
+                        let _ = worker::code::TaskCode::decode(
+                            &l.job_name,
+                            &l.params_json,
+                            &l.plan_json,
+                        );
                         if let worker::launch::TaskKind::Map(m) = &l.kind {
                             let part = joblib::jobs::formats::range_partition(b"key", &m.splits);
                             assert!(part as usize <= m.splits.len());

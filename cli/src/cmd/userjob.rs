@@ -195,15 +195,17 @@ pub async fn describe(path: &Path, params: &JobParams) -> anyhow::Result<(JobPla
         .with_context(|| format!("cannot run {}", path.display()))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
+        // A program refusing its parameters says why on stderr; anything
+        // else was not built against mrjob.
         bail!(
-            "{} is not an mr job program: asked for its plan, it {} ({})",
+            "{}: asked for its plan (MR_TASK=describe), it {}: {}",
             path.display(),
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
     let plan = JobPlan::from_json(stdout.trim())
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        .map_err(|e| anyhow::anyhow!("{}: not an mr job program's plan: {e}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(stdout.trim())?;
     let name = v["name"].as_str().unwrap_or("program").to_string();
     Ok((plan, name))

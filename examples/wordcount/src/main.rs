@@ -233,7 +233,14 @@ mod tests {
     /// random bytes (non-ASCII included), and every whitespace byte.
     fn text(seed: u64, lines: usize) -> Vec<Vec<u8>> {
         const VOCAB: &[&[u8]] = &[
-            b"the", b"fox", b"a", b"1", b"01", b"\xc3\xa9t\xc3\xa9", b"\xc2\xa0", b"x\x00y",
+            b"the",
+            b"fox",
+            b"a",
+            b"1",
+            b"01",
+            b"\xc3\xa9t\xc3\xa9",
+            b"\xc2\xa0",
+            b"x\x00y",
         ];
         const SPACE: &[u8] = b" \t\r\x0b\x0c\n";
         let mut rng = Rng(seed);
