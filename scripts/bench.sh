@@ -81,7 +81,11 @@ cargo build --release --bins --workspace
 quiet_memory_on
 MR="$ROOT/target/release/mr"
 trap 'touch "$DIR/anon.stop" 2>/dev/null; scripts/cluster.sh down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"; quiet_memory_restore' EXIT
-scripts/cluster.sh up --workers 6 --racks 2 --dir "$DIR" --release --heartbeat 250ms --block-size "$BLOCK" --replication 2
+# A worker is dead after 20 missed heartbeats (5 s, the default cluster
+# file's expiry): with 5 (1.25 s), twelve Python Streaming mappers starting
+# at once on this 2-core VM had workers declared dead and their blocks
+# re-replicated mid-job.
+scripts/cluster.sh up --workers 6 --racks 2 --dir "$DIR" --release --heartbeat 250ms --dead-after 20 --block-size "$BLOCK" --replication 2
 export MR_CONFIG="$DIR/cluster.toml"
 OUT="$DIR/bench.jsonl"; : > "$OUT"
 

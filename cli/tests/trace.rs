@@ -191,3 +191,77 @@ fn a_bad_trace_or_load_is_refused_before_anything_runs() {
     assert!(e.contains("--pool-blocks"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// User jobs in the mix: with `--user-share 1` every row runs the job
+/// program (examples/grep) on the row's blocks instead of the synthetic
+/// job, under every policy, and the replay completes with their rows.
+#[test]
+fn a_replay_runs_user_job_programs_in_its_mix() {
+    let c = Cluster::start(
+        "trace-user",
+        Opts {
+            workers: 4,
+            racks: 2,
+            block_size: "256KiB",
+            replication: 2,
+            ..Opts::default()
+        },
+    );
+    let trace = c.dir.join("slice.tsv");
+    std::fs::write(&trace, TRACE).unwrap();
+    let out = c.dir.join("out");
+    let grep = std::path::Path::new(env!("CARGO_BIN_EXE_mr"))
+        .parent()
+        .unwrap()
+        .join("example-grep");
+    assert!(
+        grep.exists(),
+        "cargo build --workspace --bins builds {}",
+        grep.display()
+    );
+    let user_job = format!("{}:pattern=[A-F]{{2}}", grep.display());
+    c.mr_ok(&[
+        "bench",
+        "trace",
+        trace.to_str().unwrap(),
+        "--traced-nodes",
+        "4",
+        "--byte-scale",
+        "1",
+        "--block-size",
+        "256KiB",
+        "--pool-blocks",
+        "8",
+        "--max-maps",
+        "4",
+        "--max-reduces",
+        "2",
+        "--schedulers",
+        "fifo,delay",
+        "--reps",
+        "1",
+        "--load",
+        "0.5",
+        "--user-job",
+        &user_job,
+        "--user-share",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(read_csv(&out.join("trace-jobs.csv")).len(), 8);
+    let jobs = c.json(&["job", "list", "--json"]);
+    let names: Vec<&str> = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["job"].as_str().unwrap())
+        .collect();
+    // The pool's generation, then the solo pass and two replays of 4 rows.
+    assert_eq!(
+        names.iter().filter(|n| **n == "example-grep").count(),
+        12,
+        "{names:?}"
+    );
+    assert!(!names.contains(&"swim"), "{names:?}");
+}

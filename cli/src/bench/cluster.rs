@@ -17,7 +17,7 @@ const POLL: Duration = Duration::from_millis(200);
 
 pub struct Cluster {
     pub cfg: ClusterConfig,
-    dfs: Dfs,
+    pub(crate) dfs: Dfs,
 }
 
 /// One file of the namespace, as `ls` lists it.

@@ -258,6 +258,16 @@ pub(crate) enum BenchCmd {
         seed: u64,
         #[arg(long, default_value = "bench-trace")]
         out: PathBuf,
+        /// A job program a share of the rows run instead of the synthetic
+        /// job, on the row's input and reducers: PATH[:K=V,...], e.g.
+        /// target/release/example-grep:pattern=AB (repeatable; each user
+        /// row draws one).
+        #[arg(long = "user-job")]
+        user_jobs: Vec<super::usermix::UserJob>,
+        /// The share of rows that run a --user-job (a seeded draw per row,
+        /// the same under every policy).
+        #[arg(long, default_value_t = 0.5)]
+        user_share: f64,
     },
     /// Rerun a seed paper's headline experiment with real jobs on the
     /// cluster (the emulated LAN of scripts/lan.sh is the reference) and
@@ -447,6 +457,8 @@ pub async fn dispatch(config: &Path, b: BenchArgs) -> anyhow::Result<()> {
             max_reduces,
             seed,
             out,
+            user_jobs,
+            user_share,
         }) => {
             let o = super::replay::TraceOpts {
                 trace: file,
@@ -467,6 +479,8 @@ pub async fn dispatch(config: &Path, b: BenchArgs) -> anyhow::Result<()> {
                 seed,
                 out,
                 quiet: crate::output::quiet(),
+                user_jobs,
+                user_share,
             };
             super::replay::run(cfg, &o, command).await
         }

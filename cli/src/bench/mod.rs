@@ -33,6 +33,7 @@ pub mod trace;
 pub mod trace_plot;
 pub mod trace_report;
 pub mod trace_reread;
+pub mod usermix;
 
 use anyhow::bail;
 use std::path::PathBuf;

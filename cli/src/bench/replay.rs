@@ -71,6 +71,10 @@ pub struct TraceOpts {
     pub seed: u64,
     pub out: PathBuf,
     pub quiet: bool,
+    /// Job programs a share of the rows run instead of the synthetic job
+    /// (`usermix`), and that share.
+    pub user_jobs: Vec<super::usermix::UserJob>,
+    pub user_share: f64,
 }
 
 impl TraceOpts {
@@ -92,6 +96,9 @@ impl TraceOpts {
         }
         if self.jobs == 0 {
             bail!("--jobs must be at least 1");
+        }
+        if !(0.0..=1.0).contains(&self.user_share) {
+            bail!("--user-share is the share of rows that run a --user-job: 0 to 1");
         }
         if self.loads.iter().any(|l| !(*l > 0.0 && l.is_finite())) {
             bail!("--load takes numbers above 0 (0.9: the trace's task-seconds fill 90 % of the slot-seconds)");
@@ -165,6 +172,8 @@ pub fn load_slice(o: &TraceOpts) -> anyhow::Result<Slice> {
 struct Pool {
     paths: Vec<String>,
     data: Vec<Bytes>,
+    /// The `--user-job`s, shipped once.
+    user: Vec<super::usermix::Shipped>,
 }
 
 pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::Result<()> {
@@ -409,13 +418,31 @@ async fn pool(
     for f in &files {
         data.push(runner.cluster.read(&f.path).await?);
     }
+    let user = super::usermix::ship(&runner.cluster.dfs, &o.user_jobs).await?;
     Ok(Pool {
         paths: files.into_iter().map(|f| f.path).collect(),
         data,
+        user,
     })
 }
 
+/// The user job row `j` runs instead of the synthetic one, if any.
+fn user_job<'a>(
+    j: &ScaledJob,
+    pool: &'a Pool,
+    o: &TraceOpts,
+) -> Option<&'a super::usermix::Shipped> {
+    super::usermix::pick(j.row, o.seed, o.user_share, pool.user.len()).map(|i| &pool.user[i])
+}
+
 fn submit(j: &ScaledJob, pool: &Pool, o: &TraceOpts, out: &str) -> Submit {
+    let inputs: Vec<String> = trace::blocks(j.row, j.maps, pool.paths.len(), o.seed)
+        .into_iter()
+        .map(|b| pool.paths[b].clone())
+        .collect();
+    if let Some(u) = user_job(j, pool, o) {
+        return super::usermix::submit(u, inputs, out, j.reduces);
+    }
     let mut params = JobParams::default();
     params
         .extra
@@ -425,10 +452,7 @@ fn submit(j: &ScaledJob, pool: &Pool, o: &TraceOpts, out: &str) -> Submit {
         .insert("output_ratio".into(), format!("{}", j.output_ratio));
     Submit {
         job: "swim".into(),
-        inputs: trace::blocks(j.row, j.maps, pool.paths.len(), o.seed)
-            .into_iter()
-            .map(|b| pool.paths[b].clone())
-            .collect(),
+        inputs,
         output: out.into(),
         reducers: j.reduces,
         params,
@@ -447,6 +471,11 @@ async fn check_output(
     o: &TraceOpts,
     out: &str,
 ) -> anyhow::Result<()> {
+    if user_job(j, pool, o).is_some() {
+        // A program's bytes are its own: committed is what can be checked.
+        cluster.data_files(out).await?;
+        return Ok(());
+    }
     let (mut want_n, mut want_sum) = (0u64, 0u64);
     for b in trace::blocks(j.row, j.maps, pool.paths.len(), o.seed) {
         let (n, s) = joblib::jobs::swim::expected(&pool.data[b], j.shuffle_ratio, j.output_ratio);

@@ -24,6 +24,28 @@ const STDERR_LINE: usize = 400;
 /// Pipe buffers on the worker's side.
 const PIPE_BUF: usize = 64 << 10;
 
+/// The niceness of task children: the worker's heartbeats, shuffle and
+/// block service are not theirs to starve.
+const CHILD_NICE: libc::c_int = 5;
+
+/// Starts `command`, retrying while its program is busy: a program shipped
+/// a moment ago may still be open for writing in a child another thread
+/// forked meanwhile (its copy of the descriptor lives until that child's
+/// exec), which makes exec fail with ETXTBSY; Go's os/exec retries so too.
+fn spawn(command: &mut Command) -> io::Result<std::process::Child> {
+    let mut wait = Duration::from_millis(5);
+    for _ in 0..8 {
+        match command.spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(wait);
+                wait *= 2;
+            }
+            r => return r,
+        }
+    }
+    command.spawn()
+}
+
 /// Kills the process group of an attempt's running child: on demand, and
 /// when the attempt's future is dropped ([`KillOnDrop`]).
 #[derive(Clone, Default)]
@@ -161,9 +183,17 @@ pub fn run<R: Send>(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    let mut child = c
-        .command
-        .spawn()
+    // SAFETY: the hook runs in the child between fork and exec and only
+    // makes one system call.
+    unsafe {
+        c.command.pre_exec(|| {
+            // Below the worker's own threads: a machine full of task
+            // children still answers heartbeats and serves the shuffle.
+            libc::setpriority(libc::PRIO_PROCESS, 0, CHILD_NICE);
+            Ok(())
+        });
+    }
+    let mut child = spawn(&mut c.command)
         .map_err(|e| Failure::msg(format!("cannot start the {} `{}`: {e}", c.what, c.shown)))?;
     if !killer.started(child.id() as i32) {
         let _ = child.wait();
@@ -402,6 +432,22 @@ mod tests {
             .unwrap();
         assert!(!alive(pid), "the grandchild {pid} outlived its task");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn children_run_below_the_worker() {
+        let mut nice = Vec::new();
+        run(
+            sh("cut -d' ' -f19 /proc/self/stat", Duration::from_secs(60)),
+            &Killer::default(),
+            lines(0),
+            &mut |k, _| {
+                nice.push(String::from_utf8_lossy(k).parse::<i32>().unwrap());
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert!(nice.len() == 1 && nice[0] >= CHILD_NICE, "{nice:?}");
     }
 
     #[test]

@@ -119,4 +119,17 @@ mod tests {
         .unwrap();
         assert_eq!(n, 2);
     }
+
+    #[test]
+    fn a_long_line_is_one_record() {
+        let mut line = vec![b'x'; 8 << 20];
+        line.extend_from_slice(b"\tv\nshort\n");
+        let mut got = Vec::new();
+        read_all(Protocol::Lines, &line[..], &mut |k, v| {
+            got.push((k.len(), v.to_vec()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, vec![(8 << 20, b"v".to_vec()), (5, vec![])]);
+    }
 }
