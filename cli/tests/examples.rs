@@ -67,23 +67,6 @@ fn text(lines: usize, seed: u64) -> Vec<u8> {
     out
 }
 
-/// Every part of output `dir`, concatenated in part order.
-fn output(c: &Cluster, dir: &str) -> Vec<u8> {
-    let ls = c.json(&["fs", "ls", dir, "--json"]);
-    let mut parts: Vec<String> = ls
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["path"].as_str().unwrap().to_string())
-        .filter(|p| p.rsplit('/').next().unwrap().starts_with("part-"))
-        .collect();
-    parts.sort();
-    parts
-        .iter()
-        .flat_map(|p| c.mr(&["fs", "cat", p]).stdout)
-        .collect()
-}
-
 /// `key<TAB>count` lines as a map; a key twice is an error.
 fn counts(b: &[u8]) -> BTreeMap<Vec<u8>, u64> {
     let mut m = BTreeMap::new();
@@ -123,7 +106,7 @@ fn wordcount_program_and_streaming_scripts_count_as_the_builtin() {
         "--output",
         "/builtin",
     ]);
-    assert_eq!(counts(&output(&c, "/builtin")), want);
+    assert_eq!(counts(&c.output("/builtin")), want);
     let v = c.json(&[
         "job",
         "run",
@@ -140,7 +123,7 @@ fn wordcount_program_and_streaming_scripts_count_as_the_builtin() {
     ]);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert!(v["maps"].as_u64().unwrap() >= 3, "{v}");
-    assert_eq!(counts(&output(&c, "/program")), want);
+    assert_eq!(counts(&c.output("/program")), want);
     let ex = examples_dir().join("streaming");
     for (lang, m, r) in [
         ("python", "python3 mapper.py", "python3 reducer.py"),
@@ -168,7 +151,7 @@ fn wordcount_program_and_streaming_scripts_count_as_the_builtin() {
             "--file",
             s(&rf),
         ]);
-        assert_eq!(counts(&output(&c, &out)), want, "{lang}");
+        assert_eq!(counts(&c.output(&out)), want, "{lang}");
     }
 }
 
@@ -208,7 +191,7 @@ fn grep_counts_each_match() {
             }
         }
     }
-    assert_eq!(counts(&output(&c, "/grep")), want);
+    assert_eq!(counts(&c.output("/grep")), want);
     // No pattern: the job fails and says why.
     let out = c.mr(&[
         "job",
@@ -279,7 +262,7 @@ fn join_pairs_every_left_row_with_every_right_row() {
             want.push(format!("{k}\t{lr}\t{rr}"));
         }
     }
-    let mut got: Vec<String> = String::from_utf8(output(&c, "/joined"))
+    let mut got: Vec<String> = String::from_utf8(c.output("/joined"))
         .unwrap()
         .lines()
         .map(String::from)
@@ -364,7 +347,7 @@ fn pagerank_iterates_as_chained_jobs_until_the_ranks_settle() {
         }
         rank = next;
     }
-    let got = String::from_utf8(output(&c, &last)).unwrap();
+    let got = String::from_utf8(c.output(&last)).unwrap();
     let mut seen = 0;
     for l in got.lines() {
         let f: Vec<&str> = l.split('\t').collect();

@@ -20,16 +20,7 @@ fn opts() -> Opts {
 
 /// Concatenated bytes of every part-* file under `dir`, in part order.
 fn parts(c: &Cluster, dir: &str) -> Vec<Vec<u8>> {
-    let ls = c.json(&["fs", "ls", dir, "--json"]);
-    let mut names: Vec<String> = ls
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["path"].as_str().unwrap().to_string())
-        .filter(|p| p.rsplit('/').next().unwrap().starts_with("part-"))
-        .collect();
-    names.sort();
-    names
+    c.part_paths(dir)
         .iter()
         .map(|p| {
             let out = c.mr(&["fs", "cat", p]);

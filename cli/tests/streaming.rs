@@ -41,23 +41,6 @@ fn text(lines: usize, seed: u64) -> Vec<u8> {
     s
 }
 
-/// Every part of output `dir`, concatenated in part order.
-fn output(c: &Cluster, dir: &str) -> Vec<u8> {
-    let ls = c.json(&["fs", "ls", dir, "--json"]);
-    let mut parts: Vec<String> = ls
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["path"].as_str().unwrap().to_string())
-        .filter(|p| p.rsplit('/').next().unwrap().starts_with("part-"))
-        .collect();
-    parts.sort();
-    parts
-        .iter()
-        .flat_map(|p| c.mr(&["fs", "cat", p]).stdout)
-        .collect()
-}
-
 fn sorted_lines(b: &[u8]) -> Vec<Vec<u8>> {
     let mut v: Vec<Vec<u8>> = b
         .split(|c| *c == b'\n')
@@ -149,8 +132,8 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
         "--reducers",
         "2",
     ]);
-    let got = counts(&output(&c, "/wc"));
-    assert_eq!(got, counts(&output(&c, "/wc-builtin")));
+    let got = counts(&c.output("/wc"));
+    assert_eq!(got, counts(&c.output("/wc-builtin")));
     assert_eq!(got.len(), 7);
 
     // The reducer as the combiner too: the same counts, fewer records
@@ -183,7 +166,7 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
         v["counters"]["combine_output_records"].as_u64().unwrap(),
     );
     assert!(cout < cin / 100, "combined {cin} into {cout}: {v}");
-    assert_eq!(counts(&output(&c, "/wc-comb")), got);
+    assert_eq!(counts(&c.output("/wc-comb")), got);
 
     // Map-only: the mapper's lines as they are, tabs and all.
     let v: Value = c.json(&[
@@ -203,7 +186,7 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
     assert_eq!(v["state"], "succeeded", "{v}");
     assert_eq!(v["reduces"].as_u64(), Some(0), "{v}");
     let want: Vec<u8> = data.to_ascii_uppercase();
-    assert_eq!(sorted_lines(&output(&c, "/upper")), sorted_lines(&want));
+    assert_eq!(sorted_lines(&c.output("/upper")), sorted_lines(&want));
 
     // No reducer: the identity reduce writes the sorted map output.
     c.mr_ok(&[
@@ -221,7 +204,7 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
         "--reducers",
         "1",
     ]);
-    let out = output(&c, "/ident");
+    let out = c.output("/ident");
     let lines: Vec<&[u8]> = out
         .split(|b| *b == b'\n')
         .filter(|l| !l.is_empty())
@@ -230,7 +213,7 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
         lines.windows(2).all(|w| w[0] <= w[1]),
         "one reducer's output is sorted"
     );
-    let total: u64 = counts(&output(&c, "/wc-builtin")).values().sum();
+    let total: u64 = counts(&c.output("/wc-builtin")).values().sum();
     assert_eq!(lines.len() as u64, total);
 }
 

@@ -111,6 +111,7 @@ fuzz_target!(|data: &[u8]| {
                         // A built-in job, a Streaming command or a program:
                         // decoded or refused, never a panic.
                         let _ = worker::code::TaskCode::decode(
+                            &joblib::jobs::registry::Registry::builtins(),
                             &l.job_name,
                             &l.params_json,
                             &l.plan_json,

@@ -59,4 +59,4 @@ pub mod wire;
 
 pub use job::{Emit, InputFormat, Job, JobParams, OutputFormat, Partitioning, TaskCtx};
 pub use plan::JobPlan;
-pub use runner::{run, run_task, TaskMode};
+pub use runner::{run, run_records, run_task, Records, TaskMode};

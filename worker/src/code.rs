@@ -3,6 +3,7 @@
 //! formats and partitioning the job declared, decided once per attempt.
 
 use crate::external::External;
+use joblib::jobs::registry::Registry;
 use joblib::jobs::{
     InputFormat, Job, JobParams, OutputFormat, Partitioning, ResolveError, ResolvedJob,
 };
@@ -28,8 +29,13 @@ pub struct TaskCode {
 
 impl TaskCode {
     /// The code a launch names: an external job's when its parameters
-    /// name a command or a program, else the built-in job `name`'s.
-    pub fn decode(name: &str, params_json: &str, plan_json: &str) -> Result<TaskCode, String> {
+    /// name a command or a program, else the job `name` of `jobs`.
+    pub fn decode(
+        jobs: &Registry,
+        name: &str,
+        params_json: &str,
+        plan_json: &str,
+    ) -> Result<TaskCode, String> {
         let params = mrjob::spec::params_from_json(params_json)?;
         if let Some(x) = External::decode(&params, plan_json)? {
             let plan = x.plan.clone();
@@ -42,7 +48,7 @@ impl TaskCode {
                 map_only: plan.map_only,
             });
         }
-        let r = ResolvedJob::decode(name, params_json).map_err(|e| match e {
+        let r = ResolvedJob::decode_in(jobs, name, params_json).map_err(|e| match e {
             ResolveError::UnknownJob(_) => format!("this worker has no job {name:?}"),
             ResolveError::BadParams(m) => m,
         })?;

@@ -74,7 +74,8 @@ async fn run(
         ..
     } = spec;
     // The job found and its parameters decoded once for the whole attempt.
-    let job = TaskCode::decode(&job_name, &params_json, &plan_json).map_err(Failure::msg)?;
+    let job =
+        TaskCode::decode(&node.jobs, &job_name, &params_json, &plan_json).map_err(Failure::msg)?;
     if let Some(release) = crate::hold::release_file(&job.params, t.is_map, &node.me.name) {
         crate::hold::wait_for(std::path::Path::new(release)).await;
     }

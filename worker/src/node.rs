@@ -27,6 +27,9 @@ pub struct Node {
     /// heartbeats, registrations and corrupt-block reports: the master
     /// sees a replica's "added" before its "corrupt", never after.
     pub reports: tokio::sync::Mutex<()>,
+    /// The jobs this worker runs in its own code; any other comes as a
+    /// command or a program (`external`).
+    pub jobs: joblib::jobs::registry::Registry,
 }
 
 impl Node {
@@ -36,7 +39,17 @@ impl Node {
         self.me.data_dir.join("jobs").join(format!("job-{job}"))
     }
 
+    /// The worker `name` of `cluster`, running the built-in jobs.
     pub fn open(cluster: ClusterConfig, name: &str) -> anyhow::Result<Arc<Self>> {
+        Self::open_with(cluster, name, joblib::jobs::registry::Registry::builtins())
+    }
+
+    /// [`Node::open`] with the built-in jobs `jobs`.
+    pub fn open_with(
+        cluster: ClusterConfig,
+        name: &str,
+        jobs: joblib::jobs::registry::Registry,
+    ) -> anyhow::Result<Arc<Self>> {
         let me = cluster
             .worker(name)
             .ok_or_else(|| anyhow::anyhow!("worker {name:?} is not listed in the cluster config"))?
@@ -57,6 +70,7 @@ impl Node {
             epoch: Default::default(),
             draining: Default::default(),
             reports: Default::default(),
+            jobs,
         }))
     }
 

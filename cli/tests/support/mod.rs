@@ -211,6 +211,28 @@ impl Cluster {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// The paths of the `part-*` files of job output `dir`, in part order.
+    pub fn part_paths(&self, dir: &str) -> Vec<String> {
+        let ls = self.json(&["fs", "ls", dir, "--json"]);
+        let mut names: Vec<String> = ls
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["path"].as_str().unwrap().to_string())
+            .filter(|p| p.rsplit('/').next().unwrap().starts_with("part-"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Every part of job output `dir`, concatenated in part order.
+    pub fn output(&self, dir: &str) -> Vec<u8> {
+        self.part_paths(dir)
+            .iter()
+            .flat_map(|p| self.mr(&["fs", "cat", p]).stdout)
+            .collect()
+    }
+
     pub fn json(&self, args: &[&str]) -> Value {
         serde_json::from_str(&self.mr_ok(args)).unwrap()
     }

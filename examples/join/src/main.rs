@@ -146,11 +146,8 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mrjob::wire::{write_record, RecordReader};
-    use mrjob::{run_task, TaskMode};
+    use mrjob::{run_records, Records, TaskMode};
     use std::collections::BTreeMap;
-
-    type Records = Vec<(Vec<u8>, Vec<u8>)>;
 
     /// xorshift64: seeded input without a crate.
     struct Rng(u64);
@@ -164,23 +161,6 @@ mod tests {
         fn below(&mut self, n: usize) -> usize {
             (self.next() % n as u64) as usize
         }
-    }
-
-    fn frames(recs: &Records) -> Vec<u8> {
-        let mut b = Vec::new();
-        for (k, v) in recs {
-            write_record(&mut b, k, v).unwrap();
-        }
-        b
-    }
-
-    fn records(b: &[u8]) -> Records {
-        let mut r = RecordReader::new(b);
-        let mut out = Vec::new();
-        while let Some((k, v)) = r.next_record().unwrap() {
-            out.push((k.to_vec(), v.to_vec()));
-        }
-        out
     }
 
     fn params(left: &str, file: Option<&str>) -> JobParams {
@@ -209,31 +189,15 @@ mod tests {
                 ..Default::default()
             };
             let input: Records = lines.iter().map(|l| (l.clone(), vec![])).collect();
-            let mut out = Vec::new();
-            run_task(
-                &Join,
-                TaskMode::Map,
-                &mut ctx,
-                &frames(&input)[..],
-                &mut out,
-            )
-            .unwrap();
-            shuffled.extend(records(&out));
+            let out = run_records(&Join, TaskMode::Map, &mut ctx, &input).unwrap();
+            shuffled.extend(out);
             add(ctx.counters);
         }
         shuffled.sort_by(|a, b| a.0.cmp(&b.0));
         let mut ctx = TaskCtx::default();
-        let mut out = Vec::new();
-        run_task(
-            &Join,
-            TaskMode::Reduce,
-            &mut ctx,
-            &frames(&shuffled)[..],
-            &mut out,
-        )
-        .unwrap();
+        let out = run_records(&Join, TaskMode::Reduce, &mut ctx, &shuffled).unwrap();
         add(ctx.counters);
-        (records(&out), counters)
+        (out, counters)
     }
 
     fn split(line: &[u8]) -> (Vec<u8>, Vec<u8>) {

@@ -186,11 +186,8 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mrjob::wire::{write_record, RecordReader};
-    use mrjob::{run_task, TaskMode};
+    use mrjob::{run_records, Records, TaskMode};
     use std::collections::BTreeMap;
-
-    type Records = Vec<(Vec<u8>, Vec<u8>)>;
 
     /// xorshift64: seeded input without a crate.
     struct Rng(u64);
@@ -204,23 +201,6 @@ mod tests {
         fn below(&mut self, n: usize) -> usize {
             (self.next() % n as u64) as usize
         }
-    }
-
-    fn frames(recs: &Records) -> Vec<u8> {
-        let mut b = Vec::new();
-        for (k, v) in recs {
-            write_record(&mut b, k, v).unwrap();
-        }
-        b
-    }
-
-    fn records(b: &[u8]) -> Records {
-        let mut r = RecordReader::new(b);
-        let mut out = Vec::new();
-        while let Some((k, v)) = r.next_record().unwrap() {
-            out.push((k.to_vec(), v.to_vec()));
-        }
-        out
     }
 
     fn job_params(nodes: usize, damping: Option<&str>) -> JobParams {
@@ -250,10 +230,9 @@ mod tests {
                 ..Default::default()
             };
             let input: Records = half.iter().map(|l| (l.clone(), vec![])).collect();
-            let mut out = Vec::new();
             let job = PageRank::default();
-            run_task(&job, TaskMode::Map, &mut ctx, &frames(&input)[..], &mut out).unwrap();
-            shuffled.extend(records(&out));
+            let out = run_records(&job, TaskMode::Map, &mut ctx, &input).unwrap();
+            shuffled.extend(out);
             add(ctx.counters);
         }
         shuffled.sort_by(|a, b| a.0.cmp(&b.0));
@@ -268,17 +247,9 @@ mod tests {
                 params: p.clone(),
                 ..Default::default()
             };
-            let mut out = Vec::new();
             let job = PageRank::default();
-            run_task(
-                &job,
-                TaskMode::Reduce,
-                &mut ctx,
-                &frames(&input)[..],
-                &mut out,
-            )
-            .unwrap();
-            for (k, v) in records(&out) {
+            let out = run_records(&job, TaskMode::Reduce, &mut ctx, &input).unwrap();
+            for (k, v) in out {
                 let mut l = k;
                 l.push(b'\t');
                 l.extend_from_slice(&v);

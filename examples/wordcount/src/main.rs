@@ -179,11 +179,8 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mrjob::wire::{write_record, RecordReader};
-    use mrjob::{run_task, TaskMode};
+    use mrjob::{run_records, Records, TaskMode};
     use std::collections::BTreeMap;
-
-    type Records = Vec<(Vec<u8>, Vec<u8>)>;
 
     /// xorshift64: seeded input without a crate.
     struct Rng(u64);
@@ -199,30 +196,11 @@ mod tests {
         }
     }
 
-    fn frames(recs: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
-        let mut b = Vec::new();
-        for (k, v) in recs {
-            write_record(&mut b, k, v).unwrap();
-        }
-        b
-    }
-
-    fn records(b: &[u8]) -> Records {
-        let mut r = RecordReader::new(b);
-        let mut out = Vec::new();
-        while let Some((k, v)) = r.next_record().unwrap() {
-            out.push((k.to_vec(), v.to_vec()));
-        }
-        out
-    }
-
     /// One task of `job` over `input`; the output sorted by key (stably,
     /// as the shuffle hands a reduce its input) unless it is a reduce's.
     fn task(job: &WordCount, mode: TaskMode, input: &Records) -> Records {
-        let mut out = Vec::new();
         let mut ctx = TaskCtx::default();
-        run_task(job, mode, &mut ctx, &frames(input)[..], &mut out).unwrap();
-        let mut recs = records(&out);
+        let mut recs = run_records(job, mode, &mut ctx, input).unwrap();
         if mode != TaskMode::Reduce {
             recs.sort_by(|a, b| a.0.cmp(&b.0));
         }

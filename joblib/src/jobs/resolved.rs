@@ -48,11 +48,21 @@ impl ResolvedJob {
         }
     }
 
-    /// Looks job `name` up and decodes `params_json` (what a task launch
-    /// carries).
+    /// Looks job `name` up among this library's jobs and decodes
+    /// `params_json` (what a task launch carries).
     pub fn decode(name: &str, params_json: &str) -> Result<Self, ResolveError> {
-        let job: Arc<dyn Job> =
-            registry::lookup(name).ok_or_else(|| ResolveError::UnknownJob(name.into()))?;
+        Self::decode_in(&registry::Registry::builtins(), name, params_json)
+    }
+
+    /// [`ResolvedJob::decode`] with the jobs of `jobs`.
+    pub fn decode_in(
+        jobs: &registry::Registry,
+        name: &str,
+        params_json: &str,
+    ) -> Result<Self, ResolveError> {
+        let job: Arc<dyn Job> = jobs
+            .lookup(name)
+            .ok_or_else(|| ResolveError::UnknownJob(name.into()))?;
         let params = crate::spec::params_from_json(params_json).map_err(ResolveError::BadParams)?;
         Ok(Self::new(job, params))
     }
