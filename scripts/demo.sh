@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The demo: build, start a 6-worker 2-rack loopback cluster, generate input
-# for each benchmark, run WordCount, Sort and TeraSort, validate them, print
+# for each benchmark, run WordCount (also as the examples/ job program and
+# as Python Streaming), Sort and TeraSort, validate them, print
 # a table, and stop the cluster. It prints the web UI's address first, so
 # the jobs can be watched running, task by task, with their locality.
 #   scripts/demo.sh [--size 256MiB] [--dir DIR] [--keep]
@@ -59,6 +60,23 @@ bytes=$(python3 -c 'import sys; u={"k":1<<10,"m":1<<20,"g":1<<30}; s=sys.argv[1]
 
 run "randomtextwriter" "$bytes" gen randomtextwriter --size "$SIZE" --output /bench/text
 run "wordcount" "$bytes" job run wordcount --input /bench/text --output /bench/wc --reducers 6 --output-replication 1
+# Your own jobs (docs/your-own-jobs.md): the same WordCount as a job
+# program (examples/wordcount) and as Python Streaming (examples/streaming),
+# each checked to give the built-in's counts.
+run "wordcount program" "$bytes" job run program --program "$ROOT/target/release/example-wordcount" \
+  --input /bench/text --output /bench/wc-program --reducers 6 --output-replication 1
+run "wordcount python" "$bytes" job run streaming --input /bench/text --output /bench/wc-python \
+  --mapper 'python3 mapper.py' --reducer 'python3 reducer.py' \
+  --file "$ROOT/examples/streaming/mapper.py" --file "$ROOT/examples/streaming/reducer.py" \
+  --reducers 6 --output-replication 1
+counts() { "$MR" fs ls "$1" --json | python3 -c 'import json,sys; [print(e["path"]) for e in json.load(sys.stdin) if "/part-" in e["path"]]' \
+  | while read -r p; do "$MR" fs cat "$p"; done | sort; }
+counts /bench/wc > "$DIR/wc.builtin"
+for v in program python; do
+  counts "/bench/wc-$v" | cmp -s - "$DIR/wc.builtin" \
+    || { echo "demo: the $v WordCount's counts differ from the built-in's" >&2; exit 1; }
+done
+echo "== the program's and Python Streaming's counts are the built-in's"
 run "teragen" "$bytes" gen teragen --size "$SIZE" --output /bench/tera
 run "terasort" "$bytes" job run terasort --input /bench/tera --output /bench/tera-sorted --reducers 6 --output-replication 1
 run "teravalidate" "$bytes" job run teravalidate --input /bench/tera-sorted --output /bench/tera-report
@@ -80,4 +98,4 @@ for r in rows:
     print(f"{r['label']:<18}{mib:>8.0f}Mi{t:>9.2f}{mib / max(t, 1e-9):>9.1f}{r['maps']:>6}{local:>9.0f}{r['state']:>11}")
 PY
 echo
-echo "demo finished: every job succeeded and both validators passed"
+echo "demo finished: every job succeeded, both validators passed, and your own jobs counted as the built-in"
