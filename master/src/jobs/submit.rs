@@ -405,4 +405,51 @@ mod tests {
         jobs.submit(ok, &ns, &cfg, now).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    /// The master plans from the plan the client declares, whatever the
+    /// job's name: a job it has no code for is planned as a built-in one,
+    /// a map-only plan runs no reduce, a plan it cannot read or a nameless
+    /// job is refused and uses no id.
+    #[test]
+    fn a_job_is_planned_from_its_declared_plan() {
+        let (mut jobs, ns, cfg, dir) = setup("plan");
+        let now = Instant::now();
+        for (job, plan, want) in [
+            ("mine", "{\"input\":\"csv\"}", "input format"),
+            ("mine", "not json", "plan"),
+            ("", "{}", "job name"),
+            (
+                "mine",
+                "{\"input\":\"fixed\",\"record_len\":5}",
+                "not a multiple",
+            ),
+        ] {
+            let req = SubmitJob {
+                job: job.into(),
+                plan_json: plan.into(),
+                ..wordcount(&[], 0)
+            };
+            let e = jobs.submit(req, &ns, &cfg, now).unwrap_err();
+            assert!(e.to_string().contains(want), "{plan}: {e}");
+        }
+        assert!(jobs.admitting.is_empty() && jobs.jobs.is_empty());
+        let map_only = mrjob::JobPlan {
+            map_only: true,
+            ..Default::default()
+        };
+        let req = SubmitJob {
+            job: "my-streaming-job".into(),
+            plan_json: map_only.to_json(),
+            reducers: 4,
+            ..wordcount(&[], 0)
+        };
+        let (id, _) = jobs.submit(req, &ns, &cfg, now).unwrap();
+        let j = &jobs.admitting[&id];
+        assert_eq!((j.spec().reducers, j.spec().map_only), (0, true));
+        assert_eq!(
+            mrjob::JobPlan::from_json(&j.spec().plan_json).unwrap(),
+            map_only
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
