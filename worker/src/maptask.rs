@@ -5,7 +5,7 @@
 //! any map of a map-only job, writes its output part instead.
 
 use crate::code::{Code, TaskCode};
-use crate::external::{child, combine, Attempt};
+use crate::external::{self, child, combine, Attempt};
 use crate::input::{self, Tiers};
 use crate::launch::{MapTask, OutputSpec, TaskRef};
 use crate::mapout::{output_path, Combiner, MapOutputBuffer};
@@ -70,7 +70,7 @@ pub async fn run(
                 (Code::External(_), Some(a)) => {
                     let c = a.child(TaskMode::Map).expect("every job has a map");
                     let ran = child::run(c, &a.killer, |_| (), &mut put)?;
-                    add_counters(&mut ctx, ran.counters);
+                    external::add_counters(&mut ctx, ran.counters);
                 }
                 (Code::External(_), None) => unreachable!("prepared above"),
             }
@@ -207,7 +207,7 @@ pub async fn run(
                         },
                         &mut put,
                     )?;
-                    add_counters(&mut ctx, ran.counters);
+                    external::add_counters(&mut ctx, ran.counters);
                     ran.fed
                 }
                 (Code::External(_), None) => unreachable!("prepared above"),
@@ -255,11 +255,4 @@ pub async fn run(
     out.spills = spills as u32;
     out.counters = ctx.counters;
     Ok(out)
-}
-
-/// A child's counters, added to the task's.
-pub fn add_counters(ctx: &mut TaskCtx, counters: std::collections::BTreeMap<String, u64>) {
-    for (k, n) in counters {
-        ctx.count(&k, n);
-    }
 }

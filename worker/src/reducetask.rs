@@ -300,7 +300,7 @@ pub async fn run(
                     let records_in = match a.child(TaskMode::Reduce) {
                         Some(c) => {
                             let ran = child::run(c, &a.killer, feed, &mut put)?;
-                            crate::maptask::add_counters(&mut ctx, ran.counters);
+                            crate::external::add_counters(&mut ctx, ran.counters);
                             ran.fed
                         }
                         // Streaming without a reducer: the identity reduce.

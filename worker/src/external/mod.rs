@@ -37,6 +37,13 @@ pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(600);
 
 pub use mrjob::spec::keys;
 
+/// A child's counters, added to its task's (summed into the job's).
+pub fn add_counters(ctx: &mut mrjob::TaskCtx, counters: std::collections::BTreeMap<String, u64>) {
+    for (k, n) in counters {
+        ctx.count(&k, n);
+    }
+}
+
 /// What a task of an external job runs.
 #[derive(Debug, Clone)]
 pub struct External {
