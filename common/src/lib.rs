@@ -5,6 +5,7 @@
 //!
 //! # Layout
 //! - [`config`]: `cluster.toml`, parsed and validated.
+//! - [`blocktoken`]: block access and shuffle tokens, signed and checked.
 //! - [`units`]: sizes (`64MiB`) and durations (`1s`) from outside.
 //! - [`path`]: namespace paths, normalised and unable to escape the root.
 //! - [`placement`]: HDFS's rack-aware replica placement, pure.
@@ -15,6 +16,7 @@
 //! - [`sync`]: a `Mutex` lock that survives a panic while it was held.
 //! - [`logging`]: tracing set-up for the daemons.
 
+pub mod blocktoken;
 pub mod config;
 pub mod locality;
 pub mod logging;

@@ -175,12 +175,14 @@ pub fn chunk_crcs(data: &[u8]) -> (Vec<u32>, u32) {
 
 /// The chunks of block `info` as a pipeline's head receives them: the
 /// first carries the block and `downstream` (the targets after the head,
-/// in order), each its CRC32C (`crcs`, from [`chunk_crcs`]).
+/// in order) and the block access token, each its CRC32C (`crcs`, from
+/// [`chunk_crcs`]).
 pub fn pipeline_chunks(
     info: proto::BlockInfo,
     data: &Bytes,
     crcs: &[u32],
     downstream: Vec<proto::WorkerAddr>,
+    token: &Bytes,
 ) -> Vec<proto::WriteBlockChunk> {
     let mut downstream = Some(downstream);
     (0..data.len().div_ceil(CHUNK).max(1))
@@ -191,6 +193,7 @@ pub fn pipeline_chunks(
                 data: data.slice(off..(off + CHUNK).min(data.len())),
                 crc32c: crcs.get(i).copied(),
                 downstream: downstream.take().unwrap_or_default(),
+                access_token: if i == 0 { token.clone() } else { Bytes::new() },
             }
         })
         .collect()
@@ -199,15 +202,17 @@ pub fn pipeline_chunks(
 /// Streams `data` as block `info` to the head of a pipeline, which
 /// forwards it to `downstream` (the targets after it, in order); returns
 /// the head's answer: which targets stored the block durably, and which
-/// one failed if one did. `crcs` are the chunks' CRC32Cs ([`chunk_crcs`]).
+/// one failed if one did. `crcs` are the chunks' CRC32Cs ([`chunk_crcs`]);
+/// `token` is the master's block access token for the write.
 pub async fn write_pipeline(
     conn: &mut WorkerConn,
     info: proto::BlockInfo,
     data: &Bytes,
     crcs: &[u32],
     downstream: Vec<proto::WorkerAddr>,
+    token: &Bytes,
 ) -> Result<proto::WriteBlockResponse> {
-    let chunks = pipeline_chunks(info, data, crcs, downstream);
+    let chunks = pipeline_chunks(info, data, crcs, downstream, token);
     Ok(conn
         .write_block(tokio_stream::iter(chunks))
         .await?
@@ -232,11 +237,16 @@ pub trait LocalHead: Send + Sync {
     >;
 }
 
-/// Streams `data` to one worker as block `info`; returns once that worker
-/// has fsynced it.
-pub async fn write_block(conn: &mut WorkerConn, info: proto::BlockInfo, data: Bytes) -> Result<()> {
+/// Streams `data` to one worker as block `info` under the master's
+/// `token`; returns once that worker has fsynced it.
+pub async fn write_block(
+    conn: &mut WorkerConn,
+    info: proto::BlockInfo,
+    data: Bytes,
+    token: &Bytes,
+) -> Result<()> {
     let (crcs, _) = chunk_crcs(&data);
-    write_pipeline(conn, info, &data, &crcs, Vec::new()).await?;
+    write_pipeline(conn, info, &data, &crcs, Vec::new(), token).await?;
     Ok(())
 }
 
@@ -263,11 +273,13 @@ pub fn pipeline_outcome(
 
 /// Reads a whole block from one worker and checks it against `info`.
 /// Returns the bytes and whether the worker served them from its cache.
+/// `token` is the master's read token (workers need none).
 pub async fn read_block(
     conn: &mut WorkerConn,
     info: &proto::BlockInfo,
     fill_cache: bool,
     from: &str,
+    token: &Bytes,
 ) -> Result<(Bytes, bool)> {
     let mut stream = conn
         .read_block(proto::ReadBlockRequest {
@@ -276,6 +288,7 @@ pub async fn read_block(
             len: 0,
             fill_cache,
             expect: Some(*info),
+            access_token: token.clone(),
         })
         .await?
         .into_inner();
@@ -600,12 +613,21 @@ impl Dfs {
             let answer = async {
                 match local {
                     Some(l) if l.name() == head.name => {
-                        let chunks = pipeline_chunks(info, &data, &crcs, rest.to_vec());
+                        let chunks =
+                            pipeline_chunks(info, &data, &crcs, rest.to_vec(), &alloc.access_token);
                         Ok(l.receive(chunks).await?)
                     }
                     _ => {
                         let mut conn = self.worker(&head.addr)?;
-                        write_pipeline(&mut conn, info, &data, &crcs, rest.to_vec()).await
+                        write_pipeline(
+                            &mut conn,
+                            info,
+                            &data,
+                            &crcs,
+                            rest.to_vec(),
+                            &alloc.access_token,
+                        )
+                        .await
                     }
                 }
             }
@@ -654,7 +676,7 @@ impl Dfs {
         let mut last = "no live good replica (missing or corrupt: see `mr admin fsck`)".to_string();
         for w in order {
             let mut conn = self.worker(&w.addr)?;
-            match read_block(&mut conn, &info, fill_cache, &w.name).await {
+            match read_block(&mut conn, &info, fill_cache, &w.name, &b.access_token).await {
                 Ok((data, _)) => return Ok((data, w.name.clone())),
                 Err(e) => {
                     tracing::warn!(worker = %w.name, block = info.id, "replica read failed, trying the next: {e}");

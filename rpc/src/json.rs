@@ -100,6 +100,7 @@ mod tests {
             replicas: vec![w("w1"), w("w2")],
             cached_on: vec![w("w2")],
             pinned_on: vec![w("w2")],
+            ..Default::default()
         });
         assert_eq!(v["id"], 7);
         assert_eq!(v["replicas"], json!(["w1", "w2"]));

@@ -35,11 +35,13 @@ impl Worker for ModelWorker {
         let mut s = req.into_inner();
         let mut info = None;
         let mut downstream = Vec::new();
+        let mut token = bytes::Bytes::new();
         let mut buf = Vec::new();
         while let Some(c) = s.message().await? {
             if info.is_none() {
                 info = c.block;
                 downstream = c.downstream;
+                token = c.access_token;
             }
             if c.crc32c.is_some_and(|crc| crc != crc32c::crc32c(&c.data)) {
                 return Err(Status::data_loss("a chunk does not match its checksum"));
@@ -56,7 +58,7 @@ impl Worker for ModelWorker {
             let answer = async {
                 let mut conn = self.0.dfs.worker(&next.addr)?;
                 let (crcs, _) = rpc::dfs::chunk_crcs(&data);
-                rpc::dfs::write_pipeline(&mut conn, info, &data, &crcs, rest.to_vec()).await
+                rpc::dfs::write_pipeline(&mut conn, info, &data, &crcs, rest.to_vec(), &token).await
             }
             .await;
             match answer {

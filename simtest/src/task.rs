@@ -133,6 +133,7 @@ async fn run(node: &Arc<Node>, l: &LaunchTask) -> Result<Vec<(String, u64)>, Fai
                         map_index: m.map_index,
                         attempt: m.attempt,
                         partition: t.index,
+                        shuffle_token: l.shuffle_token.clone(),
                     })
                     .await?
                     .into_inner();
@@ -172,7 +173,7 @@ async fn read_remote(
         }
         let r = async {
             let mut conn = node.dfs.worker(&w.addr)?;
-            rpc::dfs::read_block(&mut conn, info, false, &w.name).await
+            rpc::dfs::read_block(&mut conn, info, false, &w.name, &Default::default()).await
         }
         .await;
         match r {

@@ -211,7 +211,7 @@ async fn replicate(node: Arc<Node>, r: proto::ReplicateBlock) {
     for t in r.targets {
         let res = async {
             let mut conn = node.dfs.worker(&t)?;
-            rpc::dfs::write_block(&mut conn, info, data.clone()).await
+            rpc::dfs::write_block(&mut conn, info, data.clone(), &r.access_token).await
         }
         .await;
         note(

@@ -43,6 +43,9 @@ pub struct BlockChunk {
     /// The first chunk only: the targets after the receiver, in pipeline
     /// order.
     pub downstream: Vec<WorkerAddr>,
+    /// The first chunk only: the master's block access token for the
+    /// write, which names the only targets the block may go to.
+    pub access_token: Bytes,
 }
 
 /// A target's answer: the workers that stored the block (this one and

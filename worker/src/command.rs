@@ -30,9 +30,11 @@ pub enum Command {
         job: u64,
         outputs: Vec<MapOutputLocation>,
     },
-    /// Send a copy of the block to each of the workers at `targets`.
+    /// Send a copy of the block to each of the workers at `targets`,
+    /// under the master's `token` (which names them).
     Replicate {
         block: BlockInfo,
         targets: Vec<String>,
+        token: bytes::Bytes,
     },
 }

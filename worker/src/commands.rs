@@ -70,6 +70,7 @@ async fn execute(node: Arc<Node>, kind: Command) {
         Command::Replicate {
             block: info,
             targets,
+            token,
         } => {
             let data = match node.read_block(info.id, false).await {
                 Ok((d, _)) => d,
@@ -81,7 +82,7 @@ async fn execute(node: Arc<Node>, kind: Command) {
             for t in targets {
                 let res = async {
                     let mut conn = node.dfs.worker(&t)?;
-                    crate::peer::write_block(&mut conn, info, data.clone()).await
+                    crate::peer::write_block(&mut conn, info, data.clone(), &token).await
                 }
                 .await;
                 match res {

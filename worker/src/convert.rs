@@ -140,6 +140,7 @@ pub fn launch(l: proto::LaunchTask) -> Option<Result<TaskSpec, Refused>> {
         TaskKind::Reduce(ReduceTask {
             map_outputs: all(l.map_outputs),
             maps_total: l.maps_total,
+            shuffle_token: l.shuffle_token,
         })
     };
     Some(Ok(TaskSpec {
@@ -181,6 +182,7 @@ pub fn command(c: proto::Command) -> Option<Command> {
         Kind::Replicate(r) => Command::Replicate {
             block: r.block?.into(),
             targets: r.targets,
+            token: r.access_token,
         },
     })
 }
@@ -318,6 +320,7 @@ impl From<proto::WriteBlockChunk> for BlockChunk {
             data: c.data,
             crc32c: c.crc32c,
             downstream: all(c.downstream),
+            access_token: c.access_token,
         }
     }
 }
@@ -329,6 +332,7 @@ impl From<BlockChunk> for proto::WriteBlockChunk {
             data: c.data,
             crc32c: c.crc32c,
             downstream: all(c.downstream),
+            access_token: c.access_token,
         }
     }
 }
@@ -389,6 +393,7 @@ impl From<PartitionRef> for proto::FetchPartitionRequest {
             map_index: r.map_index,
             attempt: r.attempt,
             partition: r.partition,
+            shuffle_token: Default::default(),
         }
     }
 }

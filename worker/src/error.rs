@@ -44,6 +44,12 @@ pub enum WorkerError {
     Path { path: String, err: std::io::Error },
     #[error("map output read failed: {0}")]
     MapOutputRead(std::io::Error),
+    /// A call without the right block access or shuffle token.
+    #[error("permission denied: {0}")]
+    Token(#[from] common::blocktoken::TokenError),
+    /// A caller that is not a worker asked for what only workers get.
+    #[error("permission denied: user {user:?} may not {action}: only workers may")]
+    NotAWorker { user: String, action: &'static str },
     /// The caller's own stream broke (a cancelled write, a lost
     /// connection): handed back as it came.
     #[error("{0}")]
@@ -61,6 +67,7 @@ impl From<WorkerError> for Status {
                 Status::data_loss(e.to_string())
             }
             Store(StoreError::Io(_)) => Status::internal(e.to_string()),
+            Store(StoreError::Exists(_)) => Status::already_exists(e.to_string()),
             EmptyWrite
             | NoBlockInfo
             | BadBlockLength { .. }
@@ -69,6 +76,8 @@ impl From<WorkerError> for Status {
             DamagedChunk { .. } => Status::data_loss(e.to_string()),
             NoMapOutput { .. } => Status::not_found(e.to_string()),
             Writer(_) | Path { .. } | MapOutputRead(_) => Status::internal(e.to_string()),
+            Token(common::blocktoken::TokenError::NoKeys) => Status::unavailable(e.to_string()),
+            Token(_) | NotAWorker { .. } => Status::permission_denied(e.to_string()),
             Received(s) => s,
         }
     }

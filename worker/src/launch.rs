@@ -72,6 +72,9 @@ pub struct ReduceTask {
     /// How many maps the job has; 0 from an older master: every output is
     /// in `map_outputs`.
     pub maps_total: u32,
+    /// The job's shuffle token: the maps' workers serve its outputs only
+    /// to a fetch that carries it.
+    pub shuffle_token: bytes::Bytes,
 }
 
 /// Where a finished map's output is.

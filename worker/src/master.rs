@@ -12,24 +12,48 @@ use std::time::Duration;
 
 pub async fn register(node: &Node, r: Registration) -> Result<Registered, DfsError> {
     let req = proto::RegisterRequest::from(r);
-    Ok(node.dfs.master().register(req).await?.into_inner().into())
+    let mut resp = node.dfs.master().register(req).await?.into_inner();
+    take_keys(node, resp.keys.take());
+    Ok(resp.into())
 }
 
 pub async fn heartbeat(node: &Node, h: Heartbeat) -> Result<Reply, DfsError> {
     let req = proto::HeartbeatRequest::from(h);
-    Ok(node.dfs.master().heartbeat(req).await?.into_inner().into())
+    Ok(reply(
+        node,
+        node.dfs.master().heartbeat(req).await?.into_inner(),
+    ))
+}
+
+/// The master's block keys, when an answer carries them, go to the
+/// checks of this worker's port (`Node::keys`).
+fn take_keys(node: &Node, keys: Option<proto::BlockKeys>) {
+    let Some(k) = keys else { return };
+    let keys = k
+        .keys
+        .into_iter()
+        .map(|k| common::blocktoken::BlockKey {
+            id: k.id,
+            secret: k.secret.to_vec(),
+            expires_ms: k.expires_ms,
+        })
+        .collect();
+    node.keys
+        .update(keys, k.shuffle_secret.to_vec(), common::now_ms());
+}
+
+fn reply(node: &Node, mut r: proto::HeartbeatResponse) -> Reply {
+    take_keys(node, r.keys.take());
+    r.into()
 }
 
 /// Takes the commands waiting at the master for incarnation `epoch`.
 pub async fn take_commands(node: &Node, epoch: u64) -> Result<Reply, DfsError> {
     let req = poll(node, epoch, Duration::ZERO);
-    Ok(node
-        .dfs
-        .master()
-        .take_commands(req)
-        .await?
-        .into_inner()
-        .into())
+    Ok(reply(
+        node,
+        node.dfs.master().take_commands(req).await?.into_inner(),
+    ))
 }
 
 /// Asks the master to answer once commands wait for incarnation `epoch`,
@@ -61,13 +85,10 @@ fn poll(node: &Node, epoch: u64, wait: Duration) -> proto::WorkerPoll {
 /// Sends one report of an attempt (the caller retries).
 pub async fn report_task(node: &Node, r: TaskReport) -> Result<Reply, DfsError> {
     let req = crate::convert::task_update(&node.me.name, r);
-    Ok(node
-        .dfs
-        .master()
-        .task_update(req)
-        .await?
-        .into_inner()
-        .into())
+    Ok(reply(
+        node,
+        node.dfs.master().task_update(req).await?.into_inner(),
+    ))
 }
 
 /// Tells the master that this worker's replica of block `id` is corrupt.

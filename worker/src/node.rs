@@ -30,6 +30,9 @@ pub struct Node {
     /// The jobs this worker runs in its own code; any other comes as a
     /// command or a program (`external`).
     pub jobs: joblib::jobs::registry::Registry,
+    /// The master's keys: every block access and shuffle token this
+    /// worker's port is shown is checked against them.
+    pub keys: common::blocktoken::Verifier,
 }
 
 impl Node {
@@ -71,6 +74,7 @@ impl Node {
             draining: Default::default(),
             reports: Default::default(),
             jobs,
+            keys: Default::default(),
         }))
     }
 

@@ -37,17 +37,27 @@ pub async fn read_block(
     fill_cache: bool,
     from: &str,
 ) -> Result<(Bytes, bool), DfsError> {
-    rpc::dfs::read_block(conn, &(*info).into(), fill_cache, from).await
+    // A worker reads without a block token: it holds the keys that sign
+    // them, as a DataNode does, so one would prove nothing.
+    rpc::dfs::read_block(conn, &(*info).into(), fill_cache, from, &Bytes::new()).await
 }
 
-/// Sends a whole block to the worker behind `conn`; done once it is
-/// fsynced there.
+/// Sends a whole block to the worker behind `conn` under the master's
+/// `token`; done once it is fsynced there.
 pub async fn write_block(
     conn: &mut WorkerConn,
     info: BlockInfo,
     data: Bytes,
+    token: &Bytes,
 ) -> Result<(), DfsError> {
-    rpc::dfs::write_block(conn, info.into(), data).await
+    rpc::dfs::write_block(conn, info.into(), data, token).await
+}
+
+/// The request for partition `r`, carrying its job's shuffle `token`.
+fn partition_request(r: &PartitionRef, token: &Bytes) -> proto::FetchPartitionRequest {
+    let mut req = proto::FetchPartitionRequest::from(*r);
+    req.shuffle_token = token.clone();
+    req
 }
 
 /// Where the worker at `addr` keeps partition `r`; `None` when it cannot
@@ -56,11 +66,12 @@ pub async fn locate_partition(
     node: &Node,
     addr: &str,
     r: &PartitionRef,
+    token: &Bytes,
 ) -> Result<Option<PartitionFile>, DfsError> {
     match node
         .dfs
         .worker(addr)?
-        .locate_partition(proto::FetchPartitionRequest::from(*r))
+        .locate_partition(partition_request(r, token))
         .await
     {
         Ok(f) => Ok(Some(f.into_inner().into())),
@@ -74,11 +85,10 @@ pub async fn fetch_partition(
     node: &Node,
     addr: &str,
     r: &PartitionRef,
+    token: &Bytes,
 ) -> Result<PartitionStream, DfsError> {
     let mut conn = node.dfs.worker(addr)?;
-    let s = conn
-        .fetch_partition(proto::FetchPartitionRequest::from(*r))
-        .await?;
+    let s = conn.fetch_partition(partition_request(r, token)).await?;
     Ok(PartitionStream(s.into_inner()))
 }
 

@@ -19,8 +19,10 @@ use crate::error::WorkerError;
 use crate::node::Node;
 use crate::store::StoreError;
 use bytes::Bytes;
+use common::blocktoken::{Access, TokenError};
 use common::config::MAX_BLOCK_SIZE;
 use futures::{Stream, StreamExt};
+use rpc::auth::Identity;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -46,12 +48,15 @@ pub fn block_header(first: Option<&BlockChunk>) -> Result<BlockInfo, WorkerError
 /// Receives one block from `chunks` (the first carries the header and the
 /// targets after this one), stores it and forwards it; see the module
 /// comment. An `Err` means this worker failed (the writer excludes it);
-/// an answer with `failed` set, that a target after it did.
+/// an answer with `failed` set, that a target after it did. `caller` is
+/// who the port's token check found: the write's block access token must
+/// be for it (a worker forwarding a pipeline may carry anyone's).
 pub async fn receive(
     node: Arc<Node>,
     chunks: impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin,
+    caller: &Identity,
 ) -> Result<PipelineAnswer, WorkerError> {
-    receive_from(node, chunks, Sender::Remote).await
+    receive_from(node, chunks, Sender::Remote(caller)).await
 }
 
 /// [`receive`] of a block this process wrote: a task's output handed to
@@ -65,9 +70,10 @@ pub async fn receive_in_process(
 
 /// Where a block's chunks come from.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Sender {
-    /// Over a wire: every chunk is checked against the CRC32C it carries.
-    Remote,
+enum Sender<'a> {
+    /// Over a wire, from this caller: the write's token is checked, and
+    /// every chunk against the CRC32C it carries.
+    Remote(&'a Identity),
     /// This process ([`receive_in_process`]): the CRC32Cs were computed
     /// from these very bytes, nothing came over a wire to damage them;
     /// they are used as they are (the store still checks the block's
@@ -78,14 +84,21 @@ enum Sender {
 async fn receive_from(
     node: Arc<Node>,
     mut chunks: impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin,
-    sender: Sender,
+    sender: Sender<'_>,
 ) -> Result<PipelineAnswer, WorkerError> {
     let first = chunks.next().await.transpose()?;
     let info = block_header(first.as_ref())?;
     let mut first = first.expect("checked by block_header");
+    if let Sender::Remote(caller) = sender {
+        authorize(&node, &first, &info, caller)?;
+    }
+    // Refused before a byte is forwarded (the store checks again at
+    // `begin`, for a write that raced this one).
+    if node.store.contains(info.id) {
+        return Err(StoreError::Exists(info.id).into());
+    }
     let downstream = std::mem::take(&mut first.downstream);
-    // A copy this worker already held is not this write's to drop.
-    let held = node.store.info(info.id) == Some(info);
+    let token = std::mem::take(&mut first.access_token);
     // Chunks go to a blocking writer thread as they arrive: the block is
     // never whole in memory here.
     let (tx, mut rx) = mpsc::channel::<(Bytes, u32)>(QUEUE);
@@ -101,7 +114,7 @@ async fn receive_from(
     };
     let mut next = downstream
         .split_first()
-        .map(|(n, rest)| Forward::start(&node, info, n.clone(), rest.to_vec()));
+        .map(|(n, rest)| Forward::start(&node, info, n.clone(), rest.to_vec(), token));
     let mut received = 0u64;
     let mut chunk = Some(first);
     while let Some(c) = chunk.take() {
@@ -158,10 +171,9 @@ async fn receive_from(
         tracing::warn!(block = info.id, worker = %f.worker, "pipeline broken downstream: {}", f.error);
         stored.clear();
         // The writer tries again under a new block id: this copy would be
-        // an orphan until a block report had it deleted.
-        if !held {
-            node.store.delete(info.id);
-        }
+        // an orphan until a block report had it deleted. (It is this
+        // write's own: a block held already was refused at `begin`.)
+        node.store.delete(info.id);
     }
     tracing::debug!(block = info.id, len = info.len, ?stored, "block stored");
     Ok(PipelineAnswer {
@@ -169,6 +181,41 @@ async fn receive_from(
         stored,
         failed,
     })
+}
+
+/// Whether the write whose first chunk is `first` may be stored here and
+/// forwarded: the master's token for this block and generation, with
+/// write (or replicate) access, issued to `caller` unless a worker
+/// forwards it, naming every address the block is to go on to. The last
+/// check is what keeps this worker, which dials the next target with its
+/// own credential, from sending that credential to an address a caller
+/// chose.
+fn authorize(
+    node: &Node,
+    first: &BlockChunk,
+    info: &BlockInfo,
+    caller: &Identity,
+) -> Result<(), WorkerError> {
+    let user = (!caller.worker).then_some(caller.name.as_str());
+    let grant = node.keys.check_block(
+        &first.access_token,
+        info.id,
+        Some(info.generation),
+        Access::Write,
+        user,
+        common::now_ms(),
+    );
+    let grant = grant.inspect_err(|e| {
+        tracing::warn!(block = info.id, user = %caller.name, "block write refused: {e}");
+    })?;
+    for d in &first.downstream {
+        if !grant.targets.contains(&d.addr) {
+            tracing::warn!(block = info.id, user = %caller.name, target = %d.addr,
+                "block write refused: a target its token does not name");
+            return Err(TokenError::WrongTarget(d.addr.clone()).into());
+        }
+    }
+    Ok(())
 }
 
 /// The CRC32C of chunk `c` at byte `at` of `info`: the one it carries,
@@ -189,15 +236,22 @@ pub fn check_chunk(info: &BlockInfo, at: u64, c: &BlockChunk) -> Result<u32, Wor
 /// The call to the next target of the pipeline.
 struct Forward {
     next: WorkerAddr,
-    /// The header and the targets after `next`, sent with the first chunk.
-    header: Option<(BlockInfo, Vec<WorkerAddr>)>,
+    /// The header, the targets after `next` and the token, sent with the
+    /// first chunk.
+    header: Option<(BlockInfo, Vec<WorkerAddr>, Bytes)>,
     /// None once the block is whole.
     tx: Option<mpsc::Sender<BlockChunk>>,
     call: JoinHandle<Result<PipelineAnswer, String>>,
 }
 
 impl Forward {
-    fn start(node: &Arc<Node>, info: BlockInfo, next: WorkerAddr, rest: Vec<WorkerAddr>) -> Self {
+    fn start(
+        node: &Arc<Node>,
+        info: BlockInfo,
+        next: WorkerAddr,
+        rest: Vec<WorkerAddr>,
+        token: Bytes,
+    ) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
         let call = crate::peer::forward(
             node,
@@ -207,7 +261,7 @@ impl Forward {
         let call = tokio::spawn(async move { call.await.map_err(|e| e.to_string()) });
         Forward {
             next,
-            header: Some((info, rest)),
+            header: Some((info, rest, token)),
             tx: Some(tx),
             call,
         }
@@ -215,15 +269,16 @@ impl Forward {
 
     /// Queues a chunk for the next target; false once that call has ended.
     async fn send(&mut self, data: Bytes, crc: u32) -> bool {
-        let (block, downstream) = match self.header.take() {
-            Some((info, rest)) => (Some(info), rest),
-            None => (None, Vec::new()),
+        let (block, downstream, access_token) = match self.header.take() {
+            Some((info, rest, token)) => (Some(info), rest, token),
+            None => (None, Vec::new(), Bytes::new()),
         };
         let c = BlockChunk {
             block,
             data,
             crc32c: Some(crc),
             downstream,
+            access_token,
         };
         match &self.tx {
             Some(tx) => tx.send(c).await.is_ok(),
@@ -278,9 +333,43 @@ impl Drop for Forward {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use common::blocktoken::{Grant, Minter};
     use common::config::ClusterConfig;
+    use rpc::auth::Role;
     use rpc::dfs::DfsError;
     use tonic::{Code, Status};
+
+    /// The master's side of the tests' tokens.
+    fn minter() -> &'static Minter {
+        static M: std::sync::OnceLock<Minter> = std::sync::OnceLock::new();
+        M.get_or_init(|| Minter::new(common::now_ms()))
+    }
+
+    fn give_keys(n: &Node) {
+        let (k, s) = minter().export(common::now_ms());
+        n.keys.update(k, s, common::now_ms());
+    }
+
+    /// A caller of the worker's port: a worker, or user `name`.
+    fn caller(name: &str, worker: bool) -> Identity {
+        Identity {
+            name: name.into(),
+            role: if worker { Role::Admin } else { Role::User },
+            worker,
+        }
+    }
+
+    fn write_token(id: u64, user: &str, targets: &[&str]) -> Bytes {
+        let g = Grant {
+            block_id: id,
+            generation: 3,
+            modes: Access::Write as u8,
+            user: user.into(),
+            targets: targets.iter().map(|t| t.to_string()).collect(),
+            expires_ms: 0,
+        };
+        minter().sign(g, common::now_ms()).into()
+    }
 
     /// Workers w1 and w2 of one config over fresh directories; w2 serves
     /// its real gRPC service on an OS-chosen port, w1 is driven directly.
@@ -298,9 +387,14 @@ mod tests {
         let cfg = ClusterConfig::parse(&text).unwrap();
         let w1 = Node::open(cfg.clone(), "w1").unwrap();
         let w2 = Node::open(cfg, "w2").unwrap();
+        give_keys(&w1);
+        give_keys(&w2);
         tokio::spawn(
             tonic::transport::Server::builder()
-                .add_service(crate::service::server(w2.clone()))
+                .add_service(tonic::service::interceptor::InterceptedService::new(
+                    crate::service::server(w2.clone()),
+                    rpc::auth::TokenCheck::new("t"),
+                ))
                 .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(l)),
         );
         (w1, w2, dir)
@@ -314,8 +408,20 @@ mod tests {
         }
     }
 
-    /// The chunks a writer sends for `data` as block `id`, 1 KiB each.
+    /// The chunks a writer sends for `data` as block `id`, 1 KiB each,
+    /// with a token naming the downstream targets.
     fn chunks(id: u64, data: &[u8], downstream: Vec<WorkerAddr>) -> Vec<BlockChunk> {
+        let addrs: Vec<&str> = downstream.iter().map(|d| d.addr.as_str()).collect();
+        let token = write_token(id, "", &addrs);
+        signed_chunks(id, data, downstream, token)
+    }
+
+    fn signed_chunks(
+        id: u64,
+        data: &[u8],
+        downstream: Vec<WorkerAddr>,
+        token: Bytes,
+    ) -> Vec<BlockChunk> {
         let info = BlockInfo {
             id,
             len: data.len() as u64,
@@ -330,8 +436,13 @@ mod tests {
                 data: Bytes::copy_from_slice(c),
                 crc32c: Some(crc32c::crc32c(c)),
                 downstream: downstream.take().unwrap_or_default(),
+                access_token: if i == 0 { token.clone() } else { Bytes::new() },
             })
             .collect()
+    }
+
+    fn as_worker() -> Identity {
+        caller("worker", true)
     }
 
     fn feed(c: Vec<BlockChunk>) -> impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin {
@@ -343,9 +454,13 @@ mod tests {
         let (w1, w2, dir) = two_nodes("both").await;
         let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7) as u8).collect();
         let next = target("w2", &w2.me.addr);
-        let a = receive(w1.clone(), feed(chunks(11, &data, vec![next])))
-            .await
-            .unwrap();
+        let a = receive(
+            w1.clone(),
+            feed(chunks(11, &data, vec![next])),
+            &as_worker(),
+        )
+        .await
+        .unwrap();
         assert_eq!(a.stored, ["w1", "w2"]);
         assert!(a.failed.is_none());
         for n in [&w1, &w2] {
@@ -392,6 +507,7 @@ mod tests {
         let a = receive(
             w1.clone(),
             feed(chunks(12, &data, vec![target("w9", &addr)])),
+            &as_worker(),
         )
         .await
         .unwrap();
@@ -416,6 +532,7 @@ mod tests {
         let a = receive(
             w1.clone(),
             feed(chunks(14, &data, vec![target("w2", &w2.me.addr)])),
+            &as_worker(),
         )
         .await
         .unwrap();
@@ -448,9 +565,81 @@ mod tests {
         assert!(!w2.store.contains(13));
         // Damaged before the head: the head itself refuses it.
         c[2].crc32c = Some(c[2].crc32c.unwrap() ^ 1);
-        let e = Status::from(receive(w1.clone(), feed(c)).await.unwrap_err());
+        let e = Status::from(
+            receive(w1.clone(), feed(c), &as_worker())
+                .await
+                .unwrap_err(),
+        );
         assert_eq!(e.code(), Code::DataLoss, "{e}");
         assert!(!w1.store.contains(13));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A user's write needs the master's token for that block, issued to
+    /// that user, naming every target the block is to go on to; a block
+    /// held already is never written again. A refused write stores
+    /// nothing and dials nobody (issue 39).
+    #[tokio::test]
+    async fn a_write_without_the_masters_token_is_refused_and_dials_nobody() {
+        let (w1, w2, dir) = two_nodes("auth").await;
+        let data = vec![1u8; 4096];
+        let ann = caller("ann", false);
+        let trap = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let trap_addr = trap.local_addr().unwrap().to_string();
+        let refused = |r: Result<PipelineAnswer, WorkerError>| match r {
+            Err(e) => Status::from(e).code(),
+            Ok(a) => panic!("not refused: {a:?}"),
+        };
+        let to_trap = || vec![target("evil", &trap_addr)];
+        let cases = [
+            ("no token", signed_chunks(20, &data, vec![], Bytes::new())),
+            (
+                "bob's",
+                signed_chunks(20, &data, vec![], write_token(20, "bob", &[])),
+            ),
+            (
+                "another block's",
+                signed_chunks(20, &data, vec![], write_token(21, "ann", &[])),
+            ),
+            ("a forged one", {
+                let mut t = write_token(20, "ann", &[]).to_vec();
+                let n = t.len();
+                t[n - 1] ^= 1;
+                signed_chunks(20, &data, vec![], t.into())
+            }),
+            (
+                "a target it does not name",
+                signed_chunks(20, &data, to_trap(), write_token(20, "ann", &[])),
+            ),
+        ];
+        for (what, c) in cases {
+            let code = refused(receive(w1.clone(), feed(c), &ann).await);
+            assert_eq!(code, Code::PermissionDenied, "{what}");
+        }
+        assert!(!w1.store.contains(20));
+        assert!(
+            futures::FutureExt::now_or_never(trap.accept()).is_none(),
+            "the worker dialed an address its token does not name"
+        );
+        // Ann's own token stores the block, on w1 and w2.
+        let next = target("w2", &w2.me.addr);
+        let good = signed_chunks(
+            20,
+            &data,
+            vec![next.clone()],
+            write_token(20, "ann", &[&w2.me.addr]),
+        );
+        let a = receive(w1.clone(), feed(good.clone()), &ann).await.unwrap();
+        assert_eq!(a.stored, ["w1", "w2"]);
+        // Written again, even with a valid token, even by a worker: refused
+        // before a byte is forwarded, the replica intact.
+        let other = vec![2u8; 4096];
+        let again = signed_chunks(20, &other, vec![], write_token(20, "ann", &[]));
+        assert_eq!(
+            refused(receive(w1.clone(), feed(again), &as_worker()).await),
+            Code::AlreadyExists
+        );
+        assert_eq!(&w1.store.read(20).unwrap()[..], &data[..]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -191,13 +191,19 @@ pub async fn run(
     };
     let (memory, in_place) = shuffle_settings(&ctx.params)?;
     let budget = Arc::new(Budget(AtomicU64::new(memory)));
+    let want = Arc::new(Want {
+        job_id: t.job_id,
+        part,
+        token: r.shuffle_token.clone(),
+    });
     let fetch = |m: MapOutputLocation| {
         let node = node.clone();
+        let want = want.clone();
         let budget = budget.clone();
         let path = seg_dir.join(format!("seg-{}", m.map_index));
         let local = in_place && same_host(&node, &m);
         async move {
-            let seg = fetch_segment(&node, t.job_id, part, &m, &path, &budget, local).await;
+            let seg = fetch_segment(&node, &want, &m, &path, &budget, local).await;
             seg.map(|s| (m.map_index, s))
         }
     };
@@ -428,23 +434,30 @@ fn same_host(node: &Node, m: &MapOutputLocation) -> bool {
     m.worker == node.me.name || (!m.addr.is_empty() && host(&m.addr) == host(&node.me.addr))
 }
 
+/// The partition a reduce fetches of every map, and its job's shuffle
+/// token.
+struct Want {
+    job_id: u64,
+    part: u32,
+    token: bytes::Bytes,
+}
+
 /// Gets one map's partition: located and read in place on this host,
 /// else streamed into memory or `spool`; retried, then reported as a
 /// fetch failure naming the map so the master re-runs it.
 async fn fetch_segment(
     node: &Arc<Node>,
-    job_id: u64,
-    part: u32,
+    want: &Want,
     m: &MapOutputLocation,
     spool: &Path,
     budget: &Budget,
     local: bool,
 ) -> Result<Segment, Failure> {
     let req = PartitionRef {
-        job_id,
+        job_id: want.job_id,
         map_index: m.map_index,
         attempt: m.attempt,
-        partition: part,
+        partition: want.part,
     };
     let mut last = String::new();
     for attempt in 0..FETCH_TRIES {
@@ -453,11 +466,11 @@ async fn fetch_segment(
         }
         let res = async {
             if local {
-                if let Some(seg) = locate(node, m, &req).await? {
+                if let Some(seg) = locate(node, m, &req, &want.token).await? {
                     return Ok(seg);
                 }
             }
-            stream_segment(node, m, &req, spool, budget).await
+            stream_segment(node, m, &req, &want.token, spool, budget).await
         }
         .await;
         match res {
@@ -483,13 +496,14 @@ async fn locate(
     node: &Arc<Node>,
     m: &MapOutputLocation,
     req: &PartitionRef,
+    token: &bytes::Bytes,
 ) -> Result<Option<Segment>, DfsError> {
     let (path, offset, len, crc) = if m.worker == node.me.name {
         let (p, info) =
             crate::shuffle::locate(node, req).map_err(|e| DfsError::Invalid(e.to_string()))?;
         (p, info.offset, info.len, Some(info.crc32c))
     } else {
-        match crate::peer::locate_partition(node, &m.addr, req).await? {
+        match crate::peer::locate_partition(node, &m.addr, req, token).await? {
             Some(f) => (f.path, f.offset, f.len, f.crc32c),
             None => return Ok(None),
         }
@@ -534,10 +548,11 @@ async fn stream_segment(
     node: &Arc<Node>,
     m: &MapOutputLocation,
     req: &PartitionRef,
+    token: &bytes::Bytes,
     spool: &Path,
     budget: &Budget,
 ) -> Result<Segment, DfsError> {
-    let mut stream = crate::peer::fetch_partition(node, &m.addr, req).await?;
+    let mut stream = crate::peer::fetch_partition(node, &m.addr, req, token).await?;
     let mut mem = Vec::new();
     let mut held = 0u64;
     let mut file: Option<std::io::BufWriter<std::fs::File>> = None;
@@ -669,6 +684,14 @@ mod tests {
         crate::node::test_node("reduce", tag)
     }
 
+    fn want(job_id: u64, part: u32) -> Want {
+        Want {
+            job_id,
+            part,
+            token: Default::default(),
+        }
+    }
+
     /// A map output whose bytes rotted on disk after the map wrote them is
     /// not merged: the fetch fails, naming the map, so the master can count
     /// it against that map (issue 28: map output carried no checksum).
@@ -691,20 +714,20 @@ mod tests {
         };
         let budget = Budget(AtomicU64::new(1 << 20));
         let spool = dir.join("spool");
-        let good = fetch_segment(&n, 3, 1, &m, &spool, &budget, true).await;
+        let good = fetch_segment(&n, &want(3, 1), &m, &spool, &budget, true).await;
         assert!(good.is_ok(), "{:?}", good.err());
         let mut bytes = std::fs::read(&out).unwrap();
         let last = bytes.len() - 2;
         bytes[last] ^= 0x20;
         std::fs::write(&out, bytes).unwrap();
-        let f = match fetch_segment(&n, 3, 1, &m, &spool, &budget, true).await {
+        let f = match fetch_segment(&n, &want(3, 1), &m, &spool, &budget, true).await {
             Ok(_) => panic!("a rotten segment was accepted"),
             Err(f) => f,
         };
         assert_eq!(f.fetch_failed_map, Some(5));
         assert!(f.msg.contains("CRC32C"), "{}", f.msg);
         // The other partition is intact and still fetched.
-        assert!(fetch_segment(&n, 3, 0, &m, &spool, &budget, true)
+        assert!(fetch_segment(&n, &want(3, 0), &m, &spool, &budget, true)
             .await
             .is_ok());
         let _ = std::fs::remove_dir_all(&dir);

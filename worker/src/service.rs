@@ -8,9 +8,11 @@
 use crate::block::BlockChunk;
 use crate::error::WorkerError;
 use crate::node::Node;
+use common::blocktoken::Access;
 use common::CHUNK;
 use proto::worker_server::{Worker, WorkerServer};
 use proto::*;
+use rpc::auth::{identity, Identity};
 use std::pin::Pin;
 use std::sync::Arc;
 use tokio_stream::{Stream, StreamExt};
@@ -72,6 +74,52 @@ pub fn read_range(block_len: usize, offset: u64, len: u64) -> std::ops::Range<us
 
 type ChunkStream = Pin<Box<dyn Stream<Item = Result<DataChunk, Status>> + Send>>;
 
+impl WorkerService {
+    /// A read needs the master's read token for the block, issued to the
+    /// caller, unless the caller is a worker (which holds the keys that
+    /// sign tokens, as a DataNode does, so a token would prove nothing).
+    fn may_read(&self, caller: &Identity, r: &ReadBlockRequest) -> Result<(), WorkerError> {
+        if caller.worker {
+            return Ok(());
+        }
+        let generation = self.node.store.info(r.block_id).map(|i| i.generation);
+        self.node
+            .keys
+            .check_block(
+                &r.access_token,
+                r.block_id,
+                generation,
+                Access::Read,
+                Some(&caller.name),
+                common::now_ms(),
+            )
+            .inspect_err(|e| {
+                tracing::warn!(block = r.block_id, user = %caller.name, "block read refused: {e}")
+            })?;
+        Ok(())
+    }
+
+    /// A map's output goes only to another worker (its reduces run
+    /// there), and only with the job's shuffle token, from the reduce's
+    /// launch (Hadoop's job token).
+    fn shuffle_request(
+        &self,
+        req: Request<FetchPartitionRequest>,
+    ) -> Result<crate::partition::PartitionRef, WorkerError> {
+        let caller = identity(&req);
+        let r = req.into_inner();
+        if !caller.worker {
+            tracing::warn!(user = %caller.name, job = r.job_id, "shuffle fetch refused: not a worker");
+            return Err(WorkerError::NotAWorker {
+                user: caller.name,
+                action: "fetch map outputs",
+            });
+        }
+        self.node.keys.check_shuffle(&r.shuffle_token, r.job_id)?;
+        Ok(r.into())
+    }
+}
+
 #[tonic::async_trait]
 impl Worker for WorkerService {
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %self.node.me.name))]
@@ -79,10 +127,11 @@ impl Worker for WorkerService {
         &self,
         req: Request<Streaming<WriteBlockChunk>>,
     ) -> Result<Response<WriteBlockResponse>, Status> {
+        let caller = identity(&req);
         let chunks = req
             .into_inner()
             .map(|c| c.map(BlockChunk::from).map_err(WorkerError::Received));
-        let answer = crate::pipeline::receive(self.node.clone(), chunks).await?;
+        let answer = crate::pipeline::receive(self.node.clone(), chunks, &caller).await?;
         Ok(Response::new(answer.into()))
     }
 
@@ -93,7 +142,8 @@ impl Worker for WorkerService {
         &self,
         req: Request<FetchPartitionRequest>,
     ) -> Result<Response<ChunkStream>, Status> {
-        let rx = crate::shuffle::serve(&self.node, &req.into_inner().into())?;
+        let r = self.shuffle_request(req)?;
+        let rx = crate::shuffle::serve(&self.node, &r)?;
         let chunks = tokio_stream::wrappers::ReceiverStream::new(rx)
             .map(|c| c.map(DataChunk::from).map_err(Status::from));
         Ok(Response::new(Box::pin(chunks)))
@@ -104,7 +154,8 @@ impl Worker for WorkerService {
         &self,
         req: Request<FetchPartitionRequest>,
     ) -> Result<Response<PartitionFile>, Status> {
-        let file = crate::shuffle::locate_file(&self.node, &req.into_inner().into())?;
+        let r = self.shuffle_request(req)?;
+        let file = crate::shuffle::locate_file(&self.node, &r)?;
         Ok(Response::new(file.into()))
     }
 
@@ -115,7 +166,9 @@ impl Worker for WorkerService {
         &self,
         req: Request<ReadBlockRequest>,
     ) -> Result<Response<ChunkStream>, Status> {
+        let caller = identity(&req);
         let r = req.into_inner();
+        self.may_read(&caller, &r)?;
         let (data, from_cache) = self
             .node
             .read_block_expecting(r.block_id, r.fill_cache, r.expect.map(Into::into))

@@ -30,6 +30,9 @@ pub enum StoreError {
         want_len: u64,
         want_crc: u32,
     },
+    /// A write of a block held finalized: replicas are never re-created.
+    #[error("block {0} is already stored here: a finalized replica is never written again")]
+    Exists(u64),
     #[error("block store I/O: {0}")]
     Io(#[from] io::Error),
 }
@@ -148,7 +151,7 @@ impl BlockStore {
     }
 
     /// Stores a block durably after checking it against `info`. Blocking:
-    /// call from `spawn_blocking`. Storing a block already held is a no-op.
+    /// call from `spawn_blocking`. A block already held is refused.
     pub fn put(&self, info: BlockInfo, data: &[u8]) -> Result<(), StoreError> {
         let mut w = self.begin(info)?;
         w.write(data)?;
@@ -158,13 +161,17 @@ impl BlockStore {
     /// Starts a streamed write of `info`: chunks go straight to a temp file
     /// (so a worker receiving a block holds one chunk, not the block), and
     /// the block appears only at [`BlockWrite::commit`], checked and fsynced.
+    /// Refused for a block held already: the caller learns it before it
+    /// sends a byte.
     pub fn begin(&self, info: BlockInfo) -> Result<BlockWrite, StoreError> {
+        if self.contains(info.id) {
+            return Err(StoreError::Exists(info.id));
+        }
         let nonce = next_nonce();
         let tmp = self.dir.join("tmp");
         let tmp_data = tmp.join(format!("blk_{}.{nonce}", info.id));
         let tmp_meta = tmp.join(format!("blk_{}.{nonce}.meta", info.id));
         let file = File::create(&tmp_data)?;
-        crate::prealloc::reserve(&file, info.len);
         Ok(BlockWrite {
             info,
             file: Some(io::BufWriter::with_capacity(1 << 20, file)),
@@ -173,6 +180,7 @@ impl BlockStore {
             crc: 0,
             len: 0,
             kicked: 0,
+            reserved: 0,
         })
     }
 
@@ -341,7 +349,17 @@ pub struct BlockWrite {
     len: u64,
     /// Bytes of the file whose writeback has been started.
     kicked: u64,
+    /// Bytes of the file reserved on disk ([`RESERVE_AHEAD`]).
+    reserved: u64,
 }
+
+/// Disk space a block write reserves ahead of the bytes that arrived
+/// (`prealloc::reserve`), never more than the block's declared length:
+/// reserving the whole declared length from the header let one write
+/// claim 2 GiB of disk before it sent a byte. 8 MiB windows keep the
+/// saving of one `fallocate` per file (see `prealloc.rs`) at a cost of
+/// one call per window.
+const RESERVE_AHEAD: u64 = 8 << 20;
 
 /// Bytes a block write lets pile up in the page cache before it asks the
 /// kernel to start writing them out (`sync_file_range`,
@@ -360,6 +378,7 @@ impl BlockWrite {
         if self.len > self.info.len {
             return Err(self.bad());
         }
+        self.reserve();
         self.crc = crc32c::crc32c_append(self.crc, chunk);
         self.file
             .as_mut()
@@ -408,6 +427,7 @@ impl BlockWrite {
         if self.len > self.info.len {
             return Err(self.bad());
         }
+        self.reserve();
         self.crc = crc32c::crc32c_combine(self.crc, crc, chunk.len());
         self.file
             .as_mut()
@@ -415,6 +435,18 @@ impl BlockWrite {
             .write_all(chunk)?;
         self.start_writeback();
         Ok(())
+    }
+
+    /// Extends the file's reservation once the bytes received pass it.
+    fn reserve(&mut self) {
+        if self.len <= self.reserved {
+            return;
+        }
+        let to = (self.len + RESERVE_AHEAD).min(self.info.len);
+        if let Some(f) = self.file.as_ref() {
+            crate::prealloc::reserve(f.get_ref(), to);
+        }
+        self.reserved = to;
     }
 
     fn bad(&self) -> StoreError {
@@ -434,8 +466,12 @@ impl BlockWrite {
             return Err(self.bad());
         }
         let f = self.file.take().expect("open until commit");
-        if store.info(info.id) == Some(info) && !store.is_corrupt(info.id) {
-            return Ok(()); // already held: Drop removes the temp file
+        match store.info(info.id) {
+            None => {}
+            // Stored meanwhile, the same bytes: nothing to do (Drop
+            // removes the temp file).
+            Some(held) if held == info && !store.is_corrupt(info.id) => return Ok(()),
+            Some(_) => return Err(StoreError::Exists(info.id)),
         }
         let write = || -> io::Result<()> {
             f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
@@ -601,7 +637,12 @@ mod tests {
         assert_eq!(s.take_delta(), (vec![], vec![]));
         // Still refused the next time: never wrong bytes.
         assert!(matches!(s.read(3), Err(StoreError::Corrupt { .. })));
-        // A good copy sent by re-replication replaces it.
+        // A write never replaces it, not even with good bytes: the master
+        // deletes a corrupt replica and copies the block elsewhere
+        // (`master/src/blocks/replication.rs`).
+        let e = s.put(info(3, b"0123456789"), b"0123456789").unwrap_err();
+        assert!(matches!(e, StoreError::Exists(3)), "{e}");
+        assert!(s.delete(3));
         s.put(info(3, b"0123456789"), b"0123456789").unwrap();
         assert_eq!(&s.read(3).unwrap()[..], b"0123456789");
         fs::remove_dir_all(&dir).unwrap();
@@ -653,9 +694,13 @@ mod tests {
             &s.read_expecting(9, Some(&stale), false).unwrap()[..],
             b"same bytes"
         );
-        // The current generation written over it replaces it.
-        s.put(want, b"same bytes").unwrap();
-        assert_eq!(s.info(9), Some(want));
+        // Nor is it written over by the current generation: a finalized
+        // replica is never re-created (issue 39).
+        assert!(matches!(
+            s.put(want, b"same bytes"),
+            Err(StoreError::Exists(9))
+        ));
+        assert_eq!(s.info(9), Some(stale));
         fs::remove_dir_all(&dir).unwrap();
     }
 

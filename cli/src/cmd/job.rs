@@ -401,6 +401,7 @@ async fn sample_splits(
                 len: SAMPLE_BYTES,
                 fill_cache: false,
                 expect: b.block,
+                access_token: b.access_token.clone(),
             })
             .await
             .map_err(DfsError::from)?

@@ -209,6 +209,7 @@ impl From<WorkerAddr> for proto::WorkerAddr {
 impl From<Registered> for proto::RegisterResponse {
     fn from(r: Registered) -> Self {
         proto::RegisterResponse {
+            keys: None,
             epoch: r.epoch,
             heartbeat_interval_ms: r.heartbeat_interval_ms,
             delete_blocks: r.delete_blocks,
@@ -219,6 +220,7 @@ impl From<Registered> for proto::RegisterResponse {
 impl From<Reply> for proto::HeartbeatResponse {
     fn from(r: Reply) -> Self {
         proto::HeartbeatResponse {
+            keys: None,
             reregister: r.reregister,
             commands: all(r.commands),
         }
@@ -231,6 +233,8 @@ impl From<Command> for proto::Command {
             Command::Replicate { block, targets } => Kind::Replicate(proto::ReplicateBlock {
                 block: Some(block.into()),
                 targets,
+                // Signed at the edge (`tokens.rs`), after the lock.
+                access_token: Default::default(),
             }),
             Command::DeleteBlock(id) => Kind::DeleteBlock(id),
             Command::QuarantineBlock(id) => Kind::QuarantineBlock(id),
@@ -284,6 +288,8 @@ impl From<MapOutputLocation> for proto::MapOutputLocation {
 impl From<Launch> for proto::LaunchTask {
     fn from(l: Launch) -> Self {
         proto::LaunchTask {
+            // Signed at the edge (`tokens.rs`), after the lock.
+            shuffle_token: Default::default(),
             task: Some(l.task.into()),
             job_name: l.job_name,
             params_json: l.params_json,
@@ -318,6 +324,7 @@ impl From<Created> for proto::CreateFileResponse {
 impl From<NewBlock> for proto::AddBlockResponse {
     fn from(b: NewBlock) -> Self {
         proto::AddBlockResponse {
+            access_token: Default::default(),
             block_id: b.block_id,
             targets: all(b.targets),
             generation: b.generation,
@@ -328,6 +335,7 @@ impl From<NewBlock> for proto::AddBlockResponse {
 impl From<BlockStatus> for proto::BlockStatus {
     fn from(b: BlockStatus) -> Self {
         proto::BlockStatus {
+            access_token: Default::default(),
             block: Some(b.block.into()),
             replicas: all(b.replicas),
             cached_on: all(b.cached_on),

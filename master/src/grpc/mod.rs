@@ -4,6 +4,7 @@
 //! no other module of the master but `http/` names a protobuf type.
 
 pub mod convert;
+pub mod tokens;
 
 use crate::core::lock::Held;
 use crate::core::MasterState;
@@ -40,16 +41,28 @@ pub fn service(
     state: Shared,
     tokens: Tokens,
 ) -> InterceptedService<MasterServer<MasterService>, TokenCheck> {
-    MasterServer::with_interceptor(MasterService { state }, TokenCheck::with_tokens(tokens))
+    let keys = Arc::new(common::blocktoken::Minter::new(common::now_ms()));
+    MasterServer::with_interceptor(
+        MasterService { state, keys },
+        TokenCheck::with_tokens(tokens),
+    )
 }
 
 pub struct MasterService {
     pub state: Shared,
+    /// Signs block access and shuffle tokens (see `tokens.rs`).
+    pub keys: Arc<common::blocktoken::Minter>,
 }
 
 impl MasterService {
     fn lock(&self, site: &'static str) -> Held<'_> {
         crate::core::lock::lock(&self.state, site)
+    }
+
+    /// A worker's answer with its tokens signed, after the lock is released.
+    fn reply(&self, mut r: HeartbeatResponse) -> Response<HeartbeatResponse> {
+        tokens::sign_reply(&self.keys, &mut r, common::now_ms());
+        Response::new(r)
     }
 }
 
@@ -64,18 +77,19 @@ impl Master for MasterService {
         let r = self
             .lock("register")
             .on_register(req.into_inner().into(), crate::now())?;
-        Ok(Response::new(r.into()))
+        let mut r: RegisterResponse = r.into();
+        r.keys = Some(tokens::keys(&self.keys, common::now_ms()));
+        Ok(Response::new(r))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]
     async fn heartbeat(&self, req: Request<HeartbeatRequest>) -> Rpc<HeartbeatResponse> {
         identity(&req).require_worker("heartbeat as a worker")?;
         rpc::tls::check_peer_is(&req, &req.get_ref().name)?;
-        Ok(Response::new(
-            self.lock("heartbeat")
-                .on_heartbeat(req.into_inner().into(), crate::now())
-                .into(),
-        ))
+        let r = self
+            .lock("heartbeat")
+            .on_heartbeat(req.into_inner().into(), crate::now());
+        Ok(self.reply(r.into()))
     }
 
     #[tracing::instrument(skip_all, fields(worker = %req.get_ref().worker, block = req.get_ref().block_id))]
@@ -103,12 +117,14 @@ impl Master for MasterService {
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
     async fn add_block(&self, req: Request<AddBlockRequest>) -> Rpc<AddBlockResponse> {
-        identity(&req).require(Role::User, "write files")?;
-        Ok(Response::new(
-            self.lock("add_block")
-                .add_block(req.into_inner().into())?
-                .into(),
-        ))
+        let who = identity(&req);
+        who.require(Role::User, "write files")?;
+        let mut r: AddBlockResponse = self
+            .lock("add_block")
+            .add_block(req.into_inner().into())?
+            .into();
+        tokens::sign_new_block(&self.keys, &who.name, &mut r, common::now_ms());
+        Ok(Response::new(r))
     }
 
     #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
@@ -129,13 +145,13 @@ impl Master for MasterService {
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
     async fn get_file(&self, req: Request<PathRequest>) -> Rpc<FileStatus> {
-        Ok(Response::new(
-            {
-                let s = self.lock("get_file");
-                s.blocks().file_status(&req.get_ref().path, s.cluster())?
-            }
-            .into(),
-        ))
+        let mut f: FileStatus = {
+            let s = self.lock("get_file");
+            s.blocks().file_status(&req.get_ref().path, s.cluster())?
+        }
+        .into();
+        tokens::sign_file(&self.keys, &identity(&req).name, &mut f, common::now_ms());
+        Ok(Response::new(f))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
@@ -258,11 +274,10 @@ impl Master for MasterService {
     async fn task_update(&self, req: Request<TaskUpdateRequest>) -> Rpc<HeartbeatResponse> {
         identity(&req).require_worker("report tasks")?;
         rpc::tls::check_peer_is(&req, &req.get_ref().worker)?;
-        Ok(Response::new(
-            self.lock("task_update")
-                .on_task_report(req.into_inner().into(), crate::now())
-                .into(),
-        ))
+        let r = self
+            .lock("task_update")
+            .on_task_report(req.into_inner().into(), crate::now());
+        Ok(self.reply(r.into()))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]
@@ -283,11 +298,8 @@ impl Master for MasterService {
         identity(&req).require_worker("take a worker's commands")?;
         rpc::tls::check_peer_is(&req, &req.get_ref().name)?;
         let r = req.into_inner();
-        Ok(Response::new(
-            self.lock("take_commands")
-                .take_commands(&r.name, r.epoch)
-                .into(),
-        ))
+        let reply = self.lock("take_commands").take_commands(&r.name, r.epoch);
+        Ok(self.reply(reply.into()))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(job = req.get_ref().job_id))]
