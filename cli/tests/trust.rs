@@ -1,0 +1,255 @@
+//! Trust at the workers on a real loopback cluster (issue 39): a user's or
+//! a reader's token calling a worker's gRPC port directly can do only what
+//! the master's block access tokens allow it, and never makes a worker
+//! send its own credential to an address of the caller's choosing.
+
+mod support;
+
+use bytes::Bytes;
+use std::time::Duration;
+use support::{random_bytes, write_file, Cluster, Opts};
+use tonic::Code;
+
+const ANN: &str = "ann-trust-token";
+const BOB: &str = "bob-trust-token";
+const RITA: &str = "rita-trust-token";
+
+fn opts() -> Opts {
+    Opts {
+        workers: 3,
+        racks: 1,
+        block_size: "64KiB",
+        replication: 2,
+        extra_toml: "worker_token = \"wrk-trust-token\"\n\
+             [[users]]\nname = \"ann\"\ntoken = \"ann-trust-token\"\nrole = \"user\"\n\
+             [[users]]\nname = \"bob\"\ntoken = \"bob-trust-token\"\nrole = \"user\"\n\
+             [[users]]\nname = \"rita\"\ntoken = \"rita-trust-token\"\nrole = \"reader\"\n",
+        ..Opts::default()
+    }
+}
+
+fn master_addr(c: &Cluster) -> String {
+    let cfg = common::config::ClusterConfig::load(&c.config).unwrap();
+    cfg.master.addr
+}
+
+/// One block write of `data` as block `info` straight to a worker, with
+/// `downstream` and `token` as the caller chose them.
+async fn write(
+    addr: &str,
+    as_token: &str,
+    info: proto::BlockInfo,
+    data: &[u8],
+    downstream: Vec<proto::WorkerAddr>,
+    token: Bytes,
+) -> Result<proto::WriteBlockResponse, tonic::Status> {
+    let mut w = rpc::dfs::worker_conn(addr, as_token).unwrap();
+    let data = Bytes::copy_from_slice(data);
+    let (crcs, _) = rpc::dfs::chunk_crcs(&data);
+    match rpc::dfs::write_pipeline(&mut w, info, &data, &crcs, downstream, &token).await {
+        Ok(r) => Ok(r),
+        Err(rpc::dfs::DfsError::Rpc(s)) => Err(s),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+async fn read(
+    addr: &str,
+    as_token: &str,
+    info: &proto::BlockInfo,
+    token: &Bytes,
+) -> Result<Bytes, Code> {
+    let mut w = rpc::dfs::worker_conn(addr, as_token).unwrap();
+    match rpc::dfs::read_block(&mut w, info, false, addr, token).await {
+        Ok((b, _)) => Ok(b),
+        Err(rpc::dfs::DfsError::Rpc(s)) => Err(s.code()),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn denied<T: std::fmt::Debug>(what: &str, r: Result<T, tonic::Status>) {
+    match r {
+        Err(s) => assert_eq!(s.code(), Code::PermissionDenied, "{what}: {s}"),
+        Ok(v) => panic!("{what}: not refused: {v:?}"),
+    }
+}
+
+#[test]
+fn the_workers_port_honours_block_tokens_and_roles() {
+    let c = Cluster::start("trust", opts());
+    let data = random_bytes(200 << 10, 39);
+    let src = write_file(&c.dir, "ann.bin", &data);
+    let out = c.mr_as(ANN, &["fs", "put", src.to_str().unwrap(), "/ann/data"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A reader reads it, through the master's read tokens.
+    let out = c.mr_as(RITA, &["fs", "cat", "/ann/data"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, data);
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let master = master_addr(&c);
+        let stat = |token: &'static str| {
+            let master = master.clone();
+            async move {
+                rpc::dfs::master_conn(&master, token)
+                    .unwrap()
+                    .get_file(proto::PathRequest {
+                        path: "/ann/data".into(),
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner()
+            }
+        };
+        let as_rita = stat(RITA).await;
+        let b = &as_rita.blocks[0];
+        let info = b.block.unwrap();
+        let holder = b.replicas[0].addr.clone();
+        let other = vec![0xEEu8; info.len as usize];
+        let forged = proto::BlockInfo {
+            crc32c: crc32c::crc32c(&other),
+            ..info
+        };
+        // A listener of the caller's own, named as the next target.
+        let trap = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let trap_at = vec![proto::WorkerAddr {
+            name: "w9".into(),
+            addr: trap.local_addr().unwrap().to_string(),
+            rack: String::new(),
+        }];
+        let fresh = proto::BlockInfo {
+            id: info.id + 1_000_000,
+            ..forged
+        };
+
+        // The reader: no write of any kind, with or without its read token.
+        denied(
+            "a reader's write over a block",
+            write(&holder, RITA, forged, &other, vec![], Bytes::new()).await,
+        );
+        denied(
+            "a reader's write under its read token",
+            write(
+                &holder,
+                RITA,
+                forged,
+                &other,
+                vec![],
+                b.access_token.clone(),
+            )
+            .await,
+        );
+        denied(
+            "a reader's write pointed at its own listener",
+            write(&holder, RITA, fresh, &other, trap_at.clone(), Bytes::new()).await,
+        );
+        // Reads need the token; the shuffle is for workers only.
+        assert_eq!(
+            read(&holder, RITA, &info, &Bytes::new()).await,
+            Err(Code::PermissionDenied)
+        );
+        assert_eq!(
+            read(&holder, RITA, &info, &b.access_token).await.unwrap(),
+            Bytes::copy_from_slice(&data[..info.len as usize])
+        );
+        let shuffle = rpc::dfs::worker_conn(&holder, RITA)
+            .unwrap()
+            .fetch_partition(proto::FetchPartitionRequest::default())
+            .await;
+        denied("a reader's shuffle fetch", shuffle.map(|_| ()));
+
+        // Another user: ann's tokens are ann's, and bob's own write token
+        // names bob's block and bob's targets only.
+        let as_ann = stat(ANN).await;
+        assert_eq!(
+            read(&holder, BOB, &info, &as_ann.blocks[0].access_token).await,
+            Err(Code::PermissionDenied)
+        );
+        let mut m = rpc::dfs::master_conn(&master, BOB).unwrap();
+        let lease = m
+            .create_file(proto::CreateFileRequest {
+                path: "/bob/x".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .lease;
+        let mine = m
+            .add_block(proto::AddBlockRequest {
+                path: "/bob/x".into(),
+                lease,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        denied(
+            "bob's token over ann's block",
+            write(
+                &holder,
+                BOB,
+                forged,
+                &other,
+                vec![],
+                mine.access_token.clone(),
+            )
+            .await,
+        );
+        let bobs = proto::BlockInfo {
+            id: mine.block_id,
+            generation: mine.generation,
+            ..forged
+        };
+        let head = mine.targets[0].addr.clone();
+        denied(
+            "bob's own block pointed at his listener",
+            write(
+                &head,
+                BOB,
+                bobs,
+                &other,
+                trap_at.clone(),
+                mine.access_token.clone(),
+            )
+            .await,
+        );
+        // Nothing dialed the listener: no worker sent it a credential.
+        assert!(
+            tokio::time::timeout(Duration::from_millis(300), trap.accept())
+                .await
+                .is_err(),
+            "a worker dialed the caller's listener"
+        );
+        // Even ann, with her own read token, cannot write her block again.
+        denied(
+            "ann's read token for a write",
+            write(
+                &holder,
+                ANN,
+                forged,
+                &other,
+                vec![],
+                as_ann.blocks[0].access_token.clone(),
+            )
+            .await,
+        );
+        // Bob's write, as the master planned it, goes through.
+        let rest = mine.targets[1..].to_vec();
+        let ok = write(&head, BOB, bobs, &other, rest, mine.access_token.clone())
+            .await
+            .unwrap();
+        assert_eq!(ok.stored.len(), 2, "{ok:?}");
+    });
+    // Ann's block reads back intact.
+    assert_eq!(c.mr(&["fs", "cat", "/ann/data"]).stdout, data);
+}
