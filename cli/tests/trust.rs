@@ -167,6 +167,18 @@ fn the_workers_port_honours_block_tokens_and_roles() {
             .await;
         denied("a reader's shuffle fetch", shuffle.map(|_| ()));
 
+        // Nor may it mark a replica corrupt without a read token for it.
+        let report = rpc::dfs::master_conn(&master, RITA)
+            .unwrap()
+            .report_bad_block(proto::ReportBadBlockRequest {
+                worker: b.replicas[0].name.clone(),
+                block_id: info.id,
+                reason: "say I".into(),
+                access_token: Bytes::new(),
+            })
+            .await;
+        denied("a report of a corrupt replica without a token", report);
+
         // Another user: ann's tokens are ann's, and bob's own write token
         // names bob's block and bob's targets only.
         let as_ann = stat(ANN).await;

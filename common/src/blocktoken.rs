@@ -168,6 +168,23 @@ impl Minter {
         encode(&g, key)
     }
 
+    /// The grant of a token this master signed, checked as a worker
+    /// checks it (a client's corrupt-replica report carries its read
+    /// token).
+    pub fn check_block(
+        &self,
+        token: &[u8],
+        block_id: u64,
+        mode: Access,
+        user: &str,
+        now_ms: u64,
+    ) -> Result<Grant, TokenError> {
+        let v = Verifier::default();
+        let (keys, secret) = self.export(now_ms);
+        v.update(keys, secret, now_ms);
+        v.check_block(token, block_id, None, mode, Some(user), now_ms)
+    }
+
     /// Job `job_id`'s shuffle token.
     pub fn shuffle_token(&self, job_id: u64) -> Vec<u8> {
         let s = crate::sync::lock(&self.inner);

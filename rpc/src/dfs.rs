@@ -681,7 +681,8 @@ impl Dfs {
                 Err(e) => {
                     tracing::warn!(worker = %w.name, block = info.id, "replica read failed, trying the next: {e}");
                     if let DfsError::Corrupt { .. } = e {
-                        self.report_bad_replica(&w.name, info.id, &e).await;
+                        self.report_bad_replica(&w.name, info.id, &e, &b.access_token)
+                            .await;
                     }
                     last = format!("{}: {e}", w.name);
                 }
@@ -695,13 +696,16 @@ impl Dfs {
     /// master stops handing it out and re-replicates from a good copy.
     /// Best effort: a reader that cannot reach the master still goes on to
     /// the next replica, and the block scanner finds the rot later.
-    pub async fn report_bad_replica(&self, worker: &str, id: u64, why: &DfsError) {
+    /// `token` is the read token the master gave with the block (a worker
+    /// reading for its task has none and needs none).
+    pub async fn report_bad_replica(&self, worker: &str, id: u64, why: &DfsError, token: &Bytes) {
         let r = self
             .master()
             .report_bad_block(proto::ReportBadBlockRequest {
                 worker: worker.to_string(),
                 block_id: id,
                 reason: format!("read by a client: {why}"),
+                access_token: token.clone(),
             })
             .await;
         if let Err(e) = r {

@@ -114,7 +114,9 @@ async fn read_from(
             Err(e) => {
                 tracing::warn!(block = info.id, from = %w.name, "remote read failed, trying the next replica: {e}");
                 if let rpc::dfs::DfsError::Corrupt { .. } = e {
-                    node.dfs.report_bad_replica(&w.name, info.id, &e).await;
+                    node.dfs
+                        .report_bad_replica(&w.name, info.id, &e, &Default::default())
+                        .await;
                 }
                 last = format!("{}: {e}", w.name);
             }

@@ -97,6 +97,7 @@ pub async fn report_bad_block(node: &Node, id: u64, reason: String) -> Result<()
         worker: node.me.name.clone(),
         block_id: id,
         reason,
+        access_token: Default::default(),
     };
     let _order = node.reports.lock().await;
     node.dfs.master().report_bad_block(req).await?;

@@ -9,6 +9,7 @@ pub mod tokens;
 use crate::core::lock::Held;
 use crate::core::MasterState;
 use crate::error::MasterError;
+use common::blocktoken::Access;
 use proto::master_server::{Master, MasterServer};
 use proto::*;
 use rpc::auth::{identity, Role, TokenCheck, Tokens};
@@ -94,8 +95,24 @@ impl Master for MasterService {
 
     #[tracing::instrument(skip_all, fields(worker = %req.get_ref().worker, block = req.get_ref().block_id))]
     async fn report_bad_block(&self, req: Request<ReportBadBlockRequest>) -> Rpc<Empty> {
-        // Readers of a file report corrupt replicas too, not only workers.
-        identity(&req).require(Role::User, "report a bad block")?;
+        // Workers report the replicas their scans and reads found bad
+        // (they hold the keys, as they hold the blocks); a client reports
+        // the replicas it read, shown by its read token for the block
+        // (without it, anyone could mark anyone's replicas corrupt).
+        let who = identity(&req);
+        if !who.worker {
+            let r = req.get_ref();
+            let now = common::now_ms();
+            let check =
+                self.keys
+                    .check_block(&r.access_token, r.block_id, Access::Read, &who.name, now);
+            check.map_err(|e| {
+                tracing::warn!(user = %who.name, block = r.block_id, "bad-block report refused: {e}");
+                Status::permission_denied(format!(
+                    "permission denied: a report of a corrupt replica needs the read token the master gave with the block: {e}"
+                ))
+            })?;
+        }
         let r = req.into_inner();
         self.lock("report_bad_block")
             .report_bad_block(&r.worker, r.block_id, &r.reason);
