@@ -105,6 +105,8 @@ pub struct ClusterConfig {
     #[serde(default)]
     pub heartbeat: HeartbeatConfig,
     #[serde(default)]
+    pub jobs: JobsConfig,
+    #[serde(default)]
     pub scheduler: SchedulerConfig,
     #[serde(default)]
     pub network: NetworkConfig,
@@ -408,6 +410,30 @@ impl Default for HeartbeatConfig {
     }
 }
 
+/// `[jobs]`: what the master holds every job's attempts to.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobsConfig {
+    /// An attempt whose progress counter has not moved for this long is
+    /// killed and tried again on another worker: Hadoop's
+    /// `mapreduce.task.timeout`, whose default (600 s) this is. `0s`
+    /// turns it off.
+    #[serde(deserialize_with = "de_duration", default = "default_task_timeout")]
+    pub task_timeout: Duration,
+}
+
+fn default_task_timeout() -> Duration {
+    Duration::from_secs(600)
+}
+
+impl Default for JobsConfig {
+    fn default() -> Self {
+        JobsConfig {
+            task_timeout: default_task_timeout(),
+        }
+    }
+}
+
 impl HeartbeatConfig {
     /// Silence after which a worker is declared dead.
     pub fn expiry(&self) -> Duration {
@@ -528,6 +554,14 @@ impl ClusterConfig {
             return bad(format!(
                 "master.addr {:?} is not an IP:port or host:port address",
                 self.master.addr
+            ));
+        }
+        let tt = self.jobs.task_timeout;
+        if !tt.is_zero() && tt < 2 * self.heartbeat.interval {
+            return bad(format!(
+                "jobs.task_timeout {tt:?} is shorter than two heartbeat intervals ({:?}): \
+                 attempts would time out between the reports of their progress (0s turns it off)",
+                self.heartbeat.interval
             ));
         }
         let t = self.master.safemode_threshold;

@@ -190,8 +190,7 @@ impl Acl {
         if node.free_map_slots == 0 {
             return vec![];
         }
-        let others = view.nodes.len() > 1;
-        let mut cands = Candidates::new(view, node, others);
+        let mut cands = Candidates::new(view, node);
         let fraction = |job: &u64| -> f64 {
             let i = cands.input(*job);
             if i.bytes > 0 {
@@ -259,18 +258,16 @@ enum Candidates<'v> {
     Indexed {
         view: &'v ClusterView,
         node: &'v NodeView,
-        others: bool,
         taken: HashSet<TaskId>,
     },
 }
 
 impl<'v> Candidates<'v> {
-    fn new(view: &'v ClusterView, node: &'v NodeView, others: bool) -> Self {
+    fn new(view: &'v ClusterView, node: &'v NodeView) -> Self {
         if view.locality_index().is_some() {
             return Candidates::Indexed {
                 view,
                 node,
-                others,
                 taken: HashSet::new(),
             };
         }
@@ -284,7 +281,7 @@ impl<'v> Candidates<'v> {
                 e.cached_bytes += t.input_bytes;
                 e.cached_maps += 1;
             }
-            if !(others && t.avoid.contains(&node.name)) {
+            if !t.avoids(&node.name, &view.nodes) {
                 lists
                     .entry(t.job)
                     .or_default()
@@ -316,14 +313,9 @@ impl<'v> Candidates<'v> {
                 let (list, at) = lists.get(&job)?;
                 list.get(*at).map(|&(l, _, id)| (l, id))
             }
-            Candidates::Indexed {
-                view,
-                node,
-                others,
-                taken,
-            } => view
+            Candidates::Indexed { view, node, taken } => view
                 .best_map(job, node, Locality::OffRack, |t| {
-                    !(taken.contains(&t.id) || *others && t.avoid.contains(&node.name))
+                    !(taken.contains(&t.id) || t.avoids(&node.name, &view.nodes))
                 })
                 .map(|(l, t)| (l, t.id)),
         }

@@ -422,8 +422,7 @@ impl Atlas {
             compute: self.compute_spb(),
         };
         let slow = self.slowdown(n);
-        let others = view.nodes.len() > 1;
-        let usable = |t: &PendingTask| !(others && t.avoid.contains(&n.name));
+        let usable = |t: &PendingTask| !t.avoids(&n.name, &view.nodes);
         // Each job's tasks local to n, best first: by level; then those
         // with no cached copy elsewhere (a cached copy is cheaper to read
         // where it is); then those with the fewest other idle holders
@@ -547,7 +546,6 @@ impl Atlas {
 /// each), jobs in `order`, a reduce's failed nodes avoided while another
 /// node exists.
 fn reduces_for(view: &ClusterView, node: &NodeView, order: &[u64]) -> Vec<Assignment> {
-    let others = view.nodes.len() > 1;
     let mut out = Vec::new();
     for job in order {
         let free = node.free_reduce_slots as usize - out.len();
@@ -564,7 +562,7 @@ fn reduces_for(view: &ClusterView, node: &NodeView, order: &[u64]) -> Vec<Assign
         };
         out.extend(
             reduces
-                .filter(|t| !(others && t.avoid.contains(&node.name)))
+                .filter(|t| !t.avoids(&node.name, &view.nodes))
                 .take(free)
                 .map(|t| Assignment {
                     task: t.id,

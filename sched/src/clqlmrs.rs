@@ -1070,7 +1070,6 @@ enum LiveClasses<'v> {
     Indexed {
         view: &'v ClusterView,
         node: &'v NodeView,
-        others: bool,
         /// Jobs with pending maps, in queue order.
         jobs: Vec<u64>,
         /// Per class, its first map not taken, once looked up.
@@ -1081,7 +1080,6 @@ enum LiveClasses<'v> {
 
 impl<'v> LiveClasses<'v> {
     fn new(view: &'v ClusterView, node: &'v NodeView) -> Self {
-        let others = view.nodes.len() > 1;
         let rank = Clqlmrs::ranks(view);
         let rank_of = |job: u64| rank.get(&job).copied().unwrap_or(u64::MAX);
         if view.locality_index().is_some() {
@@ -1090,7 +1088,6 @@ impl<'v> LiveClasses<'v> {
             return LiveClasses::Indexed {
                 view,
                 node,
-                others,
                 jobs,
                 head: [None; 5],
                 taken: HashSet::new(),
@@ -1098,7 +1095,7 @@ impl<'v> LiveClasses<'v> {
         }
         let mut classes: [Vec<(u64, u64, u32, &PendingTask)>; 5] = Default::default();
         for t in view.pending.iter().filter(|t| t.kind == TaskKind::Map) {
-            if others && t.avoid.contains(&node.name) {
+            if t.avoids(&node.name, &view.nodes) {
                 continue;
             }
             classes[ix(view.locality(t, node))].push((rank_of(t.job), t.job, t.id.index, t));
@@ -1119,7 +1116,6 @@ impl<'v> LiveClasses<'v> {
             LiveClasses::Indexed {
                 view,
                 node,
-                others,
                 jobs,
                 head,
                 taken,
@@ -1127,7 +1123,7 @@ impl<'v> LiveClasses<'v> {
                 let (view, node): (&'v ClusterView, &'v NodeView) = (view, node);
                 jobs.iter().find_map(|&j| {
                     view.first_map_at(j, node, Locality::ALL[a], |t| {
-                        !(taken.contains(&t.id) || *others && t.avoid.contains(&node.name))
+                        !(taken.contains(&t.id) || t.avoids(&node.name, &view.nodes))
                     })
                 })
             }),

@@ -536,12 +536,11 @@ impl CompatNb {
         if node.free_map_slots == 0 {
             return out;
         }
-        let others = view.nodes.len() > 1;
         let indexed = view.locality_index().is_some();
         let mut by_job: HashMap<u64, Vec<&PendingTask>> = HashMap::new();
         if !indexed {
             for t in &view.pending {
-                if t.kind == TaskKind::Map && !(others && t.avoid.contains(&node.name)) {
+                if t.kind == TaskKind::Map && !(t.avoids(&node.name, &view.nodes)) {
                     by_job.entry(t.job).or_default().push(t);
                 }
             }
@@ -568,7 +567,7 @@ impl CompatNb {
                         .into_iter()
                         .filter_map(|l| {
                             view.first_map_at(*job, node, l, |t| {
-                                !(taken.contains(&t.id) || others && t.avoid.contains(&node.name))
+                                !(taken.contains(&t.id) || t.avoids(&node.name, &view.nodes))
                             })
                             .map(|t| (l, t.id))
                         })

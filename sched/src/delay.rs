@@ -71,11 +71,10 @@ impl Technique for Delay {
     fn pick(&mut self, view: &ClusterView, node: &NodeView, queue: &mut Queue) -> Vec<Assignment> {
         let d_node = self.node_wait_s.unwrap_or(1.5 * view.heartbeat_interval);
         let d_rack = self.rack_wait_s.unwrap_or(1.5 * view.heartbeat_interval);
-        let others = view.nodes.len() > 1;
         let mut out = Vec::new();
         let mut taken: HashSet<TaskId> = HashSet::new();
         let mut free = node.free_map_slots;
-        let allowed = |t: &PendingTask| !(others && t.avoid.contains(&node.name));
+        let allowed = |t: &PendingTask| !(t.avoids(&node.name, &view.nodes));
         while free > 0 {
             let mut chosen = None;
             for job in queue.jobs() {

@@ -63,8 +63,7 @@ pub fn assign_maps_fifo(view: &ClusterView, node: &NodeView, queue: &mut Queue) 
     let mut out = Vec::new();
     let mut free = node.free_map_slots;
     let mut taken: HashSet<TaskId> = HashSet::new();
-    let alive_elsewhere = view.nodes.len() > 1;
-    let allowed = |t: &PendingTask| !(alive_elsewhere && t.avoid.contains(&node.name));
+    let allowed = |t: &PendingTask| !t.avoids(&node.name, &view.nodes);
     let mut first: Option<u64> = None;
     while free > 0 {
         // The first job with a map left, and its best map: least

@@ -75,7 +75,7 @@ pub fn assign_reduces(
         return vec![];
     }
     for job in jobs_in_order {
-        let usable = |t: &&PendingTask| !t.avoid.contains(&node.name);
+        let usable = |t: &&PendingTask| !t.avoids(&node.name, &view.nodes);
         let first = match ix {
             // The job's reduces in `pending` order, as the scan meets them.
             Some(ix) => ix.reduces_of(*job).map(|p| &view.pending[p]).find(usable),

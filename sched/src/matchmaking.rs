@@ -80,14 +80,11 @@ impl Technique for Matchmaking {
     }
 
     fn pick(&mut self, view: &ClusterView, node: &NodeView, queue: &mut Queue) -> Vec<Assignment> {
-        let others = view.nodes.len() > 1;
         let mut out = Vec::new();
         let mut taken: HashSet<TaskId> = HashSet::new();
         let mut s = node.free_map_slots;
         let usable = |t: &PendingTask, taken: &HashSet<TaskId>| {
-            t.kind == TaskKind::Map
-                && !taken.contains(&t.id)
-                && !(others && t.avoid.contains(&node.name))
+            t.kind == TaskKind::Map && !taken.contains(&t.id) && !t.avoids(&node.name, &view.nodes)
         };
         while s > 0 {
             let previous = self.markers.get(&node.name).copied();

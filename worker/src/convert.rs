@@ -250,6 +250,14 @@ impl From<Heartbeat> for proto::HeartbeatRequest {
             cache_used_bytes: h.cache_used_bytes,
             draining: h.draining,
             leaving: h.leaving,
+            progress: h
+                .progress
+                .into_iter()
+                .map(|(t, progress)| proto::TaskProgress {
+                    task: Some(t.into()),
+                    progress,
+                })
+                .collect(),
         }
     }
 }

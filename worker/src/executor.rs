@@ -41,11 +41,13 @@ pub fn launch(node: &Arc<Node>, spec: TaskSpec, on_commands: OnCommands) {
     // Subscribed now, before the next command of this answer can name the
     // job (`feeds.rs`).
     let feed = (!t.is_map).then(|| node.feeds.subscribe(key, t.attempt));
+    let progress = crate::progress::Counter::default();
+    let counter = progress.clone();
     let handle = tokio::spawn(
         async move {
             let start_ms = common::now_ms();
             let cpu0 = thread_cpu_total();
-            let res = run(n.clone(), spec, feed).await;
+            let res = crate::progress::scope(counter, run(n.clone(), spec, feed)).await;
             if !t.is_map {
                 n.feeds.unsubscribe(key, t.attempt);
             }
@@ -56,7 +58,7 @@ pub fn launch(node: &Arc<Node>, spec: TaskSpec, on_commands: OnCommands) {
         }
         .instrument(span),
     );
-    node.tasks.start(key, t.attempt, t.is_map, handle);
+    node.tasks.start(key, t.attempt, t.is_map, handle, progress);
 }
 
 async fn run(
@@ -240,7 +242,7 @@ mod tests {
         std::fs::create_dir_all(&jd).unwrap();
         std::fs::write(jd.join("map-0-0.out"), b"x").unwrap();
         let h = tokio::spawn(async {});
-        n.tasks.start((7, false, 0), 0, false, h);
+        n.tasks.start((7, false, 0), 0, false, h, Default::default());
         cleanup(&n, 7);
         assert!(jd.exists(), "cleaned while an attempt still runs");
         n.tasks.finish(&(7, false, 0));
@@ -250,7 +252,7 @@ mod tests {
         // a killed attempt also runs the deferred cleanup
         std::fs::create_dir_all(&jd).unwrap();
         let h = tokio::spawn(async {});
-        n.tasks.start((7, true, 1), 2, true, h);
+        n.tasks.start((7, true, 1), 2, true, h, Default::default());
         cleanup(&n, 7);
         assert!(jd.exists());
         kill(

@@ -212,6 +212,20 @@ pub async fn beat(
         cache_used_bytes: node.cache.used(),
         draining: node.is_draining(),
         leaving,
+        progress: node
+            .tasks
+            .progress()
+            .into_iter()
+            .map(|((job_id, is_map, index), attempt, p)| {
+                let t = crate::launch::TaskRef {
+                    job_id,
+                    is_map,
+                    index,
+                    attempt,
+                };
+                (t, p)
+            })
+            .collect(),
     };
     let resp = master::heartbeat(node, req).await?;
     drop(order);

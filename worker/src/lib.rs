@@ -21,6 +21,7 @@
 //! - [`launch`]: a task launch as the worker runs it.
 //! - [`executor`]: task lifecycle: launch, report (fenced), kill, clean up.
 //! - [`tasks`]: the table of running attempts the node owns.
+//! - [`progress`]: an attempt's progress counter, which the master times out.
 //! - [`outcome`]: what an attempt reports: its metrics or its failure.
 //! - [`hold`]: the fault tests' hold of a job's attempts until a file exists.
 //! - [`input`]: a map's block read, cache → disk → remote, with its locality.
@@ -68,6 +69,7 @@ pub mod partition;
 pub mod peer;
 pub mod pipeline;
 pub mod prealloc;
+pub mod progress;
 pub mod quarantine;
 pub mod reads;
 pub mod reducetask;

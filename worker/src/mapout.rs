@@ -392,6 +392,9 @@ impl MapOutputBuffer {
             offset,
             vlen: value.len() as u32,
         });
+        if (self.index.len() as u64).is_multiple_of(crate::progress::EVERY_RECORDS) {
+            crate::progress::bump();
+        }
         if size > self.mem_limit {
             // An oversized record goes out alone.
             self.spill()?;
@@ -572,6 +575,7 @@ impl MapOutputBuffer {
     }
 
     fn spill(&mut self) -> io::Result<()> {
+        crate::progress::bump();
         if self.index.is_empty() {
             return Ok(());
         }

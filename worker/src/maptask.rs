@@ -53,36 +53,37 @@ pub async fn run(
         let opts = output.put_options(&node.me.name);
         let path = output.path;
         let n2 = node.clone();
-        let (written, records, ctx) = tokio::task::spawn_blocking(move || -> Result<_, Failure> {
-            let mut w =
-                OutputWriter::create(n2.clone(), rt, &path, &opts).map_err(Failure::from_err)?;
-            let mut err = None;
-            let mut put = |k: &[u8], v: &[u8]| {
-                w.write_with(|b| formats::write_record(oformat, k, v, b))
-                    .map_err(std::io::Error::other)
-            };
-            match (&code, &ext) {
-                (Code::Builtin(job), _) => job.generate(&mut ctx, &mut |k: &[u8], v: &[u8]| {
-                    if err.is_none() {
-                        err = put(k, v).err();
+        let (written, records, ctx) =
+            crate::progress::spawn_blocking(move || -> Result<_, Failure> {
+                let mut w = OutputWriter::create(n2.clone(), rt, &path, &opts)
+                    .map_err(Failure::from_err)?;
+                let mut err = None;
+                let mut put = |k: &[u8], v: &[u8]| {
+                    w.write_with(|b| formats::write_record(oformat, k, v, b))
+                        .map_err(std::io::Error::other)
+                };
+                match (&code, &ext) {
+                    (Code::Builtin(job), _) => job.generate(&mut ctx, &mut |k: &[u8], v: &[u8]| {
+                        if err.is_none() {
+                            err = put(k, v).err();
+                        }
+                    }),
+                    (Code::External(_), Some(a)) => {
+                        let c = a.child(TaskMode::Map).expect("every job has a map");
+                        let ran = child::run(c, &a.killer, |_| (), &mut put)?;
+                        external::add_counters(&mut ctx, ran.counters);
                     }
-                }),
-                (Code::External(_), Some(a)) => {
-                    let c = a.child(TaskMode::Map).expect("every job has a map");
-                    let ran = child::run(c, &a.killer, |_| (), &mut put)?;
-                    external::add_counters(&mut ctx, ran.counters);
+                    (Code::External(_), None) => unreachable!("prepared above"),
                 }
-                (Code::External(_), None) => unreachable!("prepared above"),
-            }
-            if let Some(e) = err {
-                return Err(Failure::from_err(e));
-            }
-            let records = w.records;
-            let n = w.finish().map_err(Failure::from_err)?;
-            Ok((n, records, ctx))
-        })
-        .await
-        .map_err(Failure::from_err)??;
+                if let Some(e) = err {
+                    return Err(Failure::from_err(e));
+                }
+                let records = w.records;
+                let n = w.finish().map_err(Failure::from_err)?;
+                Ok((n, records, ctx))
+            })
+            .await
+            .map_err(Failure::from_err)??;
         out.bytes_output = written;
         out.records_out = records;
         out.counters = ctx.counters;
@@ -95,6 +96,7 @@ pub async fn run(
     let (data, level) = input::read(&node, &input, &mut tiers)
         .await
         .map_err(Failure::from_err)?;
+    crate::progress::bump();
     out.locality = level.as_str().to_string();
     let reducers = m.reducers.max(1);
     let splits = formats::RangePartitioner::new(m.splits);
@@ -122,7 +124,7 @@ pub async fn run(
     let sort_buffer = m.sort_buffer_bytes as usize;
     let n2 = node.clone();
     let (written, stats, ctx, tiers, records_out, spills) =
-        tokio::task::spawn_blocking(move || -> Result<_, Failure> {
+        crate::progress::spawn_blocking(move || -> Result<_, Failure> {
             std::fs::create_dir_all(&dir).map_err(Failure::from_err)?;
             // A map-only job's records go straight into its output part.
             let mut part = None;

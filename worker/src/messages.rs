@@ -48,6 +48,8 @@ pub struct Heartbeat {
     pub draining: bool,
     /// The last heartbeat of a graceful shutdown.
     pub leaving: bool,
+    /// Every running attempt with its progress counter (`progress.rs`).
+    pub progress: Vec<(crate::launch::TaskRef, u64)>,
 }
 
 /// The master's answer to a heartbeat, a take of commands or a task

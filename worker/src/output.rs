@@ -102,6 +102,9 @@ impl OutputWriter {
             self.buf.extend_from_slice(&rec);
         }
         self.records += 1;
+        if self.records.is_multiple_of(crate::progress::EVERY_RECORDS) {
+            crate::progress::bump();
+        }
         Ok(())
     }
 
@@ -126,6 +129,7 @@ impl OutputWriter {
 
     /// Sends the buffered block once the previous one has landed.
     fn flush_block(&mut self) -> Result<(), DfsError> {
+        crate::progress::bump();
         self.land()?;
         // The next block gets its whole buffer at once rather than growing
         // (and copying) from nothing: the landed block's if it came back.

@@ -204,6 +204,7 @@ pub async fn run(
         let local = in_place && same_host(&node, &m);
         async move {
             let seg = fetch_segment(&node, &want, &m, &path, &budget, local).await;
+            crate::progress::bump();
             seg.map(|s| (m.map_index, s))
         }
     };
@@ -228,7 +229,7 @@ pub async fn run(
     let n2 = node.clone();
     let seg_dir2 = seg_dir.clone();
     let (written, records_in, records_out, ctx, phases) =
-        tokio::task::spawn_blocking(move || -> Result<_, Failure> {
+        crate::progress::spawn_blocking(move || -> Result<_, Failure> {
             let merge_start = std::time::Instant::now();
             let mut w =
                 OutputWriter::create(n2.clone(), rt, &path, &opts).map_err(Failure::from_err)?;
@@ -261,6 +262,7 @@ pub async fn run(
                     let records_in = merge_grouped_slices(&runs, &mut |k, vals| {
                         groups += 1;
                         if groups % REDUCE_SAMPLE == 1 {
+                            crate::progress::bump();
                             let (t, b0) = (std::time::Instant::now(), blocked.get());
                             job.reduce(&mut ctx, k, vals, &mut emit);
                             sampled_s += t.elapsed().as_secs_f64() - (blocked.get() - b0);

@@ -18,6 +18,8 @@ pub struct Running {
     pub is_map: bool,
     /// Its task, aborted on a kill, a new registration or a drain.
     pub handle: JoinHandle<()>,
+    /// Bumped as its work moves (`progress.rs`); heartbeats carry it.
+    pub progress: crate::progress::Counter,
 }
 
 /// Running attempts by key, and the jobs whose cleanup came while one of
@@ -34,13 +36,21 @@ pub struct TaskTable {
 
 impl TaskTable {
     /// Records a started attempt; one it replaces is aborted.
-    pub fn start(&self, key: TaskKey, attempt: u32, is_map: bool, handle: JoinHandle<()>) {
+    pub fn start(
+        &self,
+        key: TaskKey,
+        attempt: u32,
+        is_map: bool,
+        handle: JoinHandle<()>,
+        progress: crate::progress::Counter,
+    ) {
         let old = lock(&self.running).insert(
             key,
             Running {
                 attempt,
                 is_map,
                 handle,
+                progress,
             },
         );
         if let Some(old) = old {
@@ -88,6 +98,18 @@ impl TaskTable {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Every running attempt (key and attempt number) with its progress
+    /// counter, for the heartbeat.
+    pub fn progress(&self) -> Vec<(TaskKey, u32, u64)> {
+        lock(&self.running)
+            .iter()
+            .map(|(k, r)| {
+                let p = r.progress.load(std::sync::atomic::Ordering::Relaxed);
+                (*k, r.attempt, p)
+            })
+            .collect()
     }
 
     /// (map, reduce) attempts running.

@@ -125,6 +125,8 @@ pub struct Heartbeat {
     pub cache_used_bytes: u64,
     pub draining: bool,
     pub leaving: bool,
+    /// Every running attempt and its progress counter.
+    pub progress: Vec<(crate::jobs::report::AttemptRef, u64)>,
 }
 
 /// The answer to a heartbeat or a task report.

@@ -45,13 +45,57 @@ impl MasterState {
 
     /// A task report from a worker; answers with that worker's commands.
     pub fn on_task_report(&mut self, r: AttemptReport, now: Instant) -> Reply {
+        let worker = r.worker.clone();
+        if !self.apply_task_report(r, now) {
+            return Reply::reregister();
+        }
+        Reply {
+            reregister: false,
+            commands: self.cluster.take_commands(&worker),
+        }
+    }
+
+    /// Attempts whose progress counter held for `[jobs] task_timeout`
+    /// (see `jobs/stalls.rs`): failed as if their worker had reported the
+    /// failure (so the task's next attempt avoids that worker), and killed
+    /// there.
+    pub(super) fn time_out_stalled(&mut self, now: Instant) {
+        let timeout = self.cfg.jobs.task_timeout;
+        for (worker, t, held) in self.jobs.stalled(now, timeout) {
+            let Some(epoch) = self.cluster.alive(&worker).map(|w| w.epoch) else {
+                continue;
+            };
+            let error = format!(
+                "task_timeout: no progress for {:.0} s on {worker} ([jobs] task_timeout is {} s): attempt killed",
+                held.as_secs_f64(),
+                timeout.as_secs()
+            );
+            tracing::warn!(job = t.job_id, map = t.is_map, index = t.index, attempt = t.attempt, %worker, "{error}");
+            let mut out = Outbox::default();
+            out.send(&worker, Command::KillTask(t));
+            self.cluster.flush(out);
+            let r = AttemptReport {
+                worker,
+                epoch,
+                task: Some(t),
+                succeeded: false,
+                error,
+                ..Default::default()
+            };
+            self.apply_task_report(r, now);
+        }
+    }
+
+    /// Applies a task report; false when it came from a stale incarnation
+    /// (fenced off). The commands it leads to wait in the workers' queues.
+    fn apply_task_report(&mut self, r: AttemptReport, now: Instant) -> bool {
         let Some(addr) = self
             .cluster
             .current(&r.worker, r.epoch)
             .map(|w| w.addr.clone())
         else {
             tracing::info!(worker = %r.worker, epoch = r.epoch, "task report from a stale worker incarnation fenced off");
-            return Reply::reregister();
+            return false;
         };
         let job_id = r.task.map_or(0, |t| t.job_id);
         let runnable_before = self.jobs.runnable_count();
@@ -83,10 +127,7 @@ impl MasterState {
             self.check_view(view, now);
         }
         self.cluster.flush(out);
-        Reply {
-            reregister: false,
-            commands: self.cluster.take_commands(&r.worker),
-        }
+        true
     }
 
     /// Moves every committed part to the output in one edit, then ends the job.

@@ -207,6 +207,7 @@ impl MasterState {
             &mut out,
         );
         self.cluster.beat(&h, stored, now);
+        self.jobs.note_progress(h.epoch, &h.progress, now);
         // What its reports asked leads the answer, before what waited in
         // its queue.
         let mut commands = out.take_for(&h.name);
@@ -239,6 +240,7 @@ impl MasterState {
         self.expire(now, &mut out);
         self.blocks.replication_scan(&self.cluster, now, &mut out);
         self.cluster.flush(out);
+        self.time_out_stalled(now);
     }
 
     /// Marks silent workers dead and forgets their replicas and cache

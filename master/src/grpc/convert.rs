@@ -65,6 +65,11 @@ impl From<proto::HeartbeatRequest> for Heartbeat {
             cache_used_bytes: h.cache_used_bytes,
             draining: h.draining,
             leaving: h.leaving,
+            progress: h
+                .progress
+                .into_iter()
+                .filter_map(|p| Some((p.task?.into(), p.progress)))
+                .collect(),
         }
     }
 }

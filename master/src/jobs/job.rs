@@ -930,6 +930,10 @@ impl Job {
                 "maps_running": self.maps.iter().filter(|t| t.is_running()).count(),
                 "reduces_done": self.reduces.iter().filter(|t| t.is_done()).count(),
                 "reduces_running": self.reduces.iter().filter(|t| t.is_running()).count(),
+                // Attempts failed by the task's own fault (a task timeout
+                // included), as Hadoop's "failed task attempts".
+                "map_attempts_failed": self.maps.iter().map(|t| t.failures).sum::<u32>(),
+                "reduce_attempts_failed": self.reduces.iter().map(|t| t.failures).sum::<u32>(),
             },
             "locality": loc,
             "bytes": {

@@ -12,6 +12,7 @@ pub mod owner;
 pub mod recovery;
 pub mod report;
 pub mod schedstate;
+pub mod stalls;
 pub mod submit;
 pub mod task;
 
@@ -45,6 +46,8 @@ pub struct Jobs {
     /// The job side's files (histories, submissions, the policy's state),
     /// written off the lock.
     disk: Disk,
+    /// Running attempts' progress counters, for the task timeout.
+    stalls: stalls::Stalls,
 }
 
 impl Jobs {
@@ -71,6 +74,7 @@ impl Jobs {
             admitting: BTreeMap::new(),
             earlier: found.summaries,
             disk: Disk::new(data_dir),
+            stalls: Default::default(),
         })
     }
 
@@ -129,6 +133,22 @@ impl Jobs {
             }
         }
         (m, r)
+    }
+
+    /// A heartbeat's progress counters (see `stalls.rs`).
+    pub fn note_progress(&mut self, epoch: u64, progress: &[(AttemptRef, u64)], now: Instant) {
+        self.stalls.note(epoch, progress, now);
+    }
+
+    /// Running attempts whose progress has not moved for `timeout`.
+    pub fn stalled(
+        &mut self,
+        now: Instant,
+        timeout: std::time::Duration,
+    ) -> Vec<(String, AttemptRef, std::time::Duration)> {
+        let running: Vec<(String, AttemptRef)> =
+            self.active().flat_map(|j| j.running_attempts()).collect();
+        self.stalls.stalled(&running, now, timeout)
     }
 
     /// Applies a worker's report on one attempt to its job.

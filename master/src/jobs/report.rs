@@ -5,7 +5,7 @@ use sched::{Locality, TaskId, TaskKind};
 use std::collections::HashMap;
 
 /// One attempt of one task, as workers and kill commands name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct AttemptRef {
     pub job_id: u64,
     pub is_map: bool,

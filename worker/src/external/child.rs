@@ -206,6 +206,9 @@ pub fn run<R: Send>(
     let stdout = child.stdout.take().expect("piped");
     let stderr = child.stderr.take().expect("piped");
     let progress = AtomicU64::new(0);
+    // The attempt's own counter (`progress.rs`), which the master times
+    // out: the child's I/O is its progress.
+    let attempt = crate::progress::current();
     let done = AtomicBool::new(false);
     let timed_out = AtomicBool::new(false);
     let protocol = c.protocol;
@@ -236,6 +239,9 @@ pub fn run<R: Send>(
                 let p = progress.load(Ordering::Relaxed);
                 if p != last {
                     (last, since) = (p, Instant::now());
+                    if let Some(a) = &attempt {
+                        a.fetch_add(1, Ordering::Relaxed);
+                    }
                 } else if since.elapsed() >= c.timeout {
                     timed_out.store(true, Ordering::Release);
                     killer.kill_group();
@@ -430,6 +436,12 @@ mod tests {
             .trim()
             .parse()
             .unwrap();
+        // SIGKILL is delivered asynchronously: the grandchild is gone once
+        // the kernel has run the signal, awaited here (bounded).
+        let t = std::time::Instant::now();
+        while alive(pid) && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         assert!(!alive(pid), "the grandchild {pid} outlived its task");
         let _ = std::fs::remove_dir_all(&dir);
     }
