@@ -83,7 +83,7 @@ impl Blocks {
                 );
             }
         }
-        Ok(Blocks {
+        let mut blocks = Blocks {
             ns,
             log,
             pending: HashMap::new(),
@@ -100,7 +100,10 @@ impl Blocks {
             default_replication: cfg.dfs.replication,
             default_block_size: cfg.dfs.block_size,
             rng: fastrand::Rng::new(),
-        })
+        };
+        // An empty namespace leaves safe mode at once (`SafeMode::update`).
+        blocks.update_safe_mode(now);
+        Ok(blocks)
     }
 
     /// Logs an edit durably, then applies it. Once the append returned, the
@@ -168,6 +171,19 @@ impl Blocks {
     /// `mr admin safemode leave`.
     pub fn leave_safe_mode(&mut self) {
         self.safe.leave();
+    }
+
+    /// Refuses a client's write or delete (`what`) while in safe mode
+    /// (`safemode.rs`). FailedPrecondition, not Unavailable: retrying does
+    /// not help until the reports arrive or an operator acts, and clients
+    /// read Unavailable as "the master is unreachable".
+    pub fn check_writable(&self, what: &str) -> Result<()> {
+        if !self.safe.is_on() {
+            return Ok(());
+        }
+        Err(crate::error::MasterError::FailedPrecondition(
+            self.safe_mode_status().refusal(what),
+        ))
     }
 
     /// A block a worker may keep: in the namespace with that length and

@@ -92,8 +92,13 @@ impl MasterState {
         };
         // No job survives a restart (see `jobs/recovery.rs`): what they
         // staged is garbage.
+        // Not refused by the safe mode every start begins in: nothing is
+        // reported yet, so the edit only drops names, and the replicas go
+        // to the quarantine at registration.
         if !st.blocks.ns().matching("/_staging").is_empty() {
-            st.delete("/_staging")?;
+            let mut out = Outbox::default();
+            st.blocks.delete("/_staging", &mut out)?;
+            st.cluster.flush(out);
         }
         Ok(st)
     }
@@ -344,7 +349,16 @@ impl MasterState {
 
     // ------------------------------------------------------------ files
 
+    // Safe mode refuses the clients' writes and deletes (`create_file`,
+    // `add_block`, `complete_file`, `delete`) and job submissions
+    // (`lifecycle.rs`), as HDFS's NameNode does. Abandoning a write is
+    // let through: it changes no durable state, and frees the path. The
+    // master's own steps are too: a job's commit finishes parts written
+    // before safe mode began, and removing staging only drops names.
+
     pub fn create_file(&mut self, req: CreateFile) -> Result<Created> {
+        self.blocks
+            .check_writable(&format!("create {}", req.path))?;
         self.check_staging_open(&req.path)?;
         self.blocks.create_file(req)
     }
@@ -382,10 +396,14 @@ impl MasterState {
     }
 
     pub fn add_block(&mut self, req: AddBlock) -> Result<NewBlock> {
+        self.blocks
+            .check_writable(&format!("add a block to {}", req.path))?;
         self.blocks.add_block(req, &self.cluster)
     }
 
     pub fn complete_file(&mut self, req: CompleteFile) -> Result<()> {
+        self.blocks
+            .check_writable(&format!("complete {}", req.path))?;
         let mut out = Outbox::default();
         let r = self.blocks.complete_file(req, &self.cluster, &mut out);
         self.cluster.flush(out);
@@ -400,6 +418,7 @@ impl MasterState {
     }
 
     pub fn delete(&mut self, raw: &str) -> Result<u64> {
+        self.blocks.check_writable(&format!("delete {raw}"))?;
         let mut out = Outbox::default();
         let r = self.blocks.delete(raw, &mut out);
         self.cluster.flush(out);
