@@ -57,6 +57,9 @@ pub struct Blocks {
     /// Block → workers whose replica was reported corrupt. They are not in
     /// `locations` (never handed to readers), and are deleted only once
     /// the block has its good replicas back: a corrupt last copy is kept.
+    /// Loaded from the namespace's durable marks at a start; a mark leaves
+    /// this map when its delete is sent, and the durable one when the
+    /// worker reports the replica gone (see `Namespace::corrupt`).
     corrupt: HashMap<u64, BTreeSet<String>>,
     /// Blocks with no live replica at the last scan, so that each is
     /// reported once when it goes missing rather than at every scan.
@@ -83,6 +86,7 @@ impl Blocks {
                 );
             }
         }
+        let corrupt = ns.corrupt.iter().map(|(id, w)| (*id, w.clone())).collect();
         let mut blocks = Blocks {
             ns,
             log,
@@ -94,7 +98,7 @@ impl Blocks {
             pins: BTreeMap::new(),
             replicating: HashMap::new(),
             safe: SafeMode::at_start(cfg.master.safemode_threshold, now + cfg.heartbeat.expiry()),
-            corrupt: HashMap::new(),
+            corrupt,
             missing: BTreeSet::new(),
             replication_timeout: cfg.heartbeat.interval * 10 + Duration::from_secs(10),
             default_replication: cfg.dfs.replication,
@@ -213,6 +217,7 @@ impl Blocks {
         out: &mut Outbox,
     ) -> (usize, usize) {
         self.drop_worker(worker);
+        self.recheck_corrupt_marks(worker, blocks);
         let mut unknown = 0;
         let mut stored = 0;
         for b in blocks {
@@ -239,6 +244,29 @@ impl Blocks {
             }
         }
         (stored, unknown)
+    }
+
+    /// A full report settles `worker`'s corrupt marks: a marked replica it
+    /// still holds is corrupt again, even if its delete was sent (the
+    /// command died with the worker's queue when it restarted); one it no
+    /// longer holds is forgotten, durably.
+    fn recheck_corrupt_marks(&mut self, worker: &str, blocks: &[BlockMeta]) {
+        let held: HashSet<u64> = blocks.iter().map(|b| b.id).collect();
+        let marked: BTreeSet<u64> = (self.ns.corrupt.iter())
+            .chain(self.corrupt.iter())
+            .filter(|(_, s)| s.contains(worker))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in marked {
+            if held.contains(&id) {
+                self.corrupt
+                    .entry(id)
+                    .or_default()
+                    .insert(worker.to_string());
+            } else {
+                self.unmark_corrupt(id, worker);
+            }
+        }
     }
 
     /// A heartbeat's incremental reports: returns the blocks the worker now
@@ -351,20 +379,53 @@ impl Blocks {
                 .entry(block)
                 .or_default()
                 .insert(worker.to_string());
+            if !self.durably_corrupt(block, worker) {
+                self.log_corrupt(Edit::MarkCorrupt {
+                    block,
+                    worker: worker.to_string(),
+                });
+            }
         }
         self.replicating.remove(&block);
+    }
+
+    fn durably_corrupt(&self, block: u64, worker: &str) -> bool {
+        self.ns
+            .corrupt
+            .get(&block)
+            .is_some_and(|s| s.contains(worker))
+    }
+
+    /// Records a corrupt mark's change in the edit log. A failed append
+    /// leaves the mark in memory only: it holds until a restart, as every
+    /// mark did before they were logged, and the log says so.
+    fn log_corrupt(&mut self, edit: Edit) {
+        if let Err(e) = self.commit(edit.clone()) {
+            tracing::error!(
+                ?edit,
+                "cannot log a corrupt-replica mark: {e}; it holds until the master restarts"
+            );
+        }
     }
 
     fn is_corrupt_on(&self, block: u64, worker: &str) -> bool {
         self.corrupt.get(&block).is_some_and(|s| s.contains(worker))
     }
 
+    /// The worker reported the replica gone or written afresh: the mark
+    /// goes, from memory and from the log.
     fn unmark_corrupt(&mut self, block: u64, worker: &str) {
         if let Some(s) = self.corrupt.get_mut(&block) {
             s.remove(worker);
             if s.is_empty() {
                 self.corrupt.remove(&block);
             }
+        }
+        if self.durably_corrupt(block, worker) {
+            self.log_corrupt(Edit::ClearCorrupt {
+                block,
+                worker: worker.to_string(),
+            });
         }
     }
 

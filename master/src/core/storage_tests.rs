@@ -337,3 +337,68 @@ fn an_empty_namespace_takes_writes_at_once() {
     .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A known-corrupt replica stays corrupt across a master restart (issue
+/// 39, item 8): not handed to readers, not counted towards the block's
+/// replicas, listed by fsck; and once its worker reports it deleted, the
+/// mark is gone for good, the next restart included.
+#[test]
+fn a_corrupt_mark_survives_a_master_restart() {
+    let (mut st, dir) = restarted("corrupt-restart", &[("/f", 5, 2)]);
+    let t0 = Instant::now();
+    register(&mut st, "w1", &[5], t0);
+    register(&mut st, "w2", &[5], t0);
+    st.safe_mode(SafeModeAction::Leave, t0);
+    st.report_bad_block("w1", 5, "checksum mismatch");
+    assert_eq!(
+        st.blocks.fsck().corrupt[0].corrupt_on,
+        vec!["w1".to_string()]
+    );
+    // Killed (no sync, no checkpoint) and started again on the same data.
+    drop(st);
+    let mut st = MasterState::open(config(&dir), t0).unwrap();
+    let e1 = register(&mut st, "w1", &[5], t0).epoch;
+    register(&mut st, "w2", &[5], t0);
+    let f = st.blocks.file_status("/f", &st.cluster).unwrap();
+    let names: Vec<&str> = f.blocks[0]
+        .replicas
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["w2"],
+        "the corrupt replica is handed to readers"
+    );
+    let fsck = st.blocks.fsck();
+    assert!(!fsck.is_healthy());
+    assert_eq!(fsck.corrupt.len(), 1, "{fsck:?}");
+    assert_eq!(fsck.corrupt[0].block_id, 5);
+    assert_eq!(fsck.corrupt[0].live, 1);
+    assert_eq!(fsck.corrupt[0].corrupt_on, vec!["w1".to_string()]);
+    assert_eq!(st.blocks.under_replicated(), 1);
+    // Every other node holds a copy: the corrupt one makes room, and w1
+    // reports it deleted.
+    st.safe_mode(SafeModeAction::Leave, t0);
+    st.on_tick(t0);
+    assert_eq!(deletes(&st.cluster.take_commands("w1")), vec![5]);
+    st.on_heartbeat(
+        Heartbeat {
+            name: "w1".into(),
+            epoch: e1,
+            blocks_removed: vec![5],
+            ..Default::default()
+        },
+        t0,
+    );
+    drop(st);
+    let mut st = MasterState::open(config(&dir), t0).unwrap();
+    register(&mut st, "w2", &[5], t0);
+    let fsck = st.blocks.fsck();
+    assert!(
+        fsck.corrupt.is_empty() && fsck.missing.is_empty(),
+        "{fsck:?}"
+    );
+    assert_eq!(fsck.under_replicated[0].corrupt_on, Vec::<String>::new());
+    let _ = std::fs::remove_dir_all(&dir);
+}
