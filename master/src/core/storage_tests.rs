@@ -402,3 +402,35 @@ fn a_corrupt_mark_survives_a_master_restart() {
     assert_eq!(fsck.under_replicated[0].corrupt_on, Vec::<String>::new());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Trimming an excess replica keeps the good copy (issue 39, item 8): a
+/// block of replication 1 with a good copy on w2 and a known-corrupt one
+/// on w1, seen again after a master restart. The corrupt one is deleted,
+/// the good one kept; before, the restarted master took both for good and
+/// trimmed w2's, the good one, by rack.
+#[test]
+fn an_excess_trim_deletes_the_corrupt_copy_and_keeps_the_good_one() {
+    let (mut st, dir) = restarted("trim", &[("/f", 5, 1)]);
+    let t0 = Instant::now();
+    register(&mut st, "w1", &[5], t0);
+    register(&mut st, "w2", &[5], t0);
+    st.safe_mode(SafeModeAction::Leave, t0);
+    st.report_bad_block("w1", 5, "checksum mismatch");
+    drop(st);
+    let mut st = MasterState::open(config(&dir), t0).unwrap();
+    register(&mut st, "w1", &[5], t0);
+    register(&mut st, "w2", &[5], t0);
+    st.safe_mode(SafeModeAction::Leave, t0);
+    st.on_tick(t0);
+    let w2 = st.cluster.take_commands("w2");
+    assert!(deletes(&w2).is_empty(), "the good copy was trimmed: {w2:?}");
+    assert_eq!(deletes(&st.cluster.take_commands("w1")), vec![5]);
+    let f = st.blocks.file_status("/f", &st.cluster).unwrap();
+    let names: Vec<&str> = f.blocks[0]
+        .replicas
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["w2"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
