@@ -334,12 +334,13 @@ fn a_stale_replica_is_refused_reported_and_replaced() {
 }
 
 /// `mr admin safemode` and `mr admin fsck` on a real cluster: safe mode
-/// ends by itself on an empty namespace, enter/leave by hand; a healthy
-/// file passes fsck, and a single-replica block whose copy is corrupt is
-/// listed missing with its file, fsck then exiting non-zero. Heartbeats
-/// are slow so that the put's "added" is still unsent when the corrupt
-/// read is reported: sent after it, it must not make the copy good again.
-/// (Safe mode lasts `dead_after` heartbeats: 8 s.)
+/// ends by itself on an empty namespace, enter/leave by hand, and while
+/// it is on a put, an rm and a job submission are refused with the reason
+/// and the way out, reads going on; a healthy file passes fsck, and a
+/// single-replica block whose copy is corrupt is listed missing with its
+/// file, fsck then exiting non-zero. Heartbeats are slow so that the put's
+/// "added" is still unsent when the corrupt read is reported: sent after
+/// it, it must not make the copy good again.
 #[test]
 fn safemode_and_fsck_from_the_cli() {
     let c = Cluster::start(
@@ -353,10 +354,44 @@ fn safemode_and_fsck_from_the_cli() {
     c.wait_for("safe mode to end", Duration::from_secs(30), |c| {
         c.json(&["admin", "safemode", "get", "--json"])["safe_mode"] == false
     });
+    let early = write_file(&c.dir, "early.txt", b"written before safe mode\n");
+    let early = early.to_str().unwrap();
+    c.mr_ok(&["fs", "put", early, "/early"]);
     let s = c.json(&["admin", "safemode", "enter", "--json"]);
     assert!(s["safe_mode"] == true && s["manual"] == true, "{s}");
+    for (args, what) in [
+        (vec!["fs", "put", early, "/late"], "cannot create /late"),
+        (vec!["fs", "rm", "/early"], "cannot delete /early"),
+        (
+            vec![
+                "job",
+                "submit",
+                "wordcount",
+                "--input",
+                "/early",
+                "--output",
+                "/wc",
+            ],
+            "cannot submit a job writing /wc",
+        ),
+    ] {
+        let o = c.mr(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} went through in safe mode");
+        assert!(
+            err.contains(&format!("{what}: the master is in safe mode"))
+                && err.contains("mr admin safemode leave"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(
+        c.mr_ok(&["fs", "cat", "/early"]),
+        "written before safe mode\n"
+    );
+    assert!(!c.mr(&["fs", "stat", "/late"]).status.success());
     let s = c.json(&["admin", "safemode", "leave", "--json"]);
     assert_eq!(s["safe_mode"], false, "{s}");
+    c.mr_ok(&["fs", "rm", "/early"]);
     let data = random_bytes(100_000, 5);
     let local = write_file(&c.dir, "one.bin", &data);
     c.mr_ok(&[

@@ -46,13 +46,19 @@ pub fn launch(node: &Arc<Node>, spec: TaskSpec, on_commands: OnCommands) {
     let handle = tokio::spawn(
         async move {
             let start_ms = common::now_ms();
+            let started = std::time::Instant::now();
             let cpu0 = thread_cpu_total();
             let res = crate::progress::scope(counter, run(n.clone(), spec, feed)).await;
             if !t.is_map {
                 n.feeds.unsubscribe(key, t.attempt);
             }
             let cpu_s = (thread_cpu_total() - cpu0).max(0.0);
-            report(&n, t, epoch, res, start_ms, cpu_s, on_commands).await;
+            // The end is the start plus the monotonic run time: a wall
+            // clock stepped during the task would otherwise make a negative
+            // or day-long runtime, which the policies learn from.
+            let end_ms = start_ms + started.elapsed().as_millis() as u64;
+            let times = (start_ms, end_ms);
+            report(&n, t, epoch, res, times, cpu_s, on_commands).await;
             n.tasks.finish(&key);
             cleanup_if_pending(&n, key.0);
         }
@@ -99,7 +105,7 @@ pub fn refuse(node: &Arc<Node>, r: Refused, on_commands: OnCommands) {
     tokio::spawn(async move {
         let now = common::now_ms();
         let failed = Err(Failure::msg(r.why));
-        report(&node, r.task, r.epoch, failed, now, 0.0, on_commands).await;
+        report(&node, r.task, r.epoch, failed, (now, now), 0.0, on_commands).await;
     });
 }
 
@@ -108,11 +114,10 @@ async fn report(
     t: TaskRef,
     epoch: u64,
     result: Result<Outcome, Failure>,
-    start_ms: u64,
+    (start_ms, end_ms): (u64, u64),
     cpu_s: f64,
     on_commands: OnCommands,
 ) {
-    let end_ms = common::now_ms();
     match &result {
         Ok(o) => {
             tracing::info!(secs = (end_ms - start_ms) as f64 / 1e3, locality = %o.locality, "task succeeded")

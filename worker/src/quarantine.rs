@@ -5,20 +5,62 @@
 //! lost fsimage does not know the blocks of files it once acknowledged;
 //! the grace period is the operator's time to restore the fsimage and move
 //! the blocks back into `data_dir/blocks/`.
+//!
+//! The grace is measured on the monotonic clock ([`GraceClock`]): the wall
+//! clock is read once per process and then only advanced by
+//! [`Instant`]s, so an NTP step or a mis-set date during a run neither
+//! deletes blocks early nor keeps them for ever. The file names keep their
+//! unix seconds, the one reference that survives a restart (a monotonic
+//! reading does not outlive the boot): files quarantined before a restart
+//! age by the wall clock across it, and by the monotonic clock after.
 
 use crate::node::Node;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 pub fn dir(data_dir: &Path) -> PathBuf {
     data_dir.join("quarantine")
 }
 
+/// Unix seconds as the quarantine counts them: the wall clock at the
+/// anchor, plus the monotonic time since. Only a restart reads the wall
+/// clock again; a step of it in between changes nothing here. A step
+/// backwards across a restart keeps files longer (the safe side); only a
+/// step forwards across one can shorten a grace.
+#[derive(Debug, Clone, Copy)]
+pub struct GraceClock {
+    wall: u64,
+    at: Instant,
+}
+
+impl GraceClock {
+    pub fn anchored(wall_secs: u64, at: Instant) -> Self {
+        GraceClock {
+            wall: wall_secs,
+            at,
+        }
+    }
+
+    /// The process's clock, anchored at its first use.
+    pub fn process() -> GraceClock {
+        static CLOCK: OnceLock<GraceClock> = OnceLock::new();
+        *CLOCK.get_or_init(|| {
+            let wall = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            GraceClock::anchored(wall, Instant::now())
+        })
+    }
+
+    /// Unix seconds at `now`.
+    pub fn secs_at(&self, now: Instant) -> u64 {
+        self.wall + now.saturating_duration_since(self.at).as_secs()
+    }
+}
+
 fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    GraceClock::process().secs_at(Instant::now())
 }
 
 /// Carries out the master's `QuarantineBlock`.
@@ -118,6 +160,29 @@ mod tests {
         assert!(!q.join("blk_8.q1000").exists());
         // A reopened store does not pick quarantined blocks back up.
         assert!(!BlockStore::open(&d).unwrap().contains(8));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// The grace runs on the monotonic clock from the anchor, whatever the
+    /// wall clock does after it: a block quarantined at (wall) 1000 goes
+    /// only once 24 h of `Instant` time have passed.
+    #[test]
+    fn the_grace_is_measured_on_the_monotonic_clock() {
+        let d = std::env::temp_dir().join(format!("mr-quarantine-mono-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let t0 = Instant::now();
+        let clock = GraceClock::anchored(1000, t0);
+        let tag = clock.secs_at(t0);
+        std::fs::write(d.join(format!("blk_3.q{tag}")), b"x").unwrap();
+        let grace = Duration::from_secs(24 * 3600);
+        let almost = clock.secs_at(t0 + grace - Duration::from_secs(1));
+        assert_eq!(sweep(&d, grace, almost), 0);
+        assert_eq!(sweep(&d, grace, clock.secs_at(t0 + grace)), 1);
+        // The process's own clock never goes back, and follows Instant.
+        let p = GraceClock::process();
+        let now = Instant::now();
+        assert!(p.secs_at(now + Duration::from_secs(90)) >= p.secs_at(now) + 89);
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

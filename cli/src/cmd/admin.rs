@@ -12,9 +12,10 @@ pub enum AdminCmd {
     /// The placement policy.
     #[command(subcommand)]
     Scheduler(SchedCmd),
-    /// Safe mode: after a start the master deletes and re-replicates
-    /// nothing until enough blocks are reported (`[master]
-    /// safemode_threshold`, default 0.999) or an operator leaves it.
+    /// Safe mode: after a start the master takes no writes or deletes, and
+    /// deletes and re-replicates nothing, until enough blocks are reported
+    /// (`[master] safemode_threshold`, default 0.999) or an operator leaves
+    /// it.
     Safemode {
         #[arg(value_enum)]
         action: SafemodeAction,

@@ -57,6 +57,9 @@ pub struct Blocks {
     /// Block → workers whose replica was reported corrupt. They are not in
     /// `locations` (never handed to readers), and are deleted only once
     /// the block has its good replicas back: a corrupt last copy is kept.
+    /// Loaded from the namespace's durable marks at a start; a mark leaves
+    /// this map when its delete is sent, and the durable one when the
+    /// worker reports the replica gone (see `Namespace::corrupt`).
     corrupt: HashMap<u64, BTreeSet<String>>,
     /// Blocks with no live replica at the last scan, so that each is
     /// reported once when it goes missing rather than at every scan.
@@ -83,7 +86,8 @@ impl Blocks {
                 );
             }
         }
-        Ok(Blocks {
+        let corrupt = ns.corrupt.iter().map(|(id, w)| (*id, w.clone())).collect();
+        let mut blocks = Blocks {
             ns,
             log,
             pending: HashMap::new(),
@@ -94,13 +98,16 @@ impl Blocks {
             pins: BTreeMap::new(),
             replicating: HashMap::new(),
             safe: SafeMode::at_start(cfg.master.safemode_threshold, now + cfg.heartbeat.expiry()),
-            corrupt: HashMap::new(),
+            corrupt,
             missing: BTreeSet::new(),
             replication_timeout: cfg.heartbeat.interval * 10 + Duration::from_secs(10),
             default_replication: cfg.dfs.replication,
             default_block_size: cfg.dfs.block_size,
             rng: fastrand::Rng::new(),
-        })
+        };
+        // An empty namespace leaves safe mode at once (`SafeMode::update`).
+        blocks.update_safe_mode(now);
+        Ok(blocks)
     }
 
     /// Logs an edit durably, then applies it. Once the append returned, the
@@ -170,6 +177,19 @@ impl Blocks {
         self.safe.leave();
     }
 
+    /// Refuses a client's write or delete (`what`) while in safe mode
+    /// (`safemode.rs`). FailedPrecondition, not Unavailable: retrying does
+    /// not help until the reports arrive or an operator acts, and clients
+    /// read Unavailable as "the master is unreachable".
+    pub fn check_writable(&self, what: &str) -> Result<()> {
+        if !self.safe.is_on() {
+            return Ok(());
+        }
+        Err(crate::error::MasterError::FailedPrecondition(
+            self.safe_mode_status().refusal(what),
+        ))
+    }
+
     /// A block a worker may keep: in the namespace with that length and
     /// generation, or part of a file being written (in this generation). A
     /// replica with the right id but another generation is a stale copy
@@ -197,6 +217,7 @@ impl Blocks {
         out: &mut Outbox,
     ) -> (usize, usize) {
         self.drop_worker(worker);
+        self.recheck_corrupt_marks(worker, blocks);
         let mut unknown = 0;
         let mut stored = 0;
         for b in blocks {
@@ -223,6 +244,29 @@ impl Blocks {
             }
         }
         (stored, unknown)
+    }
+
+    /// A full report settles `worker`'s corrupt marks: a marked replica it
+    /// still holds is corrupt again, even if its delete was sent (the
+    /// command died with the worker's queue when it restarted); one it no
+    /// longer holds is forgotten, durably.
+    fn recheck_corrupt_marks(&mut self, worker: &str, blocks: &[BlockMeta]) {
+        let held: HashSet<u64> = blocks.iter().map(|b| b.id).collect();
+        let marked: BTreeSet<u64> = (self.ns.corrupt.iter())
+            .chain(self.corrupt.iter())
+            .filter(|(_, s)| s.contains(worker))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in marked {
+            if held.contains(&id) {
+                self.corrupt
+                    .entry(id)
+                    .or_default()
+                    .insert(worker.to_string());
+            } else {
+                self.unmark_corrupt(id, worker);
+            }
+        }
     }
 
     /// A heartbeat's incremental reports: returns the blocks the worker now
@@ -335,20 +379,53 @@ impl Blocks {
                 .entry(block)
                 .or_default()
                 .insert(worker.to_string());
+            if !self.durably_corrupt(block, worker) {
+                self.log_corrupt(Edit::MarkCorrupt {
+                    block,
+                    worker: worker.to_string(),
+                });
+            }
         }
         self.replicating.remove(&block);
+    }
+
+    fn durably_corrupt(&self, block: u64, worker: &str) -> bool {
+        self.ns
+            .corrupt
+            .get(&block)
+            .is_some_and(|s| s.contains(worker))
+    }
+
+    /// Records a corrupt mark's change in the edit log. A failed append
+    /// leaves the mark in memory only: it holds until a restart, as every
+    /// mark did before they were logged, and the log says so.
+    fn log_corrupt(&mut self, edit: Edit) {
+        if let Err(e) = self.commit(edit.clone()) {
+            tracing::error!(
+                ?edit,
+                "cannot log a corrupt-replica mark: {e}; it holds until the master restarts"
+            );
+        }
     }
 
     fn is_corrupt_on(&self, block: u64, worker: &str) -> bool {
         self.corrupt.get(&block).is_some_and(|s| s.contains(worker))
     }
 
+    /// The worker reported the replica gone or written afresh: the mark
+    /// goes, from memory and from the log.
     fn unmark_corrupt(&mut self, block: u64, worker: &str) {
         if let Some(s) = self.corrupt.get_mut(&block) {
             s.remove(worker);
             if s.is_empty() {
                 self.corrupt.remove(&block);
             }
+        }
+        if self.durably_corrupt(block, worker) {
+            self.log_corrupt(Edit::ClearCorrupt {
+                block,
+                worker: worker.to_string(),
+            });
         }
     }
 

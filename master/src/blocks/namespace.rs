@@ -2,7 +2,7 @@
 //! makes it durable, the block map says where the blocks are.
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BlockMeta {
@@ -54,6 +54,17 @@ pub enum Edit {
     ReserveBlockIds {
         upto: u64,
     },
+    /// `worker`'s replica of `block` failed its checksum (`ReportBadBlock`):
+    /// never counted good again, across master restarts too, until the
+    /// worker reports it gone or replaced ([`Edit::ClearCorrupt`]).
+    MarkCorrupt {
+        block: u64,
+        worker: String,
+    },
+    ClearCorrupt {
+        block: u64,
+        worker: String,
+    },
     /// A job's commit: every part moves from staging to the output at once,
     /// with the `_SUCCESS` marker, and staging leftovers go (Hadoop's
     /// FileOutputCommitter, as one atomic record).
@@ -79,6 +90,17 @@ pub struct Namespace {
     /// any block is allocated: every block allocated in this run carries it.
     #[serde(default)]
     pub generation: u64,
+    /// Block → workers whose replica was reported corrupt, as HDFS's
+    /// `CorruptReplicasMap`, but durable: HDFS rebuilds it from the
+    /// DataNodes' reports after a restart, whereas here a worker forgets
+    /// what its reads found when it restarts (`worker/src/store.rs`), and
+    /// a corrupt replica found by a client or a stale copy found by a
+    /// read is known to the master alone. A master that forgot would count
+    /// a corrupt replica good again: hand it to readers, and trim the good
+    /// copy as an excess one. Absent from snapshots of earlier versions,
+    /// and from new ones while empty, so that they read as before.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub corrupt: BTreeMap<u64, BTreeSet<String>>,
 }
 
 impl Namespace {
@@ -120,6 +142,20 @@ impl Namespace {
                 // After a restart everything reserved counts as used.
                 self.next_block_id = self.next_block_id.max(self.reserved_block_ids);
             }
+            Edit::MarkCorrupt { block, worker } => {
+                self.corrupt
+                    .entry(*block)
+                    .or_default()
+                    .insert(worker.clone());
+            }
+            Edit::ClearCorrupt { block, worker } => {
+                if let Some(s) = self.corrupt.get_mut(block) {
+                    s.remove(worker);
+                    if s.is_empty() {
+                        self.corrupt.remove(block);
+                    }
+                }
+            }
         }
     }
 
@@ -136,9 +172,21 @@ impl Namespace {
     /// the ids handed out after it are logged by no edit that would raise
     /// it (their reservation came before the snapshot), so resuming from
     /// the saved value would hand them out again.
+    ///
+    /// Corrupt marks of blocks no file holds any more (deleted, or of a
+    /// write that never completed) go too: ids are never reused, so such a
+    /// mark can never apply again, and this keeps deletes free of them.
     pub fn after_restart(&mut self) {
         self.next_block_id = self.next_block_id.max(self.reserved_block_ids);
         self.generation += 1;
+        if !self.corrupt.is_empty() {
+            let held: HashSet<u64> = self
+                .files
+                .values()
+                .flat_map(|f| f.blocks.iter().map(|b| b.id))
+                .collect();
+            self.corrupt.retain(|id, _| held.contains(id));
+        }
     }
 
     /// Files at or under `path` (a file itself, or every file of a directory).
@@ -230,6 +278,40 @@ mod tests {
             serde_json::from_str(r#"{"files":{},"next_block_id":4,"reserved_block_ids":1024}"#)
                 .unwrap();
         assert_eq!(ns.generation, 0);
+        assert!(ns.corrupt.is_empty());
+    }
+
+    /// Corrupt marks replay, survive a snapshot's JSON round trip, and
+    /// leave no trace in a snapshot while there are none (an earlier
+    /// version reads it); a restart drops those of blocks no file holds.
+    #[test]
+    fn corrupt_marks_replay_and_round_trip() {
+        let mut ns = Namespace::default();
+        let plain = serde_json::to_string(&ns).unwrap();
+        assert!(!plain.contains("corrupt"), "{plain}");
+        ns.apply(&Edit::AddFile {
+            path: "/a".into(),
+            file: file(&[1, 2]),
+        });
+        let mark = |block, worker: &str| Edit::MarkCorrupt {
+            block,
+            worker: worker.into(),
+        };
+        ns.apply(&mark(1, "w1"));
+        ns.apply(&mark(1, "w2"));
+        ns.apply(&mark(9, "w1"));
+        ns.apply(&Edit::ClearCorrupt {
+            block: 1,
+            worker: "w2".into(),
+        });
+        let back: Namespace = serde_json::from_str(&serde_json::to_string(&ns).unwrap()).unwrap();
+        assert_eq!(back.corrupt, ns.corrupt);
+        assert_eq!(ns.corrupt[&1], BTreeSet::from(["w1".to_string()]));
+        ns.after_restart();
+        assert_eq!(ns.corrupt.keys().copied().collect::<Vec<_>>(), vec![1]);
+        let e: Edit =
+            serde_json::from_str(r#"{"op":"mark_corrupt","block":3,"worker":"w4"}"#).unwrap();
+        assert_eq!(e, mark(3, "w4"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::Blocks;
 use crate::cluster::{Cluster, Command, Outbox};
 use common::placement::{choose_targets, Candidate};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
 impl Blocks {
@@ -30,14 +30,24 @@ impl Blocks {
                 .map(|s| s.iter().cloned().collect())
                 .unwrap_or_default();
             let want = owner.replication as usize;
-            if live.len() >= want {
+            if !live.is_empty() && live.len() >= want {
                 self.replicating.remove(&id);
-                // Good copies are back: the corrupt ones can go.
-                for w in self.corrupt.remove(&id).unwrap_or_default() {
-                    tracing::info!(block = id, worker = %w, "deleting a corrupt replica now replaced");
-                    out.send(&w, Command::DeleteBlock(id));
+                self.missing.remove(&id);
+                // Good copies are back: the corrupt ones go, and good ones
+                // beyond the factor.
+                let corrupt = self.corrupt.remove(&id).unwrap_or_default();
+                let rack = |n: &str| cluster.candidate(n).map(|c| c.rack);
+                for victim in choose_excess(&live, &corrupt, want, rack) {
+                    if corrupt.contains(&victim) {
+                        tracing::info!(block = id, worker = %victim, "deleting a corrupt replica now replaced");
+                    } else {
+                        tracing::info!(block = id, worker = %victim, "removing an excess replica");
+                        self.locations.get_mut(&id).expect("live").remove(&victim);
+                    }
+                    out.send(&victim, Command::DeleteBlock(id));
                     issued += 1;
                 }
+                continue;
             }
             if live.is_empty() {
                 // Missing: nothing to copy from. Said once, and listed by fsck.
@@ -105,25 +115,77 @@ impl Blocks {
                 );
                 self.replicating.insert(id, now);
                 issued += 1;
-            } else if live.len() > want {
-                // Drop a replica from the rack holding the most, so rack spread survives.
-                let mut by_rack: HashMap<String, usize> = HashMap::new();
-                for n in &live {
-                    if let Some(c) = cluster.candidate(n) {
-                        *by_rack.entry(c.rack).or_default() += 1;
-                    }
-                }
-                let victim = live
-                    .iter()
-                    .max_by_key(|n| cluster.candidate(n).map(|c| by_rack[&c.rack]).unwrap_or(0))
-                    .cloned()
-                    .expect("non-empty");
-                tracing::info!(block = id, worker = %victim, "removing an excess replica");
-                self.locations.get_mut(&id).expect("live").remove(&victim);
-                out.send(&victim, Command::DeleteBlock(id));
-                issued += 1;
             }
         }
         issued
+    }
+}
+
+/// The replicas to delete from a block with at least `want` good ones
+/// (`good`), as HDFS's BlockManager does with extra replicas: the corrupt
+/// ones first, all of them (its `invalidateCorruptReplicas` once enough
+/// live ones exist), then good ones while more than `want` are left, each
+/// from the rack holding the most (`BlockPlacementPolicyDefault`'s
+/// `chooseReplicaToDelete`), so that rack spread survives. A good replica
+/// is never chosen while a corrupt one is kept, and the last good one
+/// never: a trim that took a good copy over a corrupt one would leave
+/// the block unreadable.
+pub fn choose_excess(
+    good: &[String],
+    corrupt: &BTreeSet<String>,
+    want: usize,
+    rack: impl Fn(&str) -> Option<String>,
+) -> Vec<String> {
+    if good.is_empty() {
+        return vec![];
+    }
+    let mut victims: Vec<String> = corrupt.iter().cloned().collect();
+    let mut left: Vec<&String> = good.iter().filter(|g| !corrupt.contains(*g)).collect();
+    while left.len() > want.max(1) {
+        let mut by_rack: HashMap<Option<String>, usize> = HashMap::new();
+        for n in &left {
+            *by_rack.entry(rack(n)).or_default() += 1;
+        }
+        let (i, _) = (left.iter().enumerate())
+            .max_by_key(|(_, n)| by_rack[&rack(n)])
+            .expect("non-empty");
+        victims.push(left.remove(i).clone());
+    }
+    victims
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn rack(n: &str) -> Option<String> {
+        Some(if n == "w1" || n == "w2" { "r1" } else { "r2" }.to_string())
+    }
+
+    #[test]
+    fn the_corrupt_go_first_and_the_last_good_copy_stays() {
+        let corrupt: BTreeSet<String> = names(&["w3"]).into_iter().collect();
+        // One good copy at replication 1: only the corrupt one goes.
+        assert_eq!(
+            choose_excess(&names(&["w1"]), &corrupt, 1, rack),
+            names(&["w3"])
+        );
+        // Three good at 1: the corrupt, then two good, from the fuller rack
+        // first, never the last.
+        let v = choose_excess(&names(&["w1", "w2", "w4"]), &corrupt, 1, rack);
+        assert_eq!(v[0], "w3");
+        assert_eq!(v.len(), 3, "{v:?}");
+        assert!(["w1", "w2"].contains(&v[1].as_str()), "{v:?}");
+        // No good copy: nothing is deleted, the corrupt ones included.
+        assert!(choose_excess(&[], &corrupt, 1, rack).is_empty());
+        // A factor of 0 (never written so) still keeps one good copy.
+        assert_eq!(
+            choose_excess(&names(&["w1", "w4"]), &BTreeSet::new(), 0, rack).len(),
+            1
+        );
     }
 }

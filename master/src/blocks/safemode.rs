@@ -6,6 +6,12 @@
 //! missing or over-replicated then may only not have been reported yet.
 //! An operator can also enter it by hand (before maintenance); then only
 //! an operator leaves it.
+//!
+//! Clients' writes and deletes are refused meanwhile, as HDFS's NameNode
+//! throws its `SafeModeException` ("Name node is in safe mode"): the
+//! namespace is read-only while the block map is incomplete, and an
+//! operator entering it for maintenance wants nothing to change. Reads,
+//! `stat` and `ls` go on. See [`SafeModeStatus::refusal`].
 
 use std::time::Instant;
 
@@ -51,8 +57,11 @@ impl SafeMode {
 
     /// Leaves safe mode when the reports reach the threshold (never a
     /// manual one). Returns true when it just left.
+    /// An empty namespace does not wait for the extension: no block can be
+    /// unreported, and refusing writes meanwhile would only fail the first
+    /// puts of a fresh cluster.
     pub fn update(&mut self, reported: u64, total: u64, now: Instant) -> bool {
-        if !self.on || self.manual || now < self.not_before {
+        if !self.on || self.manual || (total > 0 && now < self.not_before) {
             return false;
         }
         if reached(reported, total, self.threshold) {
@@ -93,6 +102,36 @@ impl SafeMode {
     }
 }
 
+impl SafeModeStatus {
+    /// Why `what` (a write or a delete) is refused, for the user who asked:
+    /// that the master is in safe mode, why it is, when it ends, and that
+    /// `mr admin safemode leave` exists (HDFS's message says the same:
+    /// the blocks reported against the threshold, or "It was turned on
+    /// manually").
+    pub fn refusal(&self, what: &str) -> String {
+        let why = if self.manual {
+            "An operator entered it (`mr admin safemode enter`); it lasts until one runs \
+             `mr admin safemode leave`."
+                .to_string()
+        } else {
+            let needed = (self.threshold * self.total_blocks as f64).ceil() as u64;
+            format!(
+                "It started recently and waits for the workers to report its blocks: \
+                 {} of {} reported, {needed} needed (threshold {}); it leaves safe mode by \
+                 itself once they are, and no sooner than one heartbeat expiry after its \
+                 start. `mr admin safemode get` shows where it stands; `mr admin safemode \
+                 leave` ends it now, at the risk of re-replicating blocks that were only not \
+                 reported yet.",
+                self.reported_blocks, self.total_blocks, self.threshold
+            )
+        };
+        format!(
+            "cannot {what}: the master is in safe mode, in which it takes no writes or \
+             deletes, only reads. {why}"
+        )
+    }
+}
+
 /// An empty namespace has nothing to wait for.
 fn reached(reported: u64, total: u64, threshold: f64) -> bool {
     total == 0 || reported as f64 >= threshold * total as f64
@@ -117,7 +156,27 @@ mod tests {
         assert!(s.is_on());
         s.leave();
         assert!(!s.is_on());
-        let mut empty = SafeMode::at_start(0.999, t0);
-        assert!(empty.update(0, 0, t0));
+        let mut empty = SafeMode::at_start(0.999, t0 + Duration::from_secs(5));
+        assert!(
+            empty.update(0, 0, t0),
+            "an empty namespace waits for nothing"
+        );
+    }
+
+    #[test]
+    fn a_refusal_says_why_and_how_it_ends() {
+        let t0 = Instant::now();
+        let mut s = SafeMode::at_start(0.999, t0);
+        let m = s.status(2, 5).refusal("delete /f");
+        assert!(
+            m.starts_with("cannot delete /f: the master is in safe mode"),
+            "{m}"
+        );
+        assert!(m.contains("2 of 5 reported, 5 needed"), "{m}");
+        assert!(m.contains("mr admin safemode leave"), "{m}");
+        s.enter();
+        let m = s.status(5, 5).refusal("create /g");
+        assert!(m.contains("An operator entered it"), "{m}");
+        assert!(m.contains("mr admin safemode leave"), "{m}");
     }
 }

@@ -332,6 +332,15 @@ impl Cluster {
             .collect()
     }
 
+    /// After the master's own stall: every live worker's last heartbeat
+    /// counts as no older than `now`, the end of the stall, since the
+    /// master could not have read one during it (see `core::expire`).
+    pub fn grace_all(&mut self, now: Instant) {
+        for w in self.workers.values_mut().filter(|w| w.alive) {
+            w.last_heartbeat = w.last_heartbeat.max(now);
+        }
+    }
+
     /// Marks a worker dead: no slots, no pending commands.
     pub fn mark_dead(&mut self, name: &str) {
         if let Some(w) = self.workers.get_mut(name) {

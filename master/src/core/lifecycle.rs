@@ -21,7 +21,15 @@ impl MasterState {
     /// Validates a job spec completely before anything runs, then queues
     /// its `submitted` record; [`MasterState::admit_job`] follows once the
     /// record is on disk (`offlock.rs`).
+    ///
+    /// Refused in safe mode: its tasks' writes would be (see `core`), so it
+    /// could only fail, and after a start its input's blocks may not be
+    /// reported yet. Refused at once with the reason rather than queued
+    /// until safe mode ends: a manual safe mode lasts until an operator
+    /// acts, and a job held that long is better resubmitted knowingly.
     pub fn on_submit(&mut self, req: SubmitJob, now: Instant) -> Result<(u64, Submitted)> {
+        self.blocks
+            .check_writable(&format!("submit a job writing {}", req.output))?;
         self.jobs.submit(req, self.blocks.ns(), &self.cfg, now)
     }
 

@@ -63,6 +63,10 @@ pub struct MasterState {
     waits: wait::Waits,
     /// How long each site held the lock (see `lock.rs`).
     lock_holds: lock::LockHolds,
+    /// When the expiry check last ran, on the monotonic clock: a gap much
+    /// longer than the tick says the master itself stalled (see
+    /// [`MasterState::stalled`]).
+    last_expiry: Option<Instant>,
 }
 
 impl MasterState {
@@ -84,11 +88,17 @@ impl MasterState {
             history: Default::default(),
             waits: Default::default(),
             lock_holds: Default::default(),
+            last_expiry: None,
         };
         // No job survives a restart (see `jobs/recovery.rs`): what they
         // staged is garbage.
+        // Not refused by the safe mode every start begins in: nothing is
+        // reported yet, so the edit only drops names, and the replicas go
+        // to the quarantine at registration.
         if !st.blocks.ns().matching("/_staging").is_empty() {
-            st.delete("/_staging")?;
+            let mut out = Outbox::default();
+            st.blocks.delete("/_staging", &mut out)?;
+            st.cluster.flush(out);
         }
         Ok(st)
     }
@@ -253,6 +263,26 @@ impl MasterState {
     }
 
     fn expire(&mut self, now: Instant, out: &mut Outbox) -> Vec<String> {
+        if let Some(stall) = self.stalled(now) {
+            // Heartbeats that arrived during the stall wait unread in the
+            // sockets behind it: the silence measured now is the master's
+            // own. As HDFS's HeartbeatManager skips its next dead-node scan
+            // after "an excessive pause" of its monitor thread (HDFS-9107),
+            // nobody is declared dead this round, and every live worker's
+            // silence starts over from now. A worker that did die during
+            // the stall is found one expiry later; the alternative is every
+            // worker dead at once, every map re-run and every block
+            // re-replicated.
+            tracing::warn!(
+                stalled_s = stall.as_secs_f64(),
+                workers = self.cluster.live().count(),
+                "the master itself stalled for {:.1} s (its expiry check did not run): \
+                 no worker is declared dead for it; each live worker gets a fresh grace",
+                stall.as_secs_f64()
+            );
+            self.cluster.grace_all(now);
+            return Vec::new();
+        }
         let dead = self.cluster.silent(now, self.cfg.heartbeat.expiry());
         let why = format!("missed {} heartbeats", self.cfg.heartbeat.dead_after);
         for name in &dead {
@@ -263,6 +293,25 @@ impl MasterState {
             self.offer_all(now, out);
         }
         dead
+    }
+
+    /// Records that the expiry check runs at `now`; returns how long the
+    /// master was away if the gap since the last run says it stalled (a
+    /// GC-like pause of the process, a VM frozen, a lock held far too long,
+    /// the clock loop starved).
+    ///
+    /// The bound is half the expiry. The check runs every half heartbeat
+    /// interval, so that is `dead_after - 1` ticks late: two whole seconds
+    /// at the defaults (1 s, 5), more than scheduling jitter. And once the
+    /// master has not looked for half the expiry, half of the silence it
+    /// would measure on any worker may be its own: too much to call a
+    /// worker dead on. A bound of a few intervals instead would not scale
+    /// with a long `dead_after`, set where pauses are expected. A death is
+    /// never missed, only found one expiry later.
+    fn stalled(&mut self, now: Instant) -> Option<std::time::Duration> {
+        let prev = self.last_expiry.replace(now)?;
+        let gap = now.saturating_duration_since(prev);
+        (gap > self.cfg.heartbeat.expiry() / 2).then_some(gap)
     }
 
     /// Brings every block back to its replication factor; returns how many
@@ -302,7 +351,16 @@ impl MasterState {
 
     // ------------------------------------------------------------ files
 
+    // Safe mode refuses the clients' writes and deletes (`create_file`,
+    // `add_block`, `complete_file`, `delete`) and job submissions
+    // (`lifecycle.rs`), as HDFS's NameNode does. Abandoning a write is
+    // let through: it changes no durable state, and frees the path. The
+    // master's own steps are too: a job's commit finishes parts written
+    // before safe mode began, and removing staging only drops names.
+
     pub fn create_file(&mut self, req: CreateFile) -> Result<Created> {
+        self.blocks
+            .check_writable(&format!("create {}", req.path))?;
         self.check_staging_open(&req.path)?;
         self.blocks.create_file(req)
     }
@@ -340,10 +398,14 @@ impl MasterState {
     }
 
     pub fn add_block(&mut self, req: AddBlock) -> Result<NewBlock> {
+        self.blocks
+            .check_writable(&format!("add a block to {}", req.path))?;
         self.blocks.add_block(req, &self.cluster)
     }
 
     pub fn complete_file(&mut self, req: CompleteFile) -> Result<()> {
+        self.blocks
+            .check_writable(&format!("complete {}", req.path))?;
         let mut out = Outbox::default();
         let r = self.blocks.complete_file(req, &self.cluster, &mut out);
         self.cluster.flush(out);
@@ -358,6 +420,7 @@ impl MasterState {
     }
 
     pub fn delete(&mut self, raw: &str) -> Result<u64> {
+        self.blocks.check_writable(&format!("delete {raw}"))?;
         let mut out = Outbox::default();
         let r = self.blocks.delete(raw, &mut out);
         self.cluster.flush(out);
@@ -438,3 +501,7 @@ impl MasterState {
 #[cfg(test)]
 #[path = "storage_tests.rs"]
 mod storage_tests;
+
+#[cfg(test)]
+#[path = "pause_tests.rs"]
+mod pause_tests;

@@ -232,3 +232,205 @@ fn user_paths_under_staging_are_refused() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Safe mode (issue 39, item 8) refuses the clients' writes and deletes,
+/// and job submissions, with an error that says why and names `mr admin
+/// safemode leave`; reads go on, an abandon is let through, and leaving it
+/// lets everything through again.
+#[test]
+fn safe_mode_refuses_writes_and_deletes_and_serves_reads() {
+    use crate::blocks::files::{AddBlock, CompleteFile};
+    use crate::jobs::submit::SubmitJob;
+    let (mut st, dir) = restarted("refuse", &[("/f", 5, 1)]);
+    let t0 = Instant::now();
+    assert!(st.safe_mode(SafeModeAction::Get, t0).on);
+    let refused = |r: Result<()>, what: &str| {
+        let e = r.expect_err(what);
+        let m = e.to_string();
+        assert!(
+            matches!(e, MasterError::FailedPrecondition(_)),
+            "{what}: {e:?}"
+        );
+        assert!(
+            m.starts_with(&format!("cannot {what}: the master is in safe mode")),
+            "{m}"
+        );
+        assert!(m.contains("mr admin safemode leave"), "{m}");
+        m
+    };
+    // After a start: the reason is the unreported blocks.
+    let create = |path: &str| CreateFile {
+        path: path.into(),
+        ..Default::default()
+    };
+    let m = refused(st.create_file(create("/new")).map(|_| ()), "create /new");
+    assert!(m.contains("0 of 1 reported"), "{m}");
+    refused(st.delete("/f").map(|_| ()), "delete /f");
+    let job = SubmitJob {
+        job: "wordcount".into(),
+        inputs: vec!["/f".into()],
+        output: "/out".into(),
+        reducers: 1,
+        ..Default::default()
+    };
+    refused(
+        st.on_submit(job.clone(), t0).map(|_| ()),
+        "submit a job writing /out",
+    );
+    // Reads go on.
+    assert!(st.blocks.ns().files.contains_key("/f"));
+    assert_eq!(st.blocks.file_status("/f", &st.cluster).unwrap().size, 100);
+    assert_eq!(st.blocks.list("/").unwrap().len(), 1);
+    // A write begun before an operator entered safe mode cannot go on,
+    // and may be abandoned.
+    register(&mut st, "w1", &[5], t0);
+    st.safe_mode(SafeModeAction::Leave, t0);
+    let lease = st.create_file(create("/w")).unwrap().lease;
+    let s = st.safe_mode(SafeModeAction::Enter, t0);
+    assert!(s.on && s.manual);
+    let m = refused(
+        st.add_block(AddBlock {
+            path: "/w".into(),
+            lease,
+            ..Default::default()
+        })
+        .map(|_| ()),
+        "add a block to /w",
+    );
+    assert!(m.contains("An operator entered it"), "{m}");
+    refused(
+        st.complete_file(CompleteFile {
+            path: "/w".into(),
+            lease,
+            blocks: vec![],
+        }),
+        "complete /w",
+    );
+    refused(st.delete("/f").map(|_| ()), "delete /f");
+    st.abandon_file("/w", lease).unwrap();
+    assert!(st.blocks.ns().files.contains_key("/f"));
+    // Left: writes, deletes and jobs are taken again.
+    st.safe_mode(SafeModeAction::Leave, t0);
+    let lease = st.create_file(create("/w")).unwrap().lease;
+    st.complete_file(CompleteFile {
+        path: "/w".into(),
+        lease,
+        blocks: vec![],
+    })
+    .unwrap();
+    assert_eq!(st.delete("/w").unwrap(), 1);
+    st.on_submit(job, t0).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A master started on an empty namespace has no block to wait for: it
+/// takes writes at once, without the heartbeat expiry's wait.
+#[test]
+fn an_empty_namespace_takes_writes_at_once() {
+    let (mut st, dir) = restarted("empty", &[]);
+    let t0 = Instant::now();
+    assert!(!st.safe_mode(SafeModeAction::Get, t0).on);
+    st.create_file(CreateFile {
+        path: "/first".into(),
+        ..Default::default()
+    })
+    .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A known-corrupt replica stays corrupt across a master restart (issue
+/// 39, item 8): not handed to readers, not counted towards the block's
+/// replicas, listed by fsck; and once its worker reports it deleted, the
+/// mark is gone for good, the next restart included.
+#[test]
+fn a_corrupt_mark_survives_a_master_restart() {
+    let (mut st, dir) = restarted("corrupt-restart", &[("/f", 5, 2)]);
+    let t0 = Instant::now();
+    register(&mut st, "w1", &[5], t0);
+    register(&mut st, "w2", &[5], t0);
+    st.safe_mode(SafeModeAction::Leave, t0);
+    st.report_bad_block("w1", 5, "checksum mismatch");
+    assert_eq!(
+        st.blocks.fsck().corrupt[0].corrupt_on,
+        vec!["w1".to_string()]
+    );
+    // Killed (no sync, no checkpoint) and started again on the same data.
+    drop(st);
+    let mut st = MasterState::open(config(&dir), t0).unwrap();
+    let e1 = register(&mut st, "w1", &[5], t0).epoch;
+    register(&mut st, "w2", &[5], t0);
+    let f = st.blocks.file_status("/f", &st.cluster).unwrap();
+    let names: Vec<&str> = f.blocks[0]
+        .replicas
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["w2"],
+        "the corrupt replica is handed to readers"
+    );
+    let fsck = st.blocks.fsck();
+    assert!(!fsck.is_healthy());
+    assert_eq!(fsck.corrupt.len(), 1, "{fsck:?}");
+    assert_eq!(fsck.corrupt[0].block_id, 5);
+    assert_eq!(fsck.corrupt[0].live, 1);
+    assert_eq!(fsck.corrupt[0].corrupt_on, vec!["w1".to_string()]);
+    assert_eq!(st.blocks.under_replicated(), 1);
+    // Every other node holds a copy: the corrupt one makes room, and w1
+    // reports it deleted.
+    st.safe_mode(SafeModeAction::Leave, t0);
+    st.on_tick(t0);
+    assert_eq!(deletes(&st.cluster.take_commands("w1")), vec![5]);
+    st.on_heartbeat(
+        Heartbeat {
+            name: "w1".into(),
+            epoch: e1,
+            blocks_removed: vec![5],
+            ..Default::default()
+        },
+        t0,
+    );
+    drop(st);
+    let mut st = MasterState::open(config(&dir), t0).unwrap();
+    register(&mut st, "w2", &[5], t0);
+    let fsck = st.blocks.fsck();
+    assert!(
+        fsck.corrupt.is_empty() && fsck.missing.is_empty(),
+        "{fsck:?}"
+    );
+    assert_eq!(fsck.under_replicated[0].corrupt_on, Vec::<String>::new());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Trimming an excess replica keeps the good copy (issue 39, item 8): a
+/// block of replication 1 with a good copy on w2 and a known-corrupt one
+/// on w1, seen again after a master restart. The corrupt one is deleted,
+/// the good one kept; before, the restarted master took both for good and
+/// trimmed w2's, the good one, by rack.
+#[test]
+fn an_excess_trim_deletes_the_corrupt_copy_and_keeps_the_good_one() {
+    let (mut st, dir) = restarted("trim", &[("/f", 5, 1)]);
+    let t0 = Instant::now();
+    register(&mut st, "w1", &[5], t0);
+    register(&mut st, "w2", &[5], t0);
+    st.safe_mode(SafeModeAction::Leave, t0);
+    st.report_bad_block("w1", 5, "checksum mismatch");
+    drop(st);
+    let mut st = MasterState::open(config(&dir), t0).unwrap();
+    register(&mut st, "w1", &[5], t0);
+    register(&mut st, "w2", &[5], t0);
+    st.safe_mode(SafeModeAction::Leave, t0);
+    st.on_tick(t0);
+    let w2 = st.cluster.take_commands("w2");
+    assert!(deletes(&w2).is_empty(), "the good copy was trimmed: {w2:?}");
+    assert_eq!(deletes(&st.cluster.take_commands("w1")), vec![5]);
+    let f = st.blocks.file_status("/f", &st.cluster).unwrap();
+    let names: Vec<&str> = f.blocks[0]
+        .replicas
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["w2"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
