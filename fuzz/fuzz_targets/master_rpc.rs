@@ -79,7 +79,7 @@ fuzz_target!(|data: &[u8]| {
             }
             3 => {
                 if let Ok(r) = CreateFileRequest::decode(body) {
-                    if let Ok(resp) = st.create_file(r.into()) {
+                    if let Ok(resp) = st.create_file(r.into(), now) {
                         leases.push(resp.lease);
                     }
                 }
@@ -87,7 +87,7 @@ fuzz_target!(|data: &[u8]| {
             4 => {
                 if let Ok(mut r) = AddBlockRequest::decode(body) {
                     r.lease = pick(r.lease, &leases);
-                    if let Ok(resp) = st.add_block(r.into()) {
+                    if let Ok(resp) = st.add_block(r.into(), now) {
                         blocks.push(resp.block_id);
                     }
                 }

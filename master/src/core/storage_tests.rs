@@ -223,10 +223,13 @@ fn user_paths_under_staging_are_refused() {
     let (mut st, dir) = restarted("staging", &[]);
     for p in ["/_staging/mine", "/_staging/job-x/part", "/_staging"] {
         let e = st
-            .create_file(CreateFile {
-                path: p.into(),
-                ..Default::default()
-            })
+            .create_file(
+                CreateFile {
+                    path: p.into(),
+                    ..Default::default()
+                },
+                Instant::now(),
+            )
             .expect_err(p);
         assert!(e.to_string().contains("/_staging"), "{p}: {e}");
     }

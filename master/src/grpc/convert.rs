@@ -89,6 +89,7 @@ impl From<proto::AddBlockRequest> for AddBlock {
             lease: r.lease,
             exclude: r.exclude,
             count: r.count,
+            offset: r.offset,
         }
     }
 }

@@ -96,9 +96,11 @@ impl Master for MasterService {
         let mut s = self.lock("create_file");
         if create.overwrite {
             s.blocks().may_change(&create.path, &who)?;
+            // A stale write of the path is recovered first: then replaced.
+            s.blocks().may_recover(&create.path, &who)?;
         }
         create.owner = who.name;
-        Ok(Response::new(s.create_file(create)?.into()))
+        Ok(Response::new(s.create_file(create, crate::now())?.into()))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
@@ -106,7 +108,7 @@ impl Master for MasterService {
         identity(&req).require(Role::User, "write files")?;
         Ok(Response::new(
             self.lock("add_block")
-                .add_block(req.into_inner().into())?
+                .add_block(req.into_inner().into(), crate::now())?
                 .into(),
         ))
     }
