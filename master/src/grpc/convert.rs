@@ -316,6 +316,24 @@ impl From<Created> for proto::CreateFileResponse {
     }
 }
 
+impl From<crate::blocks::lease::Recovered> for proto::RecoverLeaseResponse {
+    fn from(r: crate::blocks::lease::Recovered) -> Self {
+        use crate::blocks::lease::Outcome;
+        let (outcome, bytes, blocks) = match r.outcome {
+            Outcome::Closed { bytes, blocks } => ("closed", bytes, blocks as u64),
+            Outcome::Removed => ("removed", 0, 0),
+            Outcome::NoOpenWrite => ("none", 0, 0),
+        };
+        proto::RecoverLeaseResponse {
+            outcome: outcome.into(),
+            bytes,
+            blocks,
+            holder: r.holder,
+            silent_ms: r.silent.as_millis() as u64,
+        }
+    }
+}
+
 impl From<NewBlock> for proto::AddBlockResponse {
     fn from(b: NewBlock) -> Self {
         proto::AddBlockResponse {

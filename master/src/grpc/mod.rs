@@ -330,6 +330,17 @@ impl Master for MasterService {
     async fn fsck(&self, _req: Request<Empty>) -> Rpc<FsckResponse> {
         Ok(Response::new(self.lock("fsck").blocks().fsck().into()))
     }
+
+    #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
+    async fn recover_lease(&self, req: Request<PathRequest>) -> Rpc<RecoverLeaseResponse> {
+        let who = identity(&req);
+        who.require(Role::User, "recover leases")?;
+        let mut s = self.lock("recover_lease");
+        s.blocks().may_recover(&req.get_ref().path, &who)?;
+        Ok(Response::new(
+            s.recover_lease(&req.get_ref().path, crate::now())?.into(),
+        ))
+    }
 }
 
 fn convert_all<A, B: From<A>>(v: Vec<A>) -> Vec<B> {
