@@ -19,8 +19,17 @@ kill) may have happened or not: a file it leaves must then be whole, and a
 job output that has `_SUCCESS` must be right; anything else is reported as a
 note, not a failure.
 
+In about half the iterations a second client's `mr fs put -` is fed slowly
+through a pipe and killed with SIGKILL at a random moment of its own, leaving
+its lease held; once the cluster is back, `mr admin recover-lease` must
+close the file at an acknowledged prefix (whole blocks of what was fed, or
+all of it) or leave nothing, and what it closed is checked from then on as
+an acknowledged file.
+
 The kill schedule (which worker, when each kill lands, each downtime) comes from its own
 random stream seeded by --seed: a seed reproduces the schedule of kills. The
+killed writers come from a third stream, so that they leave that schedule as
+it was. The
 operations come from a second stream of the same seed; which of them the
 client sees succeed depends on where the kills land, so the later choices
 (inputs, deletions) may differ between two runs of one seed.
@@ -163,6 +172,7 @@ class Loop:
         self.m = Model()
         self.kill_rng = random.Random(a.seed)
         self.ops_rng = random.Random(a.seed * 1_000_003 + 17)
+        self.writer_rng = random.Random(a.seed * 7_919 + 3)
         self.violations = []  # (iteration, kind, detail)
         self.notes = []
         self.oracles = {}
@@ -247,6 +257,76 @@ class Loop:
                 os.remove(entry[1] if isinstance(entry, tuple) else entry)
             except OSError:
                 pass
+
+    # -- a writer killed mid-put ------------------------------------------
+
+    def plan_writer(self, it):
+        """(path, local, data, pace, kill time) of a writer to kill, or None."""
+        r = self.writer_rng
+        if r.random() < 0.5:
+            return None
+        data = r.randbytes(r.randint(1 << 20, 3 << 20))
+        local = os.path.join(self.a.work, "files", "w%d" % it)
+        with open(local, "wb") as f:
+            f.write(data)
+        # 64 KiB at a time over 0.5-1.5 s: the kill lands mid-put often
+        pace = r.uniform(0.5, 1.5) / (len(data) / (64 << 10))
+        return ("/cl/w%d" % it, local, data, pace, r.uniform(0, self.a.window))
+
+    def run_writer(self, plan, out):
+        """`mr fs put - PATH` fed `data` at `pace`; out gets the Popen, then
+        the exit status (negative: killed)."""
+        path, _, data, pace, _ = plan
+        p = subprocess.Popen([self.c.mr_bin, "-q", "--config", self.a.conf, "fs", "put", "-", path],
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out["proc"] = p
+        try:
+            for i in range(0, len(data), 64 << 10):
+                p.stdin.write(data[i:i + (64 << 10)])
+                p.stdin.flush()
+                time.sleep(pace)
+            p.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass  # killed, or failed on its own
+        try:
+            out["rc"] = p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out["rc"] = p.wait()
+
+    def check_writer(self, it, plan, rc):
+        """After the iteration: a finished put is an acknowledged one; a
+        killed one's lease is recovered, and the file is then an
+        acknowledged prefix of what was fed, or absent."""
+        path, local, data, _, _ = plan
+        if rc == 0:
+            self.apply(it, ("put", local, path, False), 0)
+            return "put finished"
+        rc2, out, err = self.c.mr("admin", "recover-lease", path, "--json", timeout=30)
+        if rc2 != 0:
+            self.violate(it, "recover-lease failed", "%s: %s" % (path, err.decode(errors="replace").strip()[-200:]))
+            return "recover-lease failed"
+        outcome = json.loads(out)["outcome"]
+        rc3, got, err = self.c.mr("fs", "cat", path)
+        if rc3 != 0:
+            if outcome == "closed":
+                self.violate(it, "recovered file unreadable", "%s: %s" % (path, err.decode(errors="replace").strip()[-200:]))
+            self.forget(local)
+            return "killed (rc %d), recovery: %s, no file" % (rc, outcome)
+        rc4, st, _ = self.c.mr("fs", "stat", path, "--json")
+        block = json.loads(st)["block_size"] if rc4 == 0 else 1
+        if got != data[:len(got)] or (len(got) != len(data) and len(got) % block != 0):
+            self.violate(it, "recovered file not an acknowledged prefix",
+                         "%s: %d bytes of the %d fed (block size %d), %s" % (
+                             path, len(got), len(data), block,
+                             "a prefix" if got == data[:len(got)] else "not a prefix"))
+            self.forget(local)
+            return "bad recovery"
+        # from now on it is a file like any acknowledged one
+        with open(local, "wb") as f:
+            f.write(got)
+        self.apply(it, ("put", local, path, False), 0)
+        return "killed (rc %d), recovery: %s at %d of %d bytes" % (rc, outcome, len(got), len(data))
 
     # -- checks -------------------------------------------------------------
 
@@ -391,6 +471,7 @@ class Loop:
         # each comes back after a downtime of its own, while the client goes on
         d_worker, d_master = kr.uniform(0.1, 1.0), kr.uniform(0.1, 1.0)
         ops = self.plan(it)
+        writer = self.plan_writer(it)
         self.pending_rm = set()
         results = []
         t0 = time.time()
@@ -401,19 +482,34 @@ class Loop:
 
         th = threading.Thread(target=client, daemon=True)
         th.start()
+        wout = {}
+        wth = None
+        if writer is not None:
+            wth = threading.Thread(target=self.run_writer, args=(writer, wout), daemon=True)
+            wth.start()
         killed = []
         events = sorted([(t_worker, 0, "kill", victim), (t_worker + d_worker, 1, "start", victim),
-                         (t_master, 0, "kill", "master"), (t_master + d_master, 1, "start", "master")])
+                         (t_master, 0, "kill", "master"), (t_master + d_master, 1, "start", "master")]
+                        + ([(writer[4], 0, "kill-writer", writer[0])] if writer else []))
         for t, _, what, name in events:
             time.sleep(max(0.0, t0 + t - time.time()))
             if what == "kill":
                 if self.c.kill9(name):
                     killed.append("%s at %.2fs" % (name, time.time() - t0))
+            elif what == "kill-writer":
+                p = wout.get("proc")
+                if p is not None and p.poll() is None:
+                    p.kill()
+                    killed.append("the writer of %s at %.2fs" % (name, time.time() - t0))
             else:
                 self.c.start(name)
         th.join(timeout=max(1, self.t_end - time.time()))
         if th.is_alive():
             raise RuntimeError("the client of iteration %d did not finish before the deadline" % it)
+        if wth is not None:
+            wth.join(timeout=max(1, self.t_end - time.time()))
+            if wth.is_alive():
+                raise RuntimeError("the writer of iteration %d did not finish before the deadline" % it)
         for op, rc, _, _, _ in results:
             self.apply(it, op, rc)
         # one that died on its own (its port still held at its restart, say)
@@ -434,6 +530,8 @@ class Loop:
         if not ok:
             self.violate(it, "cluster did not come back", err)
             return False
+        if writer is not None:
+            log("        writer %s: %s" % (writer[0], self.check_writer(it, writer, wout.get("rc"))))
         self.verify(it)
         log("        verified: %d acknowledged files, %d job outputs, %d deletes"
             % (len(self.m.files), len(self.m.jobs), len(self.m.deleted)))

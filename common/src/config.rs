@@ -13,6 +13,8 @@
 //! addr = "127.0.0.1:7070"
 //! data_dir = "/var/lib/mr/master"   # edit log and snapshot
 //! http_addr = "127.0.0.1:7080"   # web UI, REST API, /metrics (optional)
+//! lease_soft = "60s"             # a silent writer's path may be taken over
+//! lease_hard = "1h"              # a silent writer's file is closed by the master
 //!
 //! [dfs]
 //! block_size = "64MiB"
@@ -310,6 +312,19 @@ pub struct MasterConfig {
     /// the workers (they share this file).
     #[serde(deserialize_with = "de_duration", default = "default_quarantine_grace")]
     pub quarantine_grace: Duration,
+    /// How long the holder of a write may stay silent (no create, no new
+    /// block) before another client's create of the same path may recover
+    /// its lease: HDFS's LeaseManager soft limit (60 s there too). Shorter
+    /// frees a path sooner after a writer dies; longer spares a slow writer
+    /// that fills a block more slowly than this.
+    #[serde(deserialize_with = "de_duration", default = "default_lease_soft")]
+    pub lease_soft: Duration,
+    /// Silence after which the master itself recovers a lease, closing the
+    /// file at its last complete block: HDFS's LeaseManager hard limit (1 h
+    /// there too), so that a writer killed mid-put neither locks its path
+    /// nor leaves orphan blocks until the next restart. At least `lease_soft`.
+    #[serde(deserialize_with = "de_duration", default = "default_lease_hard")]
+    pub lease_hard: Duration,
 }
 
 fn default_snapshot_every() -> u64 {
@@ -322,6 +337,14 @@ fn default_safemode_threshold() -> f64 {
 
 fn default_quarantine_grace() -> Duration {
     Duration::from_secs(24 * 3600)
+}
+
+fn default_lease_soft() -> Duration {
+    Duration::from_secs(60)
+}
+
+fn default_lease_hard() -> Duration {
+    Duration::from_secs(3600)
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -570,6 +593,16 @@ impl ClusterConfig {
                 "master.safemode_threshold {t} is not a fraction in 0.0..=1.0 (default 0.999)"
             ));
         }
+        let (soft, hard) = (self.master.lease_soft, self.master.lease_hard);
+        if soft.is_zero() || hard.is_zero() {
+            return bad("master.lease_soft and master.lease_hard must be longer than 0".into());
+        }
+        if soft > hard {
+            return bad(format!(
+                "master.lease_soft ({soft:?}) is longer than master.lease_hard ({hard:?}): \
+                 the master would close a file before another writer could recover it"
+            ));
+        }
         if let Some(h) = &self.master.http_addr {
             if !is_host_port(h) {
                 return bad(format!(
@@ -812,6 +845,28 @@ cache = "1MiB"
         assert_eq!(c.workers[0].cache, 1 << 20);
         assert_eq!(c.workers[0].map_slots, 2);
         assert_eq!(c.master.http_addr, None);
+    }
+
+    #[test]
+    fn lease_limits_default_to_hdfs_and_are_checked() {
+        let c = ClusterConfig::parse(BASE).unwrap();
+        assert_eq!(c.master.lease_soft, Duration::from_secs(60));
+        assert_eq!(c.master.lease_hard, Duration::from_secs(3600));
+        let with = |soft: &str, hard: &str| {
+            BASE.replace(
+                "data_dir = \"/tmp/m\"",
+                &format!("data_dir = \"/tmp/m\"\nlease_soft = \"{soft}\"\nlease_hard = \"{hard}\""),
+            )
+        };
+        let c = ClusterConfig::parse(&with("2s", "10s")).unwrap();
+        assert_eq!(
+            (c.master.lease_soft, c.master.lease_hard),
+            (Duration::from_secs(2), Duration::from_secs(10))
+        );
+        let e = ClusterConfig::parse(&with("10s", "2s")).unwrap_err();
+        assert!(e.to_string().contains("lease_soft"), "{e}");
+        assert!(ClusterConfig::parse(&with("0s", "2s")).is_err());
+        assert!(ClusterConfig::parse(&with("2s", "2s")).is_ok());
     }
 
     #[test]

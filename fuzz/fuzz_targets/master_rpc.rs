@@ -58,7 +58,7 @@ fuzz_target!(|data: &[u8]| {
         rest = &rest[3 + len..];
         // Time goes on between calls: expiry and re-replication get a say.
         now += Duration::from_millis(method as u64 * 37);
-        match method % 22 {
+        match method % 23 {
             0 => {
                 if let Ok(r) = RegisterRequest::decode(body) {
                     if let Ok(resp) = st.on_register(r.into(), now) {
@@ -79,7 +79,7 @@ fuzz_target!(|data: &[u8]| {
             }
             3 => {
                 if let Ok(r) = CreateFileRequest::decode(body) {
-                    if let Ok(resp) = st.create_file(r.into()) {
+                    if let Ok(resp) = st.create_file(r.into(), now) {
                         leases.push(resp.lease);
                     }
                 }
@@ -87,7 +87,7 @@ fuzz_target!(|data: &[u8]| {
             4 => {
                 if let Ok(mut r) = AddBlockRequest::decode(body) {
                     r.lease = pick(r.lease, &leases);
-                    if let Ok(resp) = st.add_block(r.into()) {
+                    if let Ok(resp) = st.add_block(r.into(), now) {
                         blocks.push(resp.block_id);
                     }
                 }
@@ -194,6 +194,11 @@ fuzz_target!(|data: &[u8]| {
             }
             20 => {
                 st.expire_workers(now);
+            }
+            21 => {
+                if let Ok(r) = PathRequest::decode(body) {
+                    let _ = st.recover_lease(&r.path, now);
+                }
             }
             _ => {
                 st.replication_scan(now);

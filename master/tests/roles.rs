@@ -335,6 +335,45 @@ async fn each_role_over_grpc() {
     assert_eq!(code(rob.safe_mode(get).await), Code::Ok);
     assert_eq!(code(rob.fsck(proto::Empty {}).await), Code::Ok);
 
+    // A write's lease is recovered by its writer or the admin only: nobody
+    // else publishes or, by an overwrite, replaces another's partial file.
+    let open = proto::CreateFileRequest {
+        path: "/r/open".into(),
+        ..Default::default()
+    };
+    ann.create_file(open.clone()).await.unwrap();
+    let recover = proto::PathRequest {
+        path: "/r/open".into(),
+    };
+    let e = bob.recover_lease(recover.clone()).await.unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied);
+    assert!(
+        e.message().contains("being written by \"ann\""),
+        "{}",
+        e.message()
+    );
+    assert_eq!(
+        code(rob.recover_lease(recover.clone()).await),
+        Code::PermissionDenied
+    );
+    let take_over = proto::CreateFileRequest {
+        overwrite: true,
+        ..open.clone()
+    };
+    assert_eq!(
+        code(bob.create_file(take_over).await),
+        Code::PermissionDenied
+    );
+    let r = ann
+        .recover_lease(recover.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((r.outcome.as_str(), r.holder.as_str()), ("removed", "ann"));
+    ann.create_file(open).await.unwrap();
+    let r = adm.recover_lease(recover).await.unwrap().into_inner();
+    assert_eq!(r.outcome, "removed");
+
     // The owner deletes their own files; the owner kills their own job; the
     // admin kills anyone's and sets the scheduler.
     let del = proto::PathRequest {

@@ -470,7 +470,9 @@ impl Dfs {
             )));
         }
         let n = data.len() as u64;
-        let b = self.write_one_block(&w.path, w.lease, data, None).await?;
+        let b = self
+            .write_one_block(&w.path, w.lease, data, None, Some(w.written))
+            .await?;
         w.blocks.push(b);
         w.written += n;
         Ok(())
@@ -489,7 +491,7 @@ impl Dfs {
         data: Bytes,
         local: Option<&dyn LocalHead>,
     ) -> Result<WrittenBlock> {
-        self.write_one_block(path, lease, data, local)
+        self.write_one_block(path, lease, data, local, None)
             .await
             .map(WrittenBlock)
     }
@@ -529,6 +531,9 @@ impl Dfs {
     ) -> Result<u64> {
         let mut w = self.create(path, opts).await?;
         let bs = w.block_size as usize;
+        // Where the next block goes: the master orders a dead writer's
+        // blocks by it (blocks in flight are allocated in any order).
+        let mut offset = 0;
         // Two blocks in flight: the next block is read (and sent) while the
         // previous one is still being fsynced on its targets.
         let result = async {
@@ -539,8 +544,10 @@ impl Dfs {
                 if !done {
                     let n = data.len() as u64;
                     let lease = w.lease;
+                    let at = offset;
+                    offset += n;
                     pending.push_back(async move {
-                        self.write_one_block(path, lease, data, None)
+                        self.write_one_block(path, lease, data, None, Some(at))
                             .await
                             .map(|b| (b, n))
                     });
@@ -579,6 +586,8 @@ impl Dfs {
         lease: u64,
         data: Bytes,
         local: Option<&dyn LocalHead>,
+        // The block's place in the file, when the caller knows it.
+        offset: Option<u64>,
     ) -> Result<proto::CompletedBlock> {
         let (crcs, crc) = chunk_crcs(&data);
         let mut exclude: Vec<String> = Vec::new();
@@ -591,6 +600,7 @@ impl Dfs {
                     lease,
                     exclude: exclude.clone(),
                     count: 0,
+                    offset,
                 })
                 .await?
                 .into_inner();

@@ -247,7 +247,8 @@ mod tests {
         std::fs::create_dir_all(&jd).unwrap();
         std::fs::write(jd.join("map-0-0.out"), b"x").unwrap();
         let h = tokio::spawn(async {});
-        n.tasks.start((7, false, 0), 0, false, h, Default::default());
+        n.tasks
+            .start((7, false, 0), 0, false, h, Default::default());
         cleanup(&n, 7);
         assert!(jd.exists(), "cleaned while an attempt still runs");
         n.tasks.finish(&(7, false, 0));

@@ -1,6 +1,7 @@
 //! `mr admin scheduler set|show`: the active placement policy;
 //! `mr admin safemode get|enter|leave` and `mr admin fsck`: the storage's
-//! health; `mr admin auth-probe`.
+//! health; `mr admin recover-lease`: a dead writer's file closed now;
+//! `mr admin auth-probe`.
 
 use clap::Subcommand;
 use common::config::ClusterConfig;
@@ -25,6 +26,16 @@ pub enum AdminCmd {
     /// Missing, corrupt and under-replicated blocks, with the files they
     /// belong to; exits non-zero when a block is missing or corrupt.
     Fsck {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Close a file whose writer died mid-write at its last complete block
+    /// now, rather than after `[master] lease_soft` (when the next create of
+    /// the path would) or `lease_hard` (when the master would), as `hdfs
+    /// debug recoverLease`. Its owner or an admin; never a running job's
+    /// part.
+    RecoverLease {
+        path: String,
         #[arg(long)]
         json: bool,
     },
@@ -103,6 +114,7 @@ pub async fn dispatch(config: &Path, c: AdminCmd) -> anyhow::Result<()> {
             safemode(&cfg, action, json).await
         }
         AdminCmd::Fsck { json } => fsck(&cfg, json).await,
+        AdminCmd::RecoverLease { path, json } => recover_lease(&cfg, &path, json).await,
         AdminCmd::AuthProbe { workers } => auth_probe(&cfg, &workers).await,
     }
 }
@@ -270,6 +282,48 @@ pub async fn fsck(cfg: &ClusterConfig, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `mr admin recover-lease PATH [--json]`: says what became of the file.
+pub async fn recover_lease(cfg: &ClusterConfig, path: &str, json: bool) -> anyhow::Result<()> {
+    let r = Dfs::connect(cfg)?
+        .master()
+        .recover_lease(proto::PathRequest {
+            path: path.to_string(),
+        })
+        .await
+        .map_err(DfsError::from)?
+        .into_inner();
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "path": path,
+                "outcome": r.outcome,
+                "bytes": r.bytes,
+                "blocks": r.blocks,
+                "holder": r.holder,
+                "silent_ms": r.silent_ms,
+            })
+        );
+        return Ok(());
+    }
+    let held = format!(
+        "held by {}, silent for {:.1}s",
+        r.holder,
+        r.silent_ms as f64 / 1000.0
+    );
+    match r.outcome.as_str() {
+        "closed" => println!(
+            "{path}: lease recovered ({held}): closed at {} bytes in {} blocks",
+            r.bytes, r.blocks
+        ),
+        "removed" => {
+            println!("{path}: lease recovered ({held}): removed, nothing was acknowledged")
+        }
+        _ => println!("{path}: no open write"),
+    }
+    Ok(())
+}
+
 /// `mr admin auth-probe`: every method of the master's and the workers'
 /// gRPC services, called with no token and with a wrong token, must come
 /// back Unauthenticated (the token check runs before any handler, so the
@@ -340,6 +394,7 @@ pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Resu
             m!(wait_job, proto::WaitJobRequest::default());
             m!(safe_mode, proto::SafeModeRequest::default());
             m!(fsck, proto::Empty::default());
+            m!(recover_lease, proto::PathRequest::default());
         }};
     }
     macro_rules! worker_all {

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 pub enum FsCmd {
     /// Copy a local file into the cluster; returns once every replica is durable.
     Put {
+        /// The local file; `-` reads standard input to its end.
         local: PathBuf,
         path: String,
         /// Replicas per block (default: the cluster's).
@@ -96,20 +97,34 @@ pub async fn put(
     json: bool,
 ) -> anyhow::Result<()> {
     let path = remote(path)?;
-    let meta =
-        std::fs::metadata(local).with_context(|| format!("cannot read {}", local.display()))?;
-    if !meta.is_file() {
-        anyhow::bail!("{} is not a regular file", local.display());
-    }
+    let stdin = local == Path::new("-");
+    let size = if stdin {
+        None
+    } else {
+        let meta =
+            std::fs::metadata(local).with_context(|| format!("cannot read {}", local.display()))?;
+        if !meta.is_file() {
+            anyhow::bail!("{} is not a regular file", local.display());
+        }
+        Some(meta.len())
+    };
     if let Some(r) = replication {
         common::config::validate_replication(r).map_err(anyhow::Error::msg)?;
     }
     if let Some(b) = block_size {
         common::config::validate_block_size(b).map_err(anyhow::Error::msg)?;
     }
-    let file = tokio::fs::File::open(local)
-        .await
-        .with_context(|| format!("cannot open {}", local.display()))?;
+    // `-` as `hdfs dfs -put -`: a producer's output, of no size known
+    // up front (the progress shows bytes only).
+    let file: Box<dyn tokio::io::AsyncRead + Unpin + Send> = if stdin {
+        Box::new(tokio::io::stdin())
+    } else {
+        Box::new(
+            tokio::fs::File::open(local)
+                .await
+                .with_context(|| format!("cannot open {}", local.display()))?,
+        )
+    };
     let dfs = Dfs::connect(cfg)?;
     let opts = PutOptions {
         replication: replication.unwrap_or(0),
@@ -117,7 +132,7 @@ pub async fn put(
         overwrite,
         writer: String::new(),
     };
-    let mut progress = Progress::new(&format!("put {path}"), Some(meta.len()));
+    let mut progress = Progress::new(&format!("put {path}"), size);
     let reader = tokio::io::BufReader::with_capacity(4 << 20, file);
     let n = dfs
         .put(&path, reader, &opts, |done| progress.bytes(done))

@@ -21,6 +21,9 @@ pub struct Opts {
     pub scan_interval: &'static str,
     /// TOML added after the cluster token (e.g. `[[users]]` tables).
     pub extra_toml: &'static str,
+    /// Lines added to the `[master]` table (e.g. `lease_soft = "2s"`),
+    /// which `extra_toml` cannot reach: TOML defines a table once.
+    pub master_toml: &'static str,
 }
 
 impl Default for Opts {
@@ -35,6 +38,7 @@ impl Default for Opts {
             dead_after: 10,
             scan_interval: "6h",
             extra_toml: "",
+            master_toml: "",
         }
     }
 }
@@ -91,12 +95,13 @@ impl Cluster {
         let http = tls.then(|| format!("127.0.0.1:{}", ports[o.workers + 1]));
         let token = format!("tok-{name}-{}", std::process::id());
         let mut toml = format!(
-            "token = \"{token}\"\n{}\n\n[master]\naddr = \"127.0.0.1:{}\"\ndata_dir = \"{}\"\n\n\
+            "token = \"{token}\"\n{}\n\n[master]\naddr = \"127.0.0.1:{}\"\ndata_dir = \"{}\"\n{}\n\
              [dfs]\nblock_size = \"{}\"\nreplication = {}\nscan_interval = \"{}\"\n\n\
              [heartbeat]\ninterval = \"{}\"\ndead_after = {}\n",
             o.extra_toml,
             ports[0],
             dir.join("master").display(),
+            o.master_toml,
             o.block_size,
             o.replication,
             o.scan_interval,

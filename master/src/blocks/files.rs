@@ -8,7 +8,8 @@ use crate::error::{MasterError, Result};
 use common::config::{validate_block_size, validate_replication};
 use common::path::DfsPath;
 use common::placement::choose_targets;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::Instant;
 
 /// Ids reserved per edit-log record: one fsync per this many blocks.
 const BLOCK_ID_BATCH: u64 = 1024;
@@ -19,12 +20,19 @@ const MAX_BLOCKS_PER_FILE: usize = 10_000;
 #[derive(Debug)]
 pub(super) struct PendingFile {
     pub path: String,
-    replication: u32,
-    block_size: u64,
-    overwrite: bool,
-    writer: Option<String>,
-    owner: String,
+    pub replication: u32,
+    pub block_size: u64,
+    pub overwrite: bool,
+    pub writer: Option<String>,
+    pub owner: String,
     pub blocks: Vec<u64>,
+    /// Where each block goes in the file, for the blocks whose writer said
+    /// (`AddBlock::offset`): what a lease recovery orders them by.
+    pub offsets: HashMap<u64, u64>,
+    /// When the holder was last heard from (its create, its last new
+    /// block): how long it has been silent decides whether its lease may
+    /// be recovered (`lease.rs`).
+    pub last_heard: Instant,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -56,6 +64,11 @@ pub struct AddBlock {
     pub exclude: Vec<String>,
     /// Targets wanted; 0 means the file's replication factor.
     pub count: u32,
+    /// The block's place in the file (bytes before it), when the writer
+    /// says: allocation order is not file order (blocks are written two
+    /// at a time and retried under new ids), and a lease recovery keeps
+    /// only blocks whose place it knows.
+    pub offset: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -111,7 +124,14 @@ pub struct ListEntry {
 }
 
 impl Blocks {
-    pub fn create_file(&mut self, req: CreateFile) -> Result<Created> {
+    /// Opens a write under a new lease. A path whose writer has been silent
+    /// past the soft limit is taken over: its lease is recovered first.
+    pub fn create_file(
+        &mut self,
+        req: CreateFile,
+        now: Instant,
+        out: &mut Outbox,
+    ) -> Result<Created> {
         let path = DfsPath::parse_file(&req.path)?;
         let replication = if req.replication == 0 {
             self.default_replication
@@ -125,11 +145,15 @@ impl Blocks {
             req.block_size
         };
         validate_block_size(block_size).map_err(MasterError::InvalidArgument)?;
-        self.check_creatable(path.as_str(), req.overwrite)?;
-        if self.pending.values().any(|p| p.path == path.as_str()) {
-            return Err(MasterError::AlreadyExists(format!(
-                "{path} is being written by another client"
-            )));
+        let recovered = self.take_over_stale_lease(path.as_str(), req.overwrite, now, out)?;
+        if let Err(e) = self.check_creatable(path.as_str(), req.overwrite) {
+            return Err(match (e, recovered) {
+                (MasterError::AlreadyExists(m), Some(r)) => MasterError::AlreadyExists(format!(
+                    "{m}: the previous writer's lease was recovered ({})",
+                    r.describe()
+                )),
+                (e, _) => e,
+            });
         }
         let lease = loop {
             let l = self.rng.u64(1..);
@@ -147,6 +171,8 @@ impl Blocks {
                 writer: (!req.writer.is_empty()).then_some(req.writer),
                 owner: req.owner,
                 blocks: Vec::new(),
+                offsets: HashMap::new(),
+                last_heard: now,
             },
         );
         Ok(Created {
@@ -180,9 +206,16 @@ impl Blocks {
         }
     }
 
-    pub fn add_block(&mut self, req: AddBlock, cluster: &Cluster) -> Result<NewBlock> {
+    /// Allocates a block to a write; the call renews the writer's lease.
+    pub fn add_block(
+        &mut self,
+        req: AddBlock,
+        cluster: &Cluster,
+        now: Instant,
+    ) -> Result<NewBlock> {
         let path = DfsPath::parse_file(&req.path)?;
         let p = self.pending_mut(req.lease, path.as_str())?;
+        p.last_heard = now;
         if p.blocks.len() >= MAX_BLOCKS_PER_FILE {
             return Err(MasterError::InvalidArgument(format!(
                 "{path} would have more than {MAX_BLOCKS_PER_FILE} blocks: use a bigger block size"
@@ -212,11 +245,11 @@ impl Blocks {
         }
         let id = self.allocate_block_id()?;
         self.pending_blocks.insert(id);
-        self.pending
-            .get_mut(&req.lease)
-            .expect("checked")
-            .blocks
-            .push(id);
+        let p = self.pending.get_mut(&req.lease).expect("checked");
+        p.blocks.push(id);
+        if let Some(at) = req.offset {
+            p.offsets.insert(id, at);
+        }
         Ok(NewBlock {
             block_id: id,
             generation: self.ns.generation,
@@ -308,6 +341,7 @@ impl Blocks {
         self.pending.remove(&req.lease);
         for id in &allocated {
             self.pending_blocks.remove(id);
+            self.pending_reported.remove(id);
         }
         for (meta, cb) in blocks.iter().zip(&req.blocks) {
             self.owners.insert(
@@ -346,10 +380,11 @@ impl Blocks {
     }
 
     /// Ends a write: a late complete under the lease fails, its blocks go.
-    fn drop_lease(&mut self, lease: u64, out: &mut Outbox) {
+    pub(super) fn drop_lease(&mut self, lease: u64, out: &mut Outbox) {
         if let Some(p) = self.pending.remove(&lease) {
             for id in p.blocks {
                 self.pending_blocks.remove(&id);
+                self.pending_reported.remove(&id);
                 self.forget_block(id, out);
             }
         }

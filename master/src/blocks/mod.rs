@@ -9,6 +9,7 @@
 pub mod editlog;
 pub mod files;
 pub mod fsck;
+pub mod lease;
 pub mod namespace;
 pub mod pins;
 pub mod replication;
@@ -17,6 +18,9 @@ pub mod safemode;
 #[cfg(test)]
 #[path = "durability_tests.rs"]
 mod durability_tests;
+#[cfg(test)]
+#[path = "lease_tests.rs"]
+mod lease_tests;
 
 use crate::cluster::{Cluster, Command, Outbox, WorkerAddr};
 use crate::error::Result;
@@ -41,6 +45,10 @@ pub struct Blocks {
     pending: HashMap<u64, PendingFile>,
     /// Every block of a pending file, so block reports do not delete it.
     pending_blocks: HashSet<u64>,
+    /// A pending block's length, CRC and generation as a worker first
+    /// reported a finalized replica of it: what a lease recovery closes
+    /// the file with, since its writer never said (`lease.rs`).
+    pending_reported: HashMap<u64, BlockMeta>,
     /// Every block of the namespace.
     owners: HashMap<u64, BlockOwner>,
     /// Block → live workers storing it (rebuilt from block reports).
@@ -68,6 +76,9 @@ pub struct Blocks {
     replication_timeout: Duration,
     default_replication: u32,
     default_block_size: u64,
+    /// `[master] lease_soft` and `lease_hard` (`lease.rs`).
+    lease_soft: Duration,
+    lease_hard: Duration,
     rng: fastrand::Rng,
 }
 
@@ -92,6 +103,7 @@ impl Blocks {
             log,
             pending: HashMap::new(),
             pending_blocks: HashSet::new(),
+            pending_reported: HashMap::new(),
             owners,
             locations: HashMap::new(),
             cached: HashMap::new(),
@@ -103,6 +115,8 @@ impl Blocks {
             replication_timeout: cfg.heartbeat.interval * 10 + Duration::from_secs(10),
             default_replication: cfg.dfs.replication,
             default_block_size: cfg.dfs.block_size,
+            lease_soft: cfg.master.lease_soft,
+            lease_hard: cfg.master.lease_hard,
             rng: fastrand::Rng::new(),
         };
         // An empty namespace leaves safe mode at once (`SafeMode::update`).
@@ -225,6 +239,7 @@ impl Blocks {
                 continue;
             }
             if self.is_known_block(b) {
+                self.note_pending_replica(b);
                 self.locations
                     .entry(b.id)
                     .or_default()
@@ -282,6 +297,7 @@ impl Blocks {
     ) -> usize {
         for b in added {
             if self.is_known_block(b) {
+                self.note_pending_replica(b);
                 // A fresh copy written over a corrupt one is good.
                 self.unmark_corrupt(b.id, worker);
                 self.locations

@@ -23,6 +23,7 @@ mod view;
 pub mod wait;
 
 use crate::blocks::files::{AddBlock, CompleteFile, CreateFile, Created, NewBlock};
+use crate::blocks::lease::Recovered;
 use crate::blocks::pins::CacheChange;
 use crate::blocks::safemode::SafeModeStatus;
 use crate::blocks::Blocks;
@@ -47,6 +48,13 @@ pub enum SafeModeAction {
 /// every start.
 pub fn is_staging(path: &str) -> bool {
     path == "/_staging" || path.starts_with("/_staging/")
+}
+
+/// The job whose staging `path` is in, if it is in one.
+fn staging_job(path: &str) -> Option<u64> {
+    path.strip_prefix("/_staging/job-")
+        .and_then(|rest| rest.split_once('/'))
+        .and_then(|(n, _)| n.parse::<u64>().ok())
 }
 
 pub struct MasterState {
@@ -243,11 +251,13 @@ impl MasterState {
         }
     }
 
-    /// The clock's work: silent workers declared dead, then the blocks
-    /// brought back to their replication factor.
+    /// The clock's work: silent workers declared dead, writes silent past
+    /// the lease hard limit closed, then the blocks brought back to their
+    /// replication factor.
     pub fn on_tick(&mut self, now: Instant) {
         let mut out = Outbox::default();
         self.expire(now, &mut out);
+        self.blocks.recover_expired_leases(now, &mut out);
         self.blocks.replication_scan(&self.cluster, now, &mut out);
         self.cluster.flush(out);
         self.time_out_stalled(now);
@@ -358,11 +368,43 @@ impl MasterState {
     // master's own steps are too: a job's commit finishes parts written
     // before safe mode began, and removing staging only drops names.
 
-    pub fn create_file(&mut self, req: CreateFile) -> Result<Created> {
+    pub fn create_file(&mut self, req: CreateFile, now: Instant) -> Result<Created> {
         self.blocks
             .check_writable(&format!("create {}", req.path))?;
         self.check_staging_open(&req.path)?;
-        self.blocks.create_file(req)
+        let mut out = Outbox::default();
+        let r = self.blocks.create_file(req, now, &mut out);
+        self.cluster.flush(out);
+        r
+    }
+
+    /// `mr admin recover-lease`: closes the open write of `raw` at its last
+    /// complete block now, whatever its soft limit (the caller checked who
+    /// may: `Blocks::may_recover`). A running job's part is refused: its
+    /// task may still complete it, and the job's end drops it anyway.
+    pub fn recover_lease(&mut self, raw: &str, now: Instant) -> Result<Recovered> {
+        let path = common::path::DfsPath::parse_file(raw)?;
+        let Some(h) = self.blocks.lease_holder(path.as_str()) else {
+            return Ok(Recovered::none());
+        };
+        if let Some(job) = staging_job(path.as_str()) {
+            if self.jobs.get(job).is_some_and(|j| !j.state().is_final()) {
+                return Err(MasterError::FailedPrecondition(format!(
+                    "{path} is being written by a task of job {job}, which is running: its write \
+                     ends with the task or the job (`mr job kill {job}`)"
+                )));
+            }
+        } else if let Some(w) = &h.writer {
+            return Err(MasterError::FailedPrecondition(format!(
+                "{path} is being written by a task on worker {w}: its write ends with the task"
+            )));
+        }
+        let mut out = Outbox::default();
+        let r = self
+            .blocks
+            .recover_lease(h.lease, now, "recover-lease", &mut out);
+        self.cluster.flush(out);
+        r
     }
 
     /// Only the runtime writes under `/_staging/`, and only into the
@@ -378,12 +420,7 @@ impl MasterState {
         if !is_staging(path.as_str()) {
             return Ok(());
         }
-        let job = path
-            .as_str()
-            .strip_prefix("/_staging/job-")
-            .and_then(|rest| rest.split_once('/'))
-            .and_then(|(n, _)| n.parse::<u64>().ok());
-        let Some(id) = job else {
+        let Some(id) = staging_job(path.as_str()) else {
             return Err(MasterError::InvalidArgument(format!(
                 "cannot write {path}: /_staging/ is reserved for the runtime's job staging \
                  (its contents are removed at every master start); choose another path"
@@ -397,10 +434,10 @@ impl MasterState {
         }
     }
 
-    pub fn add_block(&mut self, req: AddBlock) -> Result<NewBlock> {
+    pub fn add_block(&mut self, req: AddBlock, now: Instant) -> Result<NewBlock> {
         self.blocks
             .check_writable(&format!("add a block to {}", req.path))?;
-        self.blocks.add_block(req, &self.cluster)
+        self.blocks.add_block(req, &self.cluster, now)
     }
 
     pub fn complete_file(&mut self, req: CompleteFile) -> Result<()> {

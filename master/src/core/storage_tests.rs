@@ -223,10 +223,13 @@ fn user_paths_under_staging_are_refused() {
     let (mut st, dir) = restarted("staging", &[]);
     for p in ["/_staging/mine", "/_staging/job-x/part", "/_staging"] {
         let e = st
-            .create_file(CreateFile {
-                path: p.into(),
-                ..Default::default()
-            })
+            .create_file(
+                CreateFile {
+                    path: p.into(),
+                    ..Default::default()
+                },
+                Instant::now(),
+            )
             .expect_err(p);
         assert!(e.to_string().contains("/_staging"), "{p}: {e}");
     }
@@ -263,7 +266,10 @@ fn safe_mode_refuses_writes_and_deletes_and_serves_reads() {
         path: path.into(),
         ..Default::default()
     };
-    let m = refused(st.create_file(create("/new")).map(|_| ()), "create /new");
+    let m = refused(
+        st.create_file(create("/new"), t0).map(|_| ()),
+        "create /new",
+    );
     assert!(m.contains("0 of 1 reported"), "{m}");
     refused(st.delete("/f").map(|_| ()), "delete /f");
     let job = SubmitJob {
@@ -285,15 +291,18 @@ fn safe_mode_refuses_writes_and_deletes_and_serves_reads() {
     // and may be abandoned.
     register(&mut st, "w1", &[5], t0);
     st.safe_mode(SafeModeAction::Leave, t0);
-    let lease = st.create_file(create("/w")).unwrap().lease;
+    let lease = st.create_file(create("/w"), t0).unwrap().lease;
     let s = st.safe_mode(SafeModeAction::Enter, t0);
     assert!(s.on && s.manual);
     let m = refused(
-        st.add_block(AddBlock {
-            path: "/w".into(),
-            lease,
-            ..Default::default()
-        })
+        st.add_block(
+            AddBlock {
+                path: "/w".into(),
+                lease,
+                ..Default::default()
+            },
+            t0,
+        )
         .map(|_| ()),
         "add a block to /w",
     );
@@ -311,7 +320,7 @@ fn safe_mode_refuses_writes_and_deletes_and_serves_reads() {
     assert!(st.blocks.ns().files.contains_key("/f"));
     // Left: writes, deletes and jobs are taken again.
     st.safe_mode(SafeModeAction::Leave, t0);
-    let lease = st.create_file(create("/w")).unwrap().lease;
+    let lease = st.create_file(create("/w"), t0).unwrap().lease;
     st.complete_file(CompleteFile {
         path: "/w".into(),
         lease,
@@ -330,10 +339,13 @@ fn an_empty_namespace_takes_writes_at_once() {
     let (mut st, dir) = restarted("empty", &[]);
     let t0 = Instant::now();
     assert!(!st.safe_mode(SafeModeAction::Get, t0).on);
-    st.create_file(CreateFile {
-        path: "/first".into(),
-        ..Default::default()
-    })
+    st.create_file(
+        CreateFile {
+            path: "/first".into(),
+            ..Default::default()
+        },
+        t0,
+    )
     .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }

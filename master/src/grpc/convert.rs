@@ -94,6 +94,7 @@ impl From<proto::AddBlockRequest> for AddBlock {
             lease: r.lease,
             exclude: r.exclude,
             count: r.count,
+            offset: r.offset,
         }
     }
 }
@@ -322,6 +323,24 @@ impl From<Created> for proto::CreateFileResponse {
             lease: c.lease,
             replication: c.replication,
             block_size: c.block_size,
+        }
+    }
+}
+
+impl From<crate::blocks::lease::Recovered> for proto::RecoverLeaseResponse {
+    fn from(r: crate::blocks::lease::Recovered) -> Self {
+        use crate::blocks::lease::Outcome;
+        let (outcome, bytes, blocks) = match r.outcome {
+            Outcome::Closed { bytes, blocks } => ("closed", bytes, blocks as u64),
+            Outcome::Removed => ("removed", 0, 0),
+            Outcome::NoOpenWrite => ("none", 0, 0),
+        };
+        proto::RecoverLeaseResponse {
+            outcome: outcome.into(),
+            bytes,
+            blocks,
+            holder: r.holder,
+            silent_ms: r.silent.as_millis() as u64,
         }
     }
 }

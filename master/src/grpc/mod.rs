@@ -127,9 +127,11 @@ impl Master for MasterService {
         let mut s = self.lock("create_file");
         if create.overwrite {
             s.blocks().may_change(&create.path, &who)?;
+            // A stale write of the path is recovered first: then replaced.
+            s.blocks().may_recover(&create.path, &who)?;
         }
         create.owner = who.name;
-        Ok(Response::new(s.create_file(create)?.into()))
+        Ok(Response::new(s.create_file(create, crate::now())?.into()))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
@@ -138,7 +140,7 @@ impl Master for MasterService {
         who.require(Role::User, "write files")?;
         let mut r: AddBlockResponse = self
             .lock("add_block")
-            .add_block(req.into_inner().into())?
+            .add_block(req.into_inner().into(), crate::now())?
             .into();
         tokens::sign_new_block(&self.keys, &who.name, &mut r, common::now_ms());
         Ok(Response::new(r))
@@ -356,6 +358,17 @@ impl Master for MasterService {
     #[tracing::instrument(level = "debug", skip_all)]
     async fn fsck(&self, _req: Request<Empty>) -> Rpc<FsckResponse> {
         Ok(Response::new(self.lock("fsck").blocks().fsck().into()))
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
+    async fn recover_lease(&self, req: Request<PathRequest>) -> Rpc<RecoverLeaseResponse> {
+        let who = identity(&req);
+        who.require(Role::User, "recover leases")?;
+        let mut s = self.lock("recover_lease");
+        s.blocks().may_recover(&req.get_ref().path, &who)?;
+        Ok(Response::new(
+            s.recover_lease(&req.get_ref().path, crate::now())?.into(),
+        ))
     }
 }
 
