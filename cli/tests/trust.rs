@@ -265,3 +265,92 @@ fn the_workers_port_honours_block_tokens_and_roles() {
     // Ann's block reads back intact.
     assert_eq!(c.mr(&["fs", "cat", "/ann/data"]).stdout, data);
 }
+
+/// A job's output and staging are its own (issue 39): another user can
+/// neither pre-create the job's attempt files nor write into its output
+/// while it runs, and the job ends well either way.
+#[test]
+fn a_running_jobs_output_and_staging_are_its_own() {
+    let c = Cluster::start("trust-out", opts());
+    let src = write_file(&c.dir, "in.txt", b"x y\ny z\nz z\n");
+    let out = c.mr_as(ANN, &["fs", "put", src.to_str().unwrap(), "/ann/in"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let release = c.dir.join("release");
+    let hold = format!("hold_maps={}", release.display());
+    let out = c.mr_as(
+        ANN,
+        &[
+            "job",
+            "submit",
+            "wordcount",
+            "--input",
+            "/ann/in",
+            "--output",
+            "/ann/out",
+            "--reducers",
+            "1",
+            "--param",
+            &hold,
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    c.wait_for("the job's map to run", Duration::from_secs(30), |c| {
+        let v = c.json(&["job", "status", &id, "--json"]);
+        v["progress"]["maps_running"].as_u64() == Some(1)
+    });
+    let junk = write_file(&c.dir, "junk", b"junk\n");
+    let junk = junk.to_str().unwrap();
+    for (who, path, why) in [
+        (
+            BOB,
+            format!("/_staging/job-{id}/part-00000.attempt-0"),
+            "written by the jobs' tasks only",
+        ),
+        (
+            BOB,
+            format!("/_staging/job-{id}/part-00000.attempt-1"),
+            "written by the jobs' tasks only",
+        ),
+        (
+            BOB,
+            "/ann/out/part-00000".to_string(),
+            "is the output of job",
+        ),
+        (ANN, "/ann/out".to_string(), "is the output of job"),
+    ] {
+        let out = c.mr_as(who, &["fs", "put", junk, &path]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(why), "{path}: {err}");
+    }
+    // A second job may not write into the first's output either.
+    let out = c.mr_as(
+        BOB,
+        &[
+            "job",
+            "submit",
+            "wordcount",
+            "--input",
+            "/ann/in",
+            "--output",
+            "/ann/out/more",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("overlaps the output of job"),
+        "{err}"
+    );
+    std::fs::write(&release, b"").unwrap();
+    let v = c.json(&["job", "wait", &id, "--json"]);
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_eq!(c.output("/ann/out"), b"x\t1\ny\t2\nz\t3\n");
+}

@@ -169,6 +169,24 @@ impl MasterState {
             .iter()
             .flat_map(|p| ns.files[p].blocks.iter().map(|b| b.id))
             .collect();
+        // The commit adds and never replaces: a file at a part's name (or
+        // `_SUCCESS`) is not this job's, whoever wrote it.
+        let taken = renames
+            .iter()
+            .map(|(_, to)| to.clone())
+            .chain(std::iter::once(format!("{}/_SUCCESS", spec.output)))
+            .find(|p| ns.files.contains_key(p));
+        if let Some(p) = taken {
+            let owner = ns.files[&p].owner.clone();
+            self.jobs.fail(
+                id,
+                format!(
+                    "commit refused: {p} exists (owner {owner:?}) and is not this job's to replace"
+                ),
+            );
+            self.end_job(id, out);
+            return;
+        }
         let success = FileMeta {
             replication: spec.output_replication,
             block_size: spec.output_block_size,

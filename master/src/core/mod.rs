@@ -372,6 +372,7 @@ impl MasterState {
         self.blocks
             .check_writable(&format!("create {}", req.path))?;
         self.check_staging_open(&req.path)?;
+        self.check_not_an_output(&req.path)?;
         let mut out = Outbox::default();
         let r = self.blocks.create_file(req, now, &mut out);
         self.cluster.flush(out);
@@ -405,6 +406,35 @@ impl MasterState {
             .recover_lease(h.lease, now, "recover-lease", &mut out);
         self.cluster.flush(out);
         r
+    }
+
+    /// A running job's output is its own until it commits: a file created
+    /// there would be replaced by the commit or hide a part (issue 39).
+    /// Hadoop's output committer relies on HDFS permissions of a
+    /// directory created at job setup for the same.
+    fn check_not_an_output(&self, raw: &str) -> Result<()> {
+        let Ok(path) = common::path::DfsPath::parse_file(raw) else {
+            return Ok(());
+        };
+        let inside = |o: &str| {
+            path.as_str() == o
+                || path
+                    .as_str()
+                    .strip_prefix(o)
+                    .is_some_and(|r| r.starts_with('/'))
+        };
+        match self
+            .jobs
+            .active()
+            .find(|j| inside(j.spec().output.as_str()))
+        {
+            Some(j) => Err(MasterError::FailedPrecondition(format!(
+                "cannot write {path}: {} is the output of job {}, which is running; its files appear when it commits",
+                j.spec().output,
+                j.id()
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Only the runtime writes under `/_staging/`, and only into the

@@ -123,6 +123,18 @@ impl Master for MasterService {
     async fn create_file(&self, req: Request<CreateFileRequest>) -> Rpc<CreateFileResponse> {
         let who = identity(&req);
         who.require(Role::User, "write files")?;
+        let staging = common::path::DfsPath::parse_file(&req.get_ref().path)
+            .is_ok_and(|p| crate::core::is_staging(p.as_str()));
+        if staging && !who.worker {
+            // A job's staging is written by its tasks, on workers: a user's
+            // file there could make the job fail (issue 39).
+            tracing::warn!(user = %who.name, path = %req.get_ref().path, "permission denied: staging is the workers'");
+            return Err(Status::permission_denied(format!(
+                "permission denied: user {:?} may not write {}: /_staging/ is written by the jobs' tasks only",
+                who.name,
+                req.get_ref().path
+            )));
+        }
         let mut create: crate::blocks::files::CreateFile = req.into_inner().into();
         let mut s = self.lock("create_file");
         if create.overwrite {

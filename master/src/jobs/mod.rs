@@ -106,6 +106,21 @@ impl Jobs {
         self.jobs.values().filter(|j| !j.state().is_final())
     }
 
+    /// The job, running or still being admitted, whose output `path` is,
+    /// is inside, or holds: until that job ends, nothing else writes
+    /// there (its parts appear at its commit).
+    pub fn output_owner(&self, path: &str) -> Option<u64> {
+        let nested =
+            |a: &str, b: &str| a == b || a.strip_prefix(b).is_some_and(|r| r.starts_with('/'));
+        self.active()
+            .chain(self.admitting.values())
+            .find(|j| {
+                let o = j.spec().output.as_str();
+                nested(path, o) || nested(o, path)
+            })
+            .map(|j| j.id())
+    }
+
     /// The scheduler clock's zero: views give times as seconds since it.
     pub fn started(&self) -> Instant {
         self.started

@@ -86,12 +86,9 @@ impl Jobs {
         if let Some(a) = ns.file_ancestor(output.as_str()) {
             return Err(bad(format!("output {output}: its parent {a} is a file")));
         }
-        if let Some(j) = self.active().find(|j| {
-            j.spec().output == output.as_str() || j.spec().output.starts_with(&output.dir_prefix())
-        }) {
+        if let Some(id) = self.output_owner(output.as_str()) {
             return Err(MasterError::AlreadyExists(format!(
-                "output {output} is being written by job {}",
-                j.id()
+                "output {output} overlaps the output of job {id}, which has not ended"
             )));
         }
         let map_only = plan.map_only;
