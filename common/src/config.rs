@@ -370,6 +370,19 @@ pub struct DfsConfig {
     /// [`MIN_SCAN_RATE`] and [`MAX_SCAN_RATE`].
     #[serde(deserialize_with = "de_size", default = "default_scan_rate")]
     pub scan_rate: u64,
+    /// How long a block stream may go without moving (no chunk taken by
+    /// the next hop, no chunk or answer received) before the peer counts
+    /// as failed: a slow or stalled target is then left out of the
+    /// pipeline, or a reader goes on to the next replica, as for a dead
+    /// one. HTTP/2 keep-alives only catch a peer that is gone, not one
+    /// that answers pings and takes no data. HDFS's
+    /// `dfs.client.socket-timeout`, whose default (60 s) this is.
+    #[serde(deserialize_with = "de_duration", default = "default_stream_timeout")]
+    pub stream_timeout: Duration,
+}
+
+fn default_stream_timeout() -> Duration {
+    Duration::from_secs(60)
 }
 
 /// Slowest scan accepted: 64 KiB/s still scans 5 GiB in a day.
@@ -402,6 +415,7 @@ impl Default for DfsConfig {
             scan_interval: default_scan_interval(),
             scan_first_delay: default_scan_first_delay(),
             scan_rate: default_scan_rate(),
+            stream_timeout: default_stream_timeout(),
         }
     }
 }
@@ -578,6 +592,9 @@ impl ClusterConfig {
                 "master.addr {:?} is not an IP:port or host:port address",
                 self.master.addr
             ));
+        }
+        if self.dfs.stream_timeout.is_zero() {
+            return bad("dfs.stream_timeout must be above 0 (default 60s)".into());
         }
         let tt = self.jobs.task_timeout;
         if !tt.is_zero() && tt < 2 * self.heartbeat.interval {

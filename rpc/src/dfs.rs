@@ -51,6 +51,12 @@ pub enum DfsError {
     Corrupt { id: u64, from: String },
     #[error("{0}")]
     Invalid(String),
+    /// A worker that took or sent nothing for `[dfs] stream_timeout`.
+    #[error("{from} sent or took nothing for {timeout:?} ([dfs] stream_timeout)")]
+    Stalled {
+        from: String,
+        timeout: std::time::Duration,
+    },
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
 }
@@ -212,11 +218,49 @@ pub async fn write_pipeline(
     downstream: Vec<proto::WorkerAddr>,
     token: &Bytes,
 ) -> Result<proto::WriteBlockResponse> {
+    write_pipeline_within(
+        conn,
+        info,
+        data,
+        crcs,
+        downstream,
+        token,
+        DEFAULT_STREAM_TIMEOUT,
+    )
+    .await
+}
+
+/// [`write_pipeline`], failing when the head takes no chunk, or sends no
+/// answer after the last, for `timeout`: a stalled head is then left out
+/// of the block's next attempt as a dead one is.
+pub async fn write_pipeline_within(
+    conn: &mut WorkerConn,
+    info: proto::BlockInfo,
+    data: &Bytes,
+    crcs: &[u32],
+    downstream: Vec<proto::WorkerAddr>,
+    token: &Bytes,
+    timeout: std::time::Duration,
+) -> Result<proto::WriteBlockResponse> {
     let chunks = pipeline_chunks(info, data, crcs, downstream, token);
-    Ok(conn
-        .write_block(tokio_stream::iter(chunks))
-        .await?
-        .into_inner())
+    let moved = std::sync::Arc::new(Mutex::new(std::time::Instant::now()));
+    let seen = moved.clone();
+    let stream = futures::StreamExt::inspect(tokio_stream::iter(chunks), move |_| {
+        *common::sync::lock(&seen) = std::time::Instant::now();
+    });
+    let call = conn.write_block(stream);
+    let watchdog = async {
+        loop {
+            tokio::time::sleep(timeout / 4).await;
+            if common::sync::lock(&moved).elapsed() >= timeout {
+                return;
+            }
+        }
+    };
+    tokio::select! {
+        r = call => Ok(r?.into_inner()),
+        () = watchdog => Err(DfsError::Stalled { from: "the pipeline's head".into(), timeout }),
+    }
 }
 
 /// The block store of the process that writes, when it is a worker's: a
@@ -281,21 +325,46 @@ pub async fn read_block(
     from: &str,
     token: &Bytes,
 ) -> Result<(Bytes, bool)> {
-    let mut stream = conn
-        .read_block(proto::ReadBlockRequest {
-            block_id: info.id,
-            offset: 0,
-            len: 0,
-            fill_cache,
-            expect: Some(*info),
-            access_token: token.clone(),
-        })
-        .await?
+    read_block_within(conn, info, fill_cache, from, token, DEFAULT_STREAM_TIMEOUT).await
+}
+
+/// `[dfs] stream_timeout`'s default, for callers without a config.
+pub const DEFAULT_STREAM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// [`read_block`], failing when the worker sends nothing for `timeout`
+/// (a stalled worker that still answers HTTP/2 pings), so that the reader
+/// goes on to the next replica.
+pub async fn read_block_within(
+    conn: &mut WorkerConn,
+    info: &proto::BlockInfo,
+    fill_cache: bool,
+    from: &str,
+    token: &Bytes,
+    timeout: std::time::Duration,
+) -> Result<(Bytes, bool)> {
+    let stalled = || DfsError::Stalled {
+        from: from.to_string(),
+        timeout,
+    };
+    let call = conn.read_block(proto::ReadBlockRequest {
+        block_id: info.id,
+        offset: 0,
+        len: 0,
+        fill_cache,
+        expect: Some(*info),
+        access_token: token.clone(),
+    });
+    let mut stream = tokio::time::timeout(timeout, call)
+        .await
+        .map_err(|_| stalled())??
         .into_inner();
     let mut buf = BytesMut::with_capacity(info.len as usize);
     let mut from_cache = false;
     let mut first = true;
-    while let Some(chunk) = stream.message().await? {
+    while let Some(chunk) = tokio::time::timeout(timeout, stream.message())
+        .await
+        .map_err(|_| stalled())??
+    {
         if first {
             from_cache = chunk.from_cache;
             first = false;
@@ -370,6 +439,9 @@ pub struct Dfs {
     make: Option<ChannelMaker>,
     /// TLS of every channel, with `[tls]` in the config.
     tls: Option<ClientTlsConfig>,
+    /// `[dfs] stream_timeout`: how long a block read or write may go
+    /// without moving before its worker counts as failed.
+    stream_timeout: std::time::Duration,
 }
 
 impl Dfs {
@@ -384,6 +456,7 @@ impl Dfs {
             rack: None,
             make: None,
             tls,
+            stream_timeout: cfg.dfs.stream_timeout,
         })
     }
 
@@ -396,6 +469,7 @@ impl Dfs {
             rack: None,
             make: Some(make),
             tls: None,
+            stream_timeout: cfg.dfs.stream_timeout,
         })
     }
 
@@ -629,13 +703,14 @@ impl Dfs {
                     }
                     _ => {
                         let mut conn = self.worker(&head.addr)?;
-                        write_pipeline(
+                        write_pipeline_within(
                             &mut conn,
                             info,
                             &data,
                             &crcs,
                             rest.to_vec(),
                             &alloc.access_token,
+                            self.stream_timeout,
                         )
                         .await
                     }
@@ -686,7 +761,15 @@ impl Dfs {
         let mut last = "no live good replica (missing or corrupt: see `mr admin fsck`)".to_string();
         for w in order {
             let mut conn = self.worker(&w.addr)?;
-            match read_block(&mut conn, &info, fill_cache, &w.name, &b.access_token).await {
+            let read = read_block_within(
+                &mut conn,
+                &info,
+                fill_cache,
+                &w.name,
+                &b.access_token,
+                self.stream_timeout,
+            );
+            match read.await {
                 Ok((data, _)) => return Ok((data, w.name.clone())),
                 Err(e) => {
                     tracing::warn!(worker = %w.name, block = info.id, "replica read failed, trying the next: {e}");

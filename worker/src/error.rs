@@ -50,6 +50,12 @@ pub enum WorkerError {
     /// A caller that is not a worker asked for what only workers get.
     #[error("permission denied: user {user:?} may not {action}: only workers may")]
     NotAWorker { user: String, action: &'static str },
+    /// A peer that took or sent nothing for `[dfs] stream_timeout`.
+    #[error("{what} for {timeout:?} ([dfs] stream_timeout)")]
+    Stalled {
+        what: &'static str,
+        timeout: std::time::Duration,
+    },
     /// The caller's own stream broke (a cancelled write, a lost
     /// connection): handed back as it came.
     #[error("{0}")]
@@ -78,6 +84,7 @@ impl From<WorkerError> for Status {
             Writer(_) | Path { .. } | MapOutputRead(_) => Status::internal(e.to_string()),
             Token(common::blocktoken::TokenError::NoKeys) => Status::unavailable(e.to_string()),
             Token(_) | NotAWorker { .. } => Status::permission_denied(e.to_string()),
+            Stalled { .. } => Status::deadline_exceeded(e.to_string()),
             Received(s) => s,
         }
     }

@@ -117,6 +117,7 @@ async fn receive_from(
         .map(|(n, rest)| Forward::start(&node, info, n.clone(), rest.to_vec(), token));
     let mut received = 0u64;
     let mut chunk = Some(first);
+    let timeout = node.cluster.dfs.stream_timeout;
     while let Some(c) = chunk.take() {
         let crc = match (sender, c.crc32c) {
             (Sender::InProcess, Some(crc)) => crc,
@@ -130,7 +131,7 @@ async fn receive_from(
             });
         }
         if let Some(f) = &mut next {
-            if !f.send(c.data.clone(), crc).await {
+            if !f.send(c.data.clone(), crc, timeout).await {
                 // The next target is gone: stop here, drop the partial
                 // copy (the writer's retry gets a new block id).
                 drop(tx);
@@ -147,7 +148,19 @@ async fn receive_from(
         if tx.send((c.data, crc)).await.is_err() {
             break; // the writer failed: its error comes out of `writer` below
         }
-        chunk = chunks.next().await.transpose()?;
+        chunk = match tokio::time::timeout(timeout, chunks.next()).await {
+            Ok(c) => c.transpose()?,
+            Err(_) => {
+                tracing::warn!(
+                    block = info.id,
+                    "the sender stalled: no chunk for {timeout:?}"
+                );
+                return Err(WorkerError::Stalled {
+                    what: "the sender sent no chunk",
+                    timeout,
+                });
+            }
+        };
     }
     drop(tx);
     // The next target learns the block is whole before this one fsyncs,
@@ -161,7 +174,7 @@ async fn receive_from(
     let mut stored = vec![node.me.name.clone()];
     let mut failed = None;
     if let Some(f) = next {
-        match f.answer().await {
+        match f.answer(timeout).await {
             Ok(r) if r.failed.is_none() => stored.extend(r.stored),
             Ok(r) => failed = r.failed,
             Err(f) => failed = Some(f),
@@ -241,6 +254,8 @@ struct Forward {
     header: Option<(BlockInfo, Vec<WorkerAddr>, Bytes)>,
     /// None once the block is whole.
     tx: Option<mpsc::Sender<BlockChunk>>,
+    /// Set when the next target took no chunk within the stream timeout.
+    stalled: Option<std::time::Duration>,
     call: JoinHandle<Result<PipelineAnswer, String>>,
 }
 
@@ -263,12 +278,15 @@ impl Forward {
             next,
             header: Some((info, rest, token)),
             tx: Some(tx),
+            stalled: None,
             call,
         }
     }
 
-    /// Queues a chunk for the next target; false once that call has ended.
-    async fn send(&mut self, data: Bytes, crc: u32) -> bool {
+    /// Queues a chunk for the next target; false once that call has ended,
+    /// or when the target took nothing for `timeout` (a slow or stalled
+    /// target is left out of the next attempt as a dead one is).
+    async fn send(&mut self, data: Bytes, crc: u32, timeout: std::time::Duration) -> bool {
         let (block, downstream, access_token) = match self.header.take() {
             Some((info, rest, token)) => (Some(info), rest, token),
             None => (None, Vec::new(), Bytes::new()),
@@ -280,14 +298,26 @@ impl Forward {
             downstream,
             access_token,
         };
-        match &self.tx {
-            Some(tx) => tx.send(c).await.is_ok(),
-            None => false,
+        let Some(tx) = &self.tx else {
+            return false;
+        };
+        match tokio::time::timeout(timeout, tx.send(c)).await {
+            Ok(r) => r.is_ok(),
+            Err(_) => {
+                self.stalled = Some(timeout);
+                self.call.abort();
+                false
+            }
         }
     }
 
     /// Why the call ended before the block did.
     async fn failure(&mut self) -> PipelineFailure {
+        if let Some(t) = self.stalled {
+            return self.failed(format!(
+                "took no data for {t:?} ([dfs] stream_timeout): a slow or stalled target"
+            ));
+        }
         let error = match (&mut self.call).await {
             Ok(Ok(r)) => match r.failed {
                 Some(f) => return f,
@@ -304,13 +334,20 @@ impl Forward {
         self.tx = None;
     }
 
-    /// The rest of the pipeline's answer, once [`Forward::close`]d.
-    async fn answer(mut self) -> Result<PipelineAnswer, PipelineFailure> {
+    /// The rest of the pipeline's answer, once [`Forward::close`]d, within
+    /// `timeout`.
+    async fn answer(
+        mut self,
+        timeout: std::time::Duration,
+    ) -> Result<PipelineAnswer, PipelineFailure> {
         self.tx = None;
-        match (&mut self.call).await {
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(error)) => Err(self.failed(error)),
-            Err(e) => Err(self.failed(e.to_string())),
+        match tokio::time::timeout(timeout, &mut self.call).await {
+            Ok(Ok(Ok(r))) => Ok(r),
+            Ok(Ok(Err(error))) => Err(self.failed(error)),
+            Ok(Err(e)) => Err(self.failed(e.to_string())),
+            Err(_) => Err(self.failed(format!(
+                "no answer within {timeout:?} of the block's end ([dfs] stream_timeout)"
+            ))),
         }
     }
 
@@ -516,6 +553,42 @@ mod tests {
         assert_eq!(f.worker, "w9");
         assert!(!f.error.is_empty());
         assert!(!w1.store.contains(12));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The second target accepts the connection and then takes nothing (a
+    /// hung disk, a stalled host that still answers the kernel): the head
+    /// names it at the stream timeout, keeps nothing, and answers rather
+    /// than hanging, so the writer rebuilds the pipeline without it.
+    #[tokio::test]
+    async fn a_stalled_next_target_is_named_at_the_stream_timeout() {
+        let (w1, _w2, dir) = two_nodes("stalled").await;
+        let mut cfg = w1.cluster.clone();
+        cfg.dfs.stream_timeout = std::time::Duration::from_millis(500);
+        let w1 = Node::open(cfg, "w1").unwrap();
+        give_keys(&w1);
+        // Accepts, holds the socket, never speaks.
+        let stall = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = stall.local_addr().unwrap().to_string();
+        let held = tokio::spawn(async move {
+            let (s, _) = stall.accept().await.unwrap();
+            std::future::pending::<()>().await;
+            drop(s);
+        });
+        let data = vec![5u8; 256 * 1024];
+        let a = receive(
+            w1.clone(),
+            feed(chunks(15, &data, vec![target("w9", &addr)])),
+            &as_worker(),
+        )
+        .await
+        .unwrap();
+        assert!(a.stored.is_empty(), "{a:?}");
+        let f = a.failed.expect("a failure");
+        assert_eq!(f.worker, "w9");
+        assert!(f.error.contains("stream_timeout"), "{}", f.error);
+        assert!(!w1.store.contains(15));
+        held.abort();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
