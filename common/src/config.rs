@@ -325,6 +325,16 @@ pub struct MasterConfig {
     /// nor leaves orphan blocks until the next restart. At least `lease_soft`.
     #[serde(deserialize_with = "de_duration", default = "default_lease_hard")]
     pub lease_hard: Duration,
+    /// Free space the master's metadata disk (under `data_dir`) must keep:
+    /// below it the master enters safe mode by itself, before a full disk
+    /// fails an edit-log write, and leaves it once space is back. HDFS's
+    /// `dfs.namenode.resource.du.reserved` (100 MiB there too).
+    #[serde(deserialize_with = "de_size", default = "default_reserved_space")]
+    pub reserved_space: u64,
+}
+
+fn default_reserved_space() -> u64 {
+    100 << 20
 }
 
 fn default_snapshot_every() -> u64 {

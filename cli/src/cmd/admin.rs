@@ -187,11 +187,15 @@ pub async fn safemode(cfg: &ClusterConfig, action: &str, json: bool) -> anyhow::
                 "threshold": r.threshold,
                 "reported_blocks": r.reported_blocks,
                 "total_blocks": r.total_blocks,
+                "low_resources": (!r.low_resources.is_empty()).then_some(&r.low_resources),
             })
         );
         return Ok(());
     }
     let state = match (r.on, r.manual) {
+        _ if !r.low_resources.is_empty() => {
+            "ON (the metadata disk is low: it ends once space is back)"
+        }
         (false, _) => "OFF",
         (true, false) => "ON (until enough blocks are reported)",
         (true, true) => "ON (entered by an operator: `mr admin safemode leave` ends it)",
@@ -200,6 +204,9 @@ pub async fn safemode(cfg: &ClusterConfig, action: &str, json: bool) -> anyhow::
         "safe mode is {state}; {} of {} blocks reported (threshold {})",
         r.reported_blocks, r.total_blocks, r.threshold
     );
+    if !r.low_resources.is_empty() {
+        println!("{}", r.low_resources);
+    }
     Ok(())
 }
 

@@ -189,3 +189,145 @@ fn a_replica_of_another_generation_is_not_the_block() {
     assert_eq!(b.locations[&id].len(), 1);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+fn add_file(path: &str, id: u64) -> Edit {
+    Edit::AddFile {
+        path: path.into(),
+        file: FileMeta {
+            owner: String::new(),
+            replication: 1,
+            block_size: 4096,
+            blocks: vec![BlockMeta {
+                id,
+                len: 10,
+                crc32c: 1,
+                generation: 0,
+            }],
+            mtime_ms: 1,
+        },
+    }
+}
+
+/// A full disk fails an edit-log write halfway: the edit is refused and
+/// not applied, later edits are refused while the disk stays full, and once
+/// space is back the log rolls to a fresh one and takes edits again (it
+/// stayed failed until a restart before); a restart then replays exactly
+/// the acknowledged edits.
+#[test]
+fn a_full_disk_refuses_the_edit_then_the_log_resumes_and_replays_cleanly() {
+    let (cfg, dir) = config("full", 1000);
+    let ids = {
+        let mut b = Blocks::open(&cfg, Instant::now()).unwrap();
+        let a = put(&mut b, "/a");
+        let ids = [
+            b.allocate_block_id().unwrap(),
+            b.allocate_block_id().unwrap(),
+        ];
+        super::editlog::DISK_FULL.with(|d| d.set(true));
+        let r = b.commit(add_file("/b", ids[0]));
+        assert!(
+            r.is_err(),
+            "an edit the disk could not take was acknowledged"
+        );
+        assert!(!b.ns.files.contains_key("/b"), "a refused edit was applied");
+        assert!(b.commit(add_file("/b", ids[0])).is_err(), "disk still full");
+        let h = b.health();
+        assert!(h.iter().any(|p| p.contains("edit log is failed")), "{h:?}");
+        b.check_resources(); // a tick while full changes nothing
+        assert!(!b.health().is_empty());
+        super::editlog::DISK_FULL.with(|d| d.set(false));
+        b.commit(add_file("/c", ids[1]))
+            .expect("the log resumes once space is back");
+        assert!(b.health().is_empty(), "{:?}", b.health());
+        put(&mut b, "/d");
+        assert!(b.ns.files.contains_key("/c"));
+        let _ = a;
+        ids
+    };
+    let leftovers: Vec<_> = std::fs::read_dir(dir.join("m"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let b = Blocks::open(&cfg, Instant::now()).unwrap();
+    let mut files: Vec<_> = b.ns.files.keys().cloned().collect();
+    files.sort();
+    assert_eq!(files, ["/a", "/c", "/d"]);
+    assert_eq!(b.ns.files["/c"].blocks[0].id, ids[1]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A tick that finds the resume possible does it without waiting for a
+/// write, so `/healthz` clears by itself.
+#[test]
+fn a_tick_resumes_a_failed_log_once_space_is_back() {
+    let (cfg, dir) = config("tickresume", 1000);
+    let mut b = Blocks::open(&cfg, Instant::now()).unwrap();
+    b.set_free_space_probe(Box::new(|_| Ok(u64::MAX)));
+    super::editlog::DISK_FULL.with(|d| d.set(true));
+    assert!(b.commit(Edit::Delete { paths: vec![] }).is_err());
+    super::editlog::DISK_FULL.with(|d| d.set(false));
+    assert!(!b.health().is_empty());
+    b.check_resources();
+    assert!(b.health().is_empty(), "{:?}", b.health());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Below `reserved_space` the master enters safe mode by itself and says
+/// why in every refusal; an operator's leave does not end that, space does;
+/// and space coming back does not end a safe mode an operator entered.
+#[test]
+fn below_the_reserve_safe_mode_holds_until_space_is_back() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let (cfg, dir) = config("reserve", 1000);
+    assert_eq!(cfg.master.reserved_space, 100 << 20, "the default");
+    let mut b = Blocks::open(&cfg, Instant::now()).unwrap();
+    let free = Arc::new(AtomicU64::new(1 << 30));
+    let f = free.clone();
+    b.set_free_space_probe(Box::new(move |_| Ok(f.load(Ordering::SeqCst))));
+    b.check_resources();
+    assert!(b.check_writable("create /x").is_ok());
+    assert!(b.health().is_empty());
+
+    free.store(5 << 20, Ordering::SeqCst);
+    b.check_resources();
+    let err = b.check_writable("create /x").unwrap_err().to_string();
+    assert!(
+        err.contains("cannot create /x: the master is in safe mode"),
+        "{err}"
+    );
+    assert!(
+        err.contains("has 5.0 MiB free, below reserved_space 100.0 MiB"),
+        "{err}"
+    );
+    let s = b.safe_mode_status();
+    assert!(s.on && !s.manual, "{s:?}");
+    assert!(s.low_resources.is_some());
+    assert!(b
+        .health()
+        .iter()
+        .any(|p| p.contains("below reserved_space")));
+    b.leave_safe_mode();
+    assert!(
+        b.check_writable("create /x").is_err(),
+        "a leave does not free the disk"
+    );
+
+    free.store(1 << 30, Ordering::SeqCst);
+    b.check_resources();
+    assert!(b.check_writable("create /x").is_ok());
+    assert!(!b.safe_mode_status().on);
+    assert!(b.health().is_empty());
+
+    b.enter_safe_mode();
+    free.store(1, Ordering::SeqCst);
+    b.check_resources();
+    free.store(1 << 30, Ordering::SeqCst);
+    b.check_resources();
+    assert!(b.safe_mode_status().on, "an operator's safe mode stays");
+    b.leave_safe_mode();
+    assert!(b.check_writable("create /x").is_ok());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -167,10 +167,14 @@ pub struct EditLog {
     txid: u64,
     since_snapshot: u64,
     snapshot_every: u64,
-    /// Set when an append failed: after a failed fsync the kernel may have
-    /// dropped the dirty pages, so nothing more is trusted to this file (as
-    /// HDFS's NameNode aborts when its last edit-log directory fails).
-    failed: bool,
+    /// Why the last write failed, while it has not been recovered from.
+    /// After a failed fsync the kernel may have dropped the dirty pages, so
+    /// nothing more is appended to this file: [`EditLog::recover`] rolls
+    /// to a fresh snapshot and log instead. HDFS's NameNode aborts when its
+    /// last edit-log directory fails; a master with one directory would
+    /// then need an operator for every full disk, so it waits for space
+    /// instead, taking no namespace change meanwhile.
+    failed: Option<String>,
 }
 
 impl EditLog {
@@ -232,32 +236,37 @@ impl EditLog {
             txid,
             since_snapshot: 0,
             snapshot_every: snapshot_every.max(1),
-            failed: false,
+            failed: None,
         };
         Ok((log, ns))
     }
 
     /// Appends and fsyncs one edit; only then may the caller apply it and
-    /// acknowledge. A failure leaves the log unusable until a restart (see
-    /// `failed`), after cutting off what was partly written so that the file
-    /// still ends on a record boundary.
+    /// acknowledge. A failure refuses the edit and leaves the log failed
+    /// (see `failed`) until [`EditLog::recover`], after cutting off what was
+    /// partly written so that the file still ends on a record boundary.
     pub fn append(&mut self, edit: &Edit) -> io::Result<()> {
-        if self.failed {
-            return Err(io::Error::other(
-                "an earlier edit-log write failed; restart the master",
-            ));
+        if let Some(why) = &self.failed {
+            return Err(io::Error::other(format!(
+                "the edit log is failed since a write of it failed ({why}); it resumes once \
+                 a fresh snapshot and log can be written to {}",
+                self.dir.display()
+            )));
         }
         let rec = Record {
             txid: self.txid + 1,
             edit: edit.clone(),
         };
         let frame = encode_record(&rec)?;
-        let written = self
-            .file
-            .write_all(&frame)
-            .and_then(|_| self.file.sync_data());
+        let written = write_all(&mut self.file, &frame).and_then(|_| self.file.sync_data());
         if let Err(e) = written {
-            self.failed = true;
+            tracing::error!(
+                dir = %self.dir.display(),
+                txid = rec.txid,
+                "edit-log write failed: {e}; the edit is refused and the log stops until a \
+                 fresh snapshot and log can be written"
+            );
+            self.failed = Some(e.to_string());
             let _ = self
                 .file
                 .set_len(self.len)
@@ -290,12 +299,46 @@ impl EditLog {
         self.file = match fresh_log(&self.dir) {
             Ok(f) => f,
             Err(e) => {
-                self.failed = true;
+                tracing::error!(
+                    dir = %self.dir.display(),
+                    "putting a fresh edit log in place failed: {e}; the log stops until it can be"
+                );
+                self.failed = Some(e.to_string());
                 return Err(e);
             }
         };
         self.len = LOG_MAGIC.len() as u64;
         self.since_snapshot = 0;
+        Ok(())
+    }
+
+    /// Why the log takes no edits, while it is failed.
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+
+    /// Resumes a failed log by rolling to a new one: `ns` (every durable
+    /// edit and nothing else, since a refused edit is never applied) goes to
+    /// a fresh snapshot at the last durable txid, and an empty log is put in
+    /// place. The old file is never written again, so whatever a failed
+    /// fsync left in it does not matter; a record torn by the failure that
+    /// its truncation did not remove is covered by the snapshot (its txid
+    /// is above the snapshot's, and the old log is replaced whole). Fails,
+    /// and stays failed, while the disk still cannot take the snapshot.
+    pub fn recover(&mut self, ns: &Namespace) -> io::Result<()> {
+        let Some(why) = self.failed.clone() else {
+            return Ok(());
+        };
+        write_snapshot(&self.dir, self.txid, ns)?;
+        self.file = fresh_log(&self.dir)?;
+        self.len = LOG_MAGIC.len() as u64;
+        self.since_snapshot = 0;
+        self.failed = None;
+        tracing::warn!(
+            dir = %self.dir.display(),
+            txid = self.txid,
+            "edit log resumed on a fresh snapshot and log (it failed: {why})"
+        );
         Ok(())
     }
 
@@ -487,16 +530,35 @@ thread_local! {
     /// Makes the next `replace_atomically` fail after its rename, as a
     /// failed directory fsync would (tests only).
     pub(crate) static FAIL_AFTER_RENAME: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// While set, every write of the edit log and snapshot stops halfway
+    /// with ENOSPC, as on a full disk (tests only).
+    pub(crate) static DISK_FULL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `write_all`, where tests can make the disk full.
+fn write_all(f: &mut File, bytes: &[u8]) -> io::Result<()> {
+    #[cfg(test)]
+    if DISK_FULL.with(|d| d.get()) {
+        f.write_all(&bytes[..bytes.len() / 2])?;
+        return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+    }
+    f.write_all(bytes)
 }
 
 /// Writes `bytes` to `dir/name` so that `name` is either the old or the
 /// whole new file after a crash; returns the new file, open for appending.
+/// A temporary file that could not be written whole is removed: on a full
+/// disk it holds the very space the next try needs.
 fn replace_atomically(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<File> {
     let tmp = dir.join(format!("{name}.tmp"));
-    let mut f = File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
+    let written = File::create(&tmp).and_then(|mut f| {
+        write_all(&mut f, bytes)?;
+        f.sync_all()
+    });
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
     fs::rename(&tmp, dir.join(name))?;
     #[cfg(test)]
     if FAIL_AFTER_RENAME.with(|f| f.replace(false)) {

@@ -388,7 +388,11 @@ fn failed_append_poisons_the_log() {
     // A read-only handle makes the next write fail.
     log.file = File::open(dir.join(LOG)).unwrap();
     assert!(log.append(&add("/b", 2)).is_err());
-    assert!(log.failed);
+    assert!(log.failed.is_some());
+    assert!(
+        log.append(&add("/b", 2)).is_err(),
+        "nothing more before a recovery"
+    );
     drop(log);
     let (_, ns) = EditLog::open(&dir, 100).unwrap();
     assert_eq!(names(&ns), vec!["/a"]);

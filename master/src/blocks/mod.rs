@@ -13,6 +13,7 @@ pub mod lease;
 pub mod namespace;
 pub mod pins;
 pub mod replication;
+pub mod resource;
 pub mod safemode;
 
 #[cfg(test)]
@@ -28,6 +29,7 @@ use common::config::ClusterConfig;
 use editlog::EditLog;
 use files::PendingFile;
 use namespace::{BlockMeta, Edit, Namespace};
+use resource::{FreeSpace, ResourceChecker};
 use safemode::{SafeMode, SafeModeStatus};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -62,6 +64,8 @@ pub struct Blocks {
     /// No deletion and no re-replication until enough blocks are reported
     /// after a start (see `safemode.rs`).
     safe: SafeMode,
+    /// The metadata disk against `[master] reserved_space` (`resource.rs`).
+    resources: ResourceChecker,
     /// Block → workers whose replica was reported corrupt. They are not in
     /// `locations` (never handed to readers), and are deleted only once
     /// the block has its good replicas back: a corrupt last copy is kept.
@@ -110,6 +114,7 @@ impl Blocks {
             pins: BTreeMap::new(),
             replicating: HashMap::new(),
             safe: SafeMode::at_start(cfg.master.safemode_threshold, now + cfg.heartbeat.expiry()),
+            resources: ResourceChecker::new(&cfg.master.data_dir, cfg.master.reserved_space),
             corrupt,
             missing: BTreeSet::new(),
             replication_timeout: cfg.heartbeat.interval * 10 + Duration::from_secs(10),
@@ -121,14 +126,52 @@ impl Blocks {
         };
         // An empty namespace leaves safe mode at once (`SafeMode::update`).
         blocks.update_safe_mode(now);
+        blocks.check_resources();
         Ok(blocks)
+    }
+
+    /// At every tick: safe mode while the metadata disk is below its
+    /// reserve (`resource.rs`), and a failed edit log resumed once it is
+    /// not, so that `/healthz` clears without waiting for a write.
+    pub fn check_resources(&mut self) {
+        let low = self.resources.check();
+        let has_room = low.is_none();
+        self.safe.set_low_resources(low);
+        if has_room && self.log.failure().is_some() {
+            if let Err(e) = self.log.recover(&self.ns) {
+                tracing::warn!("the failed edit log cannot resume yet: {e}");
+            }
+        }
+    }
+
+    /// Replaces how the metadata disk's free space is read (tests).
+    pub fn set_free_space_probe(&mut self, free: FreeSpace) {
+        self.resources.set_probe(free);
+    }
+
+    /// What makes the master unhealthy for `/healthz`: a failed edit log
+    /// (it takes no namespace change) and a metadata disk below its reserve.
+    pub fn health(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if let Some(why) = self.log.failure() {
+            problems.push(format!(
+                "the edit log is failed ({why}); namespace changes are refused until it resumes"
+            ));
+        }
+        if let Some(low) = self.safe.low_resources() {
+            problems.push(low.to_string());
+        }
+        problems
     }
 
     /// Logs an edit durably, then applies it. Once the append returned, the
     /// edit is acknowledged whatever happens next: a failed checkpoint is
     /// logged, not returned (the caller would report a durable change as
     /// failed), and the edit log refuses later appends if it cannot go on.
+    /// A failed log is first rolled to a fresh one (`EditLog::recover`):
+    /// the edit is refused only while that still fails.
     pub fn commit(&mut self, edit: Edit) -> Result<()> {
+        self.log.recover(&self.ns)?;
         self.log.append(&edit)?;
         self.ns.apply(&edit);
         if let Err(e) = self.log.maybe_checkpoint(&self.ns) {

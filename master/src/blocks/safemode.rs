@@ -12,6 +12,13 @@
 //! namespace is read-only while the block map is incomplete, and an
 //! operator entering it for maintenance wants nothing to change. Reads,
 //! `stat` and `ls` go on. See [`SafeModeStatus::refusal`].
+//!
+//! A third way in: the metadata disk running low (HDFS's
+//! NameNodeResourceChecker against `dfs.namenode.resource.du.reserved`).
+//! A full disk fails an edit-log write, so the master stops taking
+//! namespace changes while it still has room to log them, and takes them
+//! again once space is back; that reason lasts as long as the disk is
+//! low, whatever an operator does, and does not end a manual safe mode.
 
 use std::time::Instant;
 
@@ -28,6 +35,9 @@ pub struct SafeMode {
     /// And not before this: workers need a heartbeat expiry to register
     /// (HDFS's `safemode.extension`).
     not_before: Instant,
+    /// Why the metadata disk is too full (see the module doc); safe mode
+    /// holds while this is set.
+    low_resources: Option<String>,
 }
 
 /// What `mr admin safemode get` shows.
@@ -39,6 +49,8 @@ pub struct SafeModeStatus {
     /// Namespace blocks with at least one live replica reported.
     pub reported_blocks: u64,
     pub total_blocks: u64,
+    /// Set while the metadata disk is below `reserved_space`: the reason.
+    pub low_resources: Option<String>,
 }
 
 impl SafeMode {
@@ -48,11 +60,38 @@ impl SafeMode {
             manual: false,
             threshold,
             not_before,
+            low_resources: None,
         }
     }
 
     pub fn is_on(&self) -> bool {
-        self.on
+        self.on || self.low_resources.is_some()
+    }
+
+    /// Why the metadata disk is too full, while it is.
+    pub fn low_resources(&self) -> Option<&str> {
+        self.low_resources.as_deref()
+    }
+
+    /// The resource check's verdict at each tick: `Some(reason)` while the
+    /// metadata disk is below its reserve, `None` once it is back above.
+    /// Returns true when this changed whether safe mode is on.
+    pub fn set_low_resources(&mut self, reason: Option<String>) -> bool {
+        let was = self.is_on();
+        match (&self.low_resources, &reason) {
+            (None, Some(r)) => tracing::error!(
+                "entering safe mode: {r}; namespace changes are refused until space is freed"
+            ),
+            (Some(_), None) if self.on => tracing::warn!(
+                "the metadata disk has space again; safe mode stays on for its other reason"
+            ),
+            (Some(_), None) => {
+                tracing::warn!("leaving safe mode: the metadata disk has space again")
+            }
+            _ => {}
+        }
+        self.low_resources = reason;
+        was != self.is_on()
     }
 
     /// Leaves safe mode when the reports reach the threshold (never a
@@ -83,21 +122,28 @@ impl SafeMode {
         tracing::warn!("safe mode entered by an operator");
     }
 
+    /// An operator's leave ends the start-up and manual reasons; a low
+    /// disk holds safe mode until space is back (HDFS's NameNode likewise
+    /// refuses to leave while its resources are low).
     pub fn leave(&mut self) {
         if self.on {
             tracing::warn!("safe mode left by an operator");
         }
         self.on = false;
         self.manual = false;
+        if let Some(r) = &self.low_resources {
+            tracing::warn!("safe mode stays on: {r}");
+        }
     }
 
     pub fn status(&self, reported: u64, total: u64) -> SafeModeStatus {
         SafeModeStatus {
-            on: self.on,
+            on: self.is_on(),
             manual: self.manual,
             threshold: self.threshold,
             reported_blocks: reported,
             total_blocks: total,
+            low_resources: self.low_resources.clone(),
         }
     }
 }
@@ -109,7 +155,16 @@ impl SafeModeStatus {
     /// the blocks reported against the threshold, or "It was turned on
     /// manually").
     pub fn refusal(&self, what: &str) -> String {
-        let why = if self.manual {
+        let why = if let Some(r) = &self.low_resources {
+            format!(
+                "{r}. It leaves safe mode by itself once space is freed there{}.",
+                if self.manual {
+                    " (an operator entered it too: `mr admin safemode leave` ends that)"
+                } else {
+                    ""
+                }
+            )
+        } else if self.manual {
             "An operator entered it (`mr admin safemode enter`); it lasts until one runs \
              `mr admin safemode leave`."
                 .to_string()

@@ -261,6 +261,18 @@ impl MasterState {
         self.blocks.replication_scan(&self.cluster, now, &mut out);
         self.cluster.flush(out);
         self.time_out_stalled(now);
+        self.blocks.check_resources();
+    }
+
+    /// Why `/healthz` should answer unhealthy; empty when healthy.
+    pub fn health(&self) -> Vec<String> {
+        self.blocks.health()
+    }
+
+    /// Replaces how the metadata disk's free space is read: tests make the
+    /// disk full without filling one.
+    pub fn set_free_space_probe(&mut self, free: crate::blocks::resource::FreeSpace) {
+        self.blocks.set_free_space_probe(free);
     }
 
     /// Marks silent workers dead and forgets their replicas and cache

@@ -461,6 +461,7 @@ impl From<crate::blocks::safemode::SafeModeStatus> for proto::SafeModeResponse {
             threshold: s.threshold,
             reported_blocks: s.reported_blocks,
             total_blocks: s.total_blocks,
+            low_resources: s.low_resources.unwrap_or_default(),
         }
     }
 }

@@ -99,10 +99,24 @@ pub fn router(state: Shared, tokens: rpc::auth::Tokens) -> Router {
 
 /// An orchestrator's liveness and readiness probe (Kubernetes `httpGet`):
 /// 200 once the master's state lock can be taken, so a master wedged under
-/// its lock stops answering and is restarted. No token: it says nothing.
-async fn healthz(axum::extract::State(state): axum::extract::State<Shared>) -> &'static str {
-    drop(lock(&state, "http_healthz"));
-    "ok\n"
+/// its lock stops answering and is restarted. 503, one reason a line, while
+/// the master cannot take namespace changes for want of its disk: a failed
+/// edit log, or a metadata disk below `reserved_space` (HDFS's
+/// NameNodeResourceChecker), which a monitor must see although the process
+/// answers. No token: it says nothing about the data.
+async fn healthz(
+    axum::extract::State(state): axum::extract::State<Shared>,
+) -> (axum::http::StatusCode, String) {
+    let problems = lock(&state, "http_healthz").health();
+    if problems.is_empty() {
+        return (axum::http::StatusCode::OK, "ok\n".to_string());
+    }
+    let mut body = String::from("unhealthy\n");
+    for p in problems {
+        body.push_str(&p);
+        body.push('\n');
+    }
+    (axum::http::StatusCode::SERVICE_UNAVAILABLE, body)
 }
 
 /// How long the master waits at shutdown for the web server to finish its
