@@ -6,6 +6,7 @@
 //! holders, and puts what workers must do in the event's [`Outbox`], which
 //! the coordinator (`core`) flushes. Nothing here knows about jobs.
 
+pub mod decommission;
 pub mod editlog;
 pub mod files;
 pub mod fsck;
@@ -66,6 +67,8 @@ pub struct Blocks {
     default_replication: u32,
     default_block_size: u64,
     rng: fastrand::Rng,
+    /// What the last decommission pass found (see `decommission.rs`).
+    drain: decommission::Drain,
 }
 
 impl Blocks {
@@ -100,6 +103,7 @@ impl Blocks {
             default_replication: cfg.dfs.replication,
             default_block_size: cfg.dfs.block_size,
             rng: fastrand::Rng::new(),
+            drain: Default::default(),
         })
     }
 

@@ -2,7 +2,7 @@
 //! makes it durable, the block map says where the blocks are.
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BlockMeta {
@@ -66,6 +66,14 @@ pub enum Edit {
         #[serde(default, skip_serializing_if = "String::is_empty")]
         owner: String,
     },
+    /// `mr admin decommission` (`on`) or `recommission` of a worker: kept
+    /// in the log, as HDFS keeps its excludes file beside the namesystem,
+    /// so that a master restart does not hand a half-drained worker new
+    /// blocks and tasks again.
+    Decommission {
+        worker: String,
+        on: bool,
+    },
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -79,6 +87,10 @@ pub struct Namespace {
     /// any block is allocated: every block allocated in this run carries it.
     #[serde(default)]
     pub generation: u64,
+    /// Workers an operator decommissioned (and did not recommission):
+    /// see `blocks/decommission.rs`. Absent in older snapshots.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub decommissioned: BTreeSet<String>,
 }
 
 impl Namespace {
@@ -119,6 +131,13 @@ impl Namespace {
                 self.reserved_block_ids = self.reserved_block_ids.max(*upto);
                 // After a restart everything reserved counts as used.
                 self.next_block_id = self.next_block_id.max(self.reserved_block_ids);
+            }
+            Edit::Decommission { worker, on } => {
+                if *on {
+                    self.decommissioned.insert(worker.clone());
+                } else {
+                    self.decommissioned.remove(worker);
+                }
             }
         }
     }

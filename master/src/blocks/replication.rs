@@ -1,5 +1,8 @@
 //! Re-replication, as HDFS's replication monitor: every block back to its
-//! replication factor, rack-aware, and extra replicas trimmed.
+//! replication factor, rack-aware, and extra replicas trimmed. Replicas on
+//! leaving workers (decommissioned or draining, `decommission.rs`) are
+//! sources but do not count, and are never trimmed: they are what is
+//! being copied away.
 
 use super::Blocks;
 use crate::cluster::{Cluster, Command, Outbox};
@@ -18,7 +21,7 @@ impl Blocks {
         let timeout = self.replication_timeout;
         self.replicating
             .retain(|_, t| now.saturating_duration_since(*t) < timeout);
-        let nodes = cluster.candidates();
+        let nodes = self.targets(cluster);
         let mut issued = 0;
         let mut ids: Vec<u64> = self.owners.keys().copied().collect();
         ids.sort_unstable();
@@ -29,8 +32,14 @@ impl Blocks {
                 .get(&id)
                 .map(|s| s.iter().cloned().collect())
                 .unwrap_or_default();
+            // What counts toward `want`: `live` less the leaving workers'.
+            let counted: Vec<String> = live
+                .iter()
+                .filter(|n| !self.is_leaving(n, cluster))
+                .cloned()
+                .collect();
             let want = owner.replication as usize;
-            if live.len() >= want {
+            if counted.len() >= want {
                 self.replicating.remove(&id);
                 // Good copies are back: the corrupt ones can go.
                 for w in self.corrupt.remove(&id).unwrap_or_default() {
@@ -55,9 +64,11 @@ impl Blocks {
             if self.replicating.contains_key(&id) {
                 continue;
             }
-            if live.len() < want {
-                let existing: Vec<Candidate> =
-                    live.iter().filter_map(|n| cluster.candidate(n)).collect();
+            if counted.len() < want {
+                let existing: Vec<Candidate> = counted
+                    .iter()
+                    .filter_map(|n| cluster.candidate(n))
+                    .collect();
                 // A corrupt holder is no target: its copy would be deleted.
                 let exclude: HashSet<String> = self
                     .corrupt
@@ -71,7 +82,7 @@ impl Blocks {
                     &existing,
                     &exclude,
                     None,
-                    want - live.len(),
+                    want - counted.len(),
                     &mut self.rng,
                 );
                 if targets.is_empty() {
@@ -105,15 +116,15 @@ impl Blocks {
                 );
                 self.replicating.insert(id, now);
                 issued += 1;
-            } else if live.len() > want {
+            } else if counted.len() > want {
                 // Drop a replica from the rack holding the most, so rack spread survives.
                 let mut by_rack: HashMap<String, usize> = HashMap::new();
-                for n in &live {
+                for n in &counted {
                     if let Some(c) = cluster.candidate(n) {
                         *by_rack.entry(c.rack).or_default() += 1;
                     }
                 }
-                let victim = live
+                let victim = counted
                     .iter()
                     .max_by_key(|n| cluster.candidate(n).map(|c| by_rack[&c.rack]).unwrap_or(0))
                     .cloned()

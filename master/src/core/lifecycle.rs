@@ -84,8 +84,8 @@ impl MasterState {
         }
         self.cluster.flush(out);
         Reply {
-            reregister: false,
             commands: self.cluster.take_commands(&r.worker),
+            ..Default::default()
         }
     }
 

@@ -15,6 +15,7 @@
 //! as HDFS's namesystem lock does. The job side's files are written after
 //! the lock is let go (`jobs/disk.rs`, `offlock.rs`).
 
+mod decommission;
 mod lifecycle;
 pub mod lock;
 pub mod offlock;
@@ -32,6 +33,7 @@ use crate::cluster::{Cluster, Command, Heartbeat, Outbox, Registered, Registrati
 use crate::error::{MasterError, Result};
 use crate::jobs::Jobs;
 use common::config::ClusterConfig;
+pub use decommission::Decommission;
 use sched::Trigger;
 use std::time::Instant;
 
@@ -216,8 +218,8 @@ impl MasterState {
             self.offer_all(now, &mut out);
             self.cluster.flush(out);
             return Reply {
-                reregister: false,
                 commands,
+                ..Default::default()
             };
         }
         if let Some(mut view) = self.event_view(now) {
@@ -229,6 +231,7 @@ impl MasterState {
         Reply {
             reregister: false,
             commands,
+            stop: self.blocks.stop_answer(&h.name, &self.cluster),
         }
     }
 
@@ -238,6 +241,7 @@ impl MasterState {
         let mut out = Outbox::default();
         self.expire(now, &mut out);
         self.blocks.replication_scan(&self.cluster, now, &mut out);
+        self.blocks.update_drain(&self.cluster);
         self.cluster.flush(out);
     }
 
@@ -416,9 +420,7 @@ impl MasterState {
 
     pub fn cluster_status(&self) -> ClusterStatus {
         ClusterStatus {
-            workers: self
-                .cluster
-                .status(&self.cfg, |w| self.blocks.pinned_bytes(w)),
+            workers: self.worker_statuses(),
             files: self.blocks.ns().files.len() as u64,
             blocks: self.blocks.ns().block_count() as u64,
             under_replicated_blocks: self.blocks.under_replicated() as u64,
@@ -436,3 +438,7 @@ impl MasterState {
 #[cfg(test)]
 #[path = "storage_tests.rs"]
 mod storage_tests;
+
+#[cfg(test)]
+#[path = "decommission_tests.rs"]
+mod decommission_tests;
