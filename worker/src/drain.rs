@@ -128,7 +128,11 @@ pub async fn run(node: Arc<Node>, grace: Duration, heartbeat: AbortHandle) {
             || blocks_done(left, since, common::now_ms(), silence);
         if node.tasks.is_empty() && blocks {
             if registered && left.is_some() {
-                tracing::info!("the master says every block here is safe elsewhere");
+                if node.safety.unsafe_to_stop() {
+                    tracing::warn!("no other worker can take a copy of what is left here (all are leaving): leaving anyway");
+                } else {
+                    tracing::info!("the master says every block here is safe elsewhere");
+                }
             }
             break;
         }

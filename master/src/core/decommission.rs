@@ -24,7 +24,12 @@ impl MasterState {
     /// blocks meanwhile are trimmed as excess replicas by the next scans
     /// (as HDFS does on recommission). Asking twice changes nothing.
     pub fn decommission(&mut self, worker: &str, on: bool, now: Instant) -> Result<Decommission> {
-        if self.cfg.worker(worker).is_none() && self.cluster.get(worker).is_none() {
+        // A name no longer in the cluster file (a worker scaled away after
+        // its decommission) may still be taken out of the set.
+        let known = self.cfg.worker(worker).is_some()
+            || self.cluster.get(worker).is_some()
+            || (!on && self.blocks.decommissioned().contains(worker));
+        if !known {
             return Err(MasterError::NotFound(format!(
                 "no worker named {worker:?} in the master's cluster file"
             )));

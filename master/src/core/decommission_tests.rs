@@ -12,11 +12,15 @@ use std::path::PathBuf;
 const WORKERS: [&str; 4] = ["w1", "w2", "w3", "w4"];
 
 fn config(dir: &std::path::Path) -> ClusterConfig {
+    config_of(dir, &WORKERS)
+}
+
+fn config_of(dir: &std::path::Path, workers: &[&str]) -> ClusterConfig {
     let mut toml = format!(
         "token = \"t\"\n[master]\naddr = \"127.0.0.1:7070\"\ndata_dir = {:?}\n",
         dir.join("m")
     );
-    for (i, w) in WORKERS.iter().enumerate() {
+    for (i, w) in workers.iter().enumerate() {
         toml += &format!(
             "[[workers]]\nname = \"{w}\"\naddr = \"127.0.0.1:{}\"\ndata_dir = \"/x{w}\"\n",
             7101 + i
@@ -411,7 +415,18 @@ fn the_decommission_set_survives_a_master_restart() {
     assert_eq!(st.cluster_view(t0).nodes[0].free_map_slots, 0);
     st.decommission("w1", false, t0).unwrap();
     drop(st);
-    let st = MasterState::open(config(&d), t0).unwrap();
+    let mut st = MasterState::open(config(&d), t0).unwrap();
+    assert!(st.blocks.decommissioned().is_empty());
+    // Decommissioned, then gone from the cluster file (scaled away): it
+    // can still be taken out of the set, and not put back.
+    st.decommission("w4", true, t0).unwrap();
+    drop(st);
+    let mut st = MasterState::open(config_of(&d, &WORKERS[..3]), t0).unwrap();
+    assert!(st.decommission("w4", true, t0).is_err());
+    assert_eq!(
+        st.decommission("w4", false, t0).unwrap().state,
+        AdminState::Normal
+    );
     assert!(st.blocks.decommissioned().is_empty());
     let _ = std::fs::remove_dir_all(&d);
 }
