@@ -18,7 +18,10 @@
 //! where HDFS reads an excludes file); a worker's own drain ends with its
 //! incarnation. A decommissioned worker that is dead, or never registered,
 //! is decommissioned at once (HDFS's "dead node is decommissioned
-//! immediately"): it holds nothing the master counts.
+//! immediately"): it holds nothing the master counts. Except just after a
+//! master start: until safe mode ends (never before the expiry interval),
+//! a worker not yet registered may still come with blocks, and stays
+//! `decommissioning`.
 
 use super::Blocks;
 use crate::cluster::Cluster;
@@ -193,7 +196,11 @@ impl Blocks {
         let alive = cluster.is_alive(worker);
         let left = self.drain.left.get(worker).copied();
         if self.ns.decommissioned.contains(worker) {
+            // Not heard from since this master started, and it may still
+            // register with blocks (safe mode lasts at least the expiry).
+            let unknown = !alive && cluster.get(worker).is_none() && self.safe.is_on();
             return match (alive, left) {
+                (false, _) if unknown => (AdminState::Decommissioning, 0),
                 (false, _) | (true, Some(0)) => (AdminState::Decommissioned, 0),
                 // Not yet counted since it came back or was decommissioned.
                 (true, None) => (AdminState::Decommissioning, 0),

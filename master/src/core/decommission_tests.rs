@@ -410,6 +410,9 @@ fn the_decommission_set_survives_a_master_restart() {
     let mut st = MasterState::open(config(&d), t0).unwrap();
     let set: Vec<&String> = st.blocks.decommissioned().iter().collect();
     assert_eq!(set, vec!["w1"]);
+    // Not registered yet with the restarted master, which is in safe mode:
+    // it may still come with blocks, so it is not called decommissioned.
+    assert_eq!(state(&st, "w1"), (AdminState::Decommissioning, 0));
     // Back, it is decommissioning until counted, and gets no task.
     register(&mut st, "w1", &[], t0);
     assert_eq!(st.cluster_view(t0).nodes[0].free_map_slots, 0);
