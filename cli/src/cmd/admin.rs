@@ -28,10 +28,11 @@ pub enum AdminCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Take a worker out of service without losing a replica (HDFS's
-    /// decommissioning): it gets no new tasks and no new blocks but keeps
-    /// serving reads, and the master copies every block it holds to the
-    /// other workers. Once `mr cluster status` shows it `decommissioned`
+    /// Take a worker out of service without losing a replica.
+    ///
+    /// As HDFS decommissions a DataNode: the worker gets no new tasks and
+    /// no new blocks but keeps serving reads, and the master copies every
+    /// block it holds to the other workers. Once `mr cluster status` shows it `decommissioned`
     /// it can be stopped, or killed, safely. Blocks held only by
     /// decommissioned workers are never given up: with nowhere to copy
     /// them, the worker stays `decommissioning`. Kept across master
@@ -55,8 +56,10 @@ pub enum AdminCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Undo `decommission`: the worker takes tasks and new blocks again;
-    /// the extra copies made of its blocks are trimmed by the master.
+    /// Undo `decommission`: the worker takes tasks and blocks again.
+    ///
+    /// The extra copies made of its blocks meanwhile are trimmed by the
+    /// master as excess replicas.
     Recommission {
         worker: String,
         /// `{"worker", "admin_state", "blocks_under_replicated"}`.
@@ -359,7 +362,7 @@ pub async fn decommission(
         let mut said = None;
         while r.admin_state != "decommissioned" {
             let now = (r.admin_state.clone(), r.blocks_under_replicated);
-            if said.as_ref() != Some(&now) {
+            if said.as_ref() != Some(&now) && !crate::output::quiet() {
                 eprintln!(
                     "{worker}: {}, {} blocks still under-replicated elsewhere",
                     now.0, now.1
