@@ -12,12 +12,17 @@
 # `up` writes D/cluster.toml with `mr config init` (reused when it exists and no --workers/--racks
 # is given, so a stopped cluster restarts with its data) and returns when
 # every worker is alive. Then: mr --config D/cluster.toml ...
+# `stop wK` drains the worker first (SIGTERM: its tasks finish and the master
+# copies its blocks elsewhere, within 30 s), so stopping workers one after
+# another loses no block; for more data than that, run
+# `mr admin decommission wK --wait` first. `down` stops every worker at once
+# (nothing to copy to then), then the master.
 # --tls: `mr config init --tls` makes a CA and certificates under D/tls and
 # adds [tls] to the file: every port then speaks TLS only (README, TLS).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 
 cmd=${1:-}
 [ -n "$cmd" ] || { usage; exit 2; }
@@ -83,12 +88,15 @@ start_one() {
 }
 
 stop_one() { # name signal
-  local n=$1 sig=${2:-TERM} p
+  local n=$1 sig=${2:-TERM} p tenths=100
+  # A worker's SIGTERM drains (worker/src/drain.rs): its --drain-timeout
+  # (30 s) for its tasks and blocks, then a last heartbeat.
+  [ "$n" != master ] && [ "$sig" = TERM ] && tenths=400
   p=$(pid_of "$n")
   [ -n "$p" ] || return 0
   if kill -0 "$p" 2>/dev/null; then
     kill -"$sig" "$p" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 1 "$tenths"); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
   fi
   rm -f "$DIR/pids/$n.pid"
@@ -143,7 +151,12 @@ case "$cmd" in
     ;;
   down)
     [ -f "$CONF" ] || exit 0
-    for n in $(names | tac); do stop_one "$n"; done
+    # Every worker at once: all draining, none has anywhere to copy its
+    # blocks to, so none waits for copies (one by one, each would copy its
+    # blocks to the rest). The master last.
+    for n in $(names | tail -n +2); do stop_one "$n" & done
+    wait
+    stop_one master
     echo "cluster down ($DIR)"
     ;;
   stop) stop_one "$NAME" TERM ;;

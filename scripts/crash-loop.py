@@ -26,6 +26,13 @@ close the file at an acknowledged prefix (whole blocks of what was fed, or
 all of it) or leave nothing, and what it closed is checked from then on as
 an acknowledged file.
 
+In some iterations (--decommission, the share of them) a second worker is
+decommissioned (`mr admin decommission`, asked again through the master's
+kills until it says `decommissioned`, within a bound) and killed with
+SIGKILL at once, then started again and recommissioned: two workers down at
+replication 2, which loses no acknowledged block only because the
+decommission copied the second one's blocks away first.
+
 The kill schedule (which worker, when each kill lands, each downtime) comes from its own
 random stream seeded by --seed: a seed reproduces the schedule of kills. The
 killed writers come from a third stream, so that they leave that schedule as
@@ -173,6 +180,8 @@ class Loop:
         self.kill_rng = random.Random(a.seed)
         self.ops_rng = random.Random(a.seed * 1_000_003 + 17)
         self.writer_rng = random.Random(a.seed * 7_919 + 3)
+        # a stream of its own: the kill schedules of earlier seeds stay as they were
+        self.decom_rng = random.Random(a.seed * 7_919 + 29)
         self.violations = []  # (iteration, kind, detail)
         self.notes = []
         self.oracles = {}
@@ -327,6 +336,32 @@ class Loop:
             f.write(got)
         self.apply(it, ("put", local, path, False), 0)
         return "killed (rc %d), recovery: %s at %d of %d bytes" % (rc, outcome, len(got), len(data))
+
+    # -- the decommission event ----------------------------------------------
+
+    def retry(self, end, *args):
+        """`mr ARGS` until it succeeds (the master may be down) or END."""
+        while time.time() < end:
+            rc, out, _ = self.c.mr(*args, timeout=15)
+            if rc == 0:
+                return out
+            time.sleep(0.2)
+        return None
+
+    def decommission(self, name, t_at, down, t0, done):
+        """Decommissions NAME at T_AT, kills it as soon as the master says
+        it is decommissioned, starts it again DOWN later and recommissions it.
+        Appends what happened to DONE; bounded by --decommission-bound."""
+        time.sleep(max(0.0, t0 + t_at - time.time()))
+        end = min(time.time() + self.a.decommission_bound, self.t_end - 30)
+        if self.retry(end, "admin", "decommission", name, "--wait", "--timeout", "5s") is None:
+            done.append("decommission %s from %.2fs: not done in time, not killed" % (name, t_at))
+        elif self.c.kill9(name):
+            done.append("%s decommissioned and killed at %.2fs" % (name, time.time() - t0))
+            time.sleep(down)
+            self.c.start(name)
+        if self.retry(end + 15, "admin", "recommission", name) is None:
+            done.append("recommission %s: not done in time" % name)
 
     # -- checks -------------------------------------------------------------
 
@@ -487,6 +522,13 @@ class Loop:
         if writer is not None:
             wth = threading.Thread(target=self.run_writer, args=(writer, wout), daemon=True)
             wth.start()
+        decom, decom_done = None, []
+        dr = self.decom_rng
+        if dr.random() < self.a.decommission:
+            name = dr.choice([w for w in self.a.workers if w != victim])
+            args = (name, dr.uniform(0, self.a.window), dr.uniform(0.1, 1.0), t0, decom_done)
+            decom = threading.Thread(target=self.decommission, args=args, daemon=True)
+            decom.start()
         killed = []
         events = sorted([(t_worker, 0, "kill", victim), (t_worker + d_worker, 1, "start", victim),
                          (t_master, 0, "kill", "master"), (t_master + d_master, 1, "start", "master")]
@@ -510,6 +552,11 @@ class Loop:
             wth.join(timeout=max(1, self.t_end - time.time()))
             if wth.is_alive():
                 raise RuntimeError("the writer of iteration %d did not finish before the deadline" % it)
+        if decom is not None:
+            decom.join(timeout=max(1, self.t_end - time.time()))
+            if decom.is_alive():
+                raise RuntimeError("the decommission of iteration %d did not end before the deadline" % it)
+            killed += decom_done
         for op, rc, _, _, _ in results:
             self.apply(it, op, rc)
         # one that died on its own (its port still held at its restart, say)
@@ -585,6 +632,10 @@ def main():
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--window", type=float, default=2.0, help="kills land within this many seconds")
     p.add_argument("--deadline", type=float, default=600, help="seconds for the whole loop")
+    p.add_argument("--decommission", type=float, default=0.3,
+                   help="the share of iterations that also decommission and kill a second worker")
+    p.add_argument("--decommission-bound", type=float, default=30,
+                   help="seconds a decommission may take before it is given up (that worker is not killed)")
     a = p.parse_args()
     a.workers = [w for w in a.workers.split(",") if w]
     try:

@@ -10,7 +10,8 @@
 #                        [--cache SIZE] [--slots N] [--subnet A.B] [--project P] [--tls]
 #   scripts/docker.sh down --dir D [--volumes]   (keeps the data volumes unless --volumes)
 #   scripts/docker.sh status --dir D
-#   scripts/docker.sh stop|start [NAME] --dir D  (the whole cluster, or one service)
+#   scripts/docker.sh stop|start [NAME] --dir D  (the whole cluster, or one service; a
+#                                                worker stopped alone drains its blocks first)
 #   scripts/docker.sh kill NAME --dir D          (SIGKILL: a crash)
 #   scripts/docker.sh rate RATE --dir D          (reshape the rack uplinks; 0 removes)
 #
@@ -31,7 +32,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "docker.sh: $*" >&2; exit 1; }
 
 cmd=${1:-}

@@ -34,7 +34,8 @@ LAN="$ROOT/scripts/lan.sh"
 . "$ROOT/scripts/skip.sh"
 
 SCENARIOS=(worker-crash-map worker-crash-shuffle zombie-worker master-restart rack-partition
-  corrupt-block disk-full straggler malformed oversized-record client-killed bad-token crash-loop)
+  corrupt-block disk-full straggler malformed oversized-record client-killed bad-token decommission
+  crash-loop)
 
 KEEP=0 LIST=0 SELF_TEST=0 WANT=()
 CRASH_LOOP_ITERATIONS=${CRASH_LOOP_ITERATIONS:-8} CRASH_LOOP_SEED=${CRASH_LOOP_SEED:-}
@@ -585,6 +586,50 @@ sc_disk-full() {
   local n; n=$(sed 's/\x1b\[[0-9;]*m//g' "$D"/logs/*.log | grep -c 'No space left on device' || true)
   [ "$n" -gt 0 ] || fail "no write hit the full w4 (the scenario tested nothing)"
   say "$n writes hit ENOSPC on w4 and went elsewhere; no half-written block left there"
+}
+
+sc_decommission() {
+  # The two holders of a block of the input (replication 2) are
+  # decommissioned one after the other (`mr admin decommission --wait`)
+  # while a job's maps are held on the workers, then killed with -9 once
+  # the job is done: no block is lost, the input and the output read back
+  # whole, and nothing of the job was launched on them after their
+  # decommission (a leaving worker gets no new task).
+  lan_up
+  gen_input 24MiB /in
+  local first a b id t_release st
+  first=$(mr fs ls /in | awk 'NR>1 && $NF ~ /\/part-/ {print $NF; exit}')
+  read -r a b < <(mr fs stat "$first" --json | jq_ '" ".join(d["blocks"][0]["replicas"])') \
+    || fail "no replicas for $first"
+  [ -n "$a" ] && [ -n "$b" ] || fail "block 0 of $first is not on two workers"
+  cat_dir /in | md5sum > "$TMP/$SC.in.md5" || fail "cannot read /in"
+  id=$(mr job submit wordcount --input /in --output /out --reducers 4 $(hold maps)) || fail "submit failed"
+  wait_until 30 "maps running" maps_running "$id"
+  for w in "$a" "$b"; do
+    MR_TIMEOUT=90 mr admin decommission "$w" --wait --timeout 60s >/dev/null 2>"$TMP/$SC.$w.err" \
+      || { cat "$TMP/$SC.$w.err" >&2; fail "decommission $w did not finish"; }
+    st=$(mr cluster status --json | jq_ "[w['admin_state'] for w in d['workers'] if w['name'] == '$w'][0]")
+    [ "$st" = decommissioned ] || fail "$w is $st after decommission --wait"
+  done
+  say "$a and $b (the holders of $first's first block) decommissioned while the job's maps were held"
+  t_release=$(date +%s%3N)
+  release
+  check_job "$id" /out 4
+  history_json "$id" | python3 -c '
+import json,sys
+t, out = int(sys.argv[1]), set(sys.argv[2:])
+late = [(r["kind"], r["index"], r["node"]) for r in map(json.loads, filter(str.strip, sys.stdin))
+        if r.get("type") == "task" and r.get("node") in out and r.get("start_ms", 0) >= t]
+assert not late, f"attempts launched on decommissioned workers: {late}"' "$t_release" "$a" "$b" \
+    || fail "a decommissioned worker got new tasks"
+  kill -9 "$(pid_of "$a")" "$(pid_of "$b")"
+  both_dead() { is_dead "$a" && is_dead "$b"; }
+  wait_until 10 "$a and $b marked dead" both_dead
+  mr admin fsck >/dev/null || { mr admin fsck >&2; fail "blocks lost with $a and $b"; }
+  cmp -s <(cat_dir /in | md5sum) "$TMP/$SC.in.md5" || fail "/in reads back other bytes"
+  cat_dir /out | sort | cmp -s - "$ORACLE" || fail "/out reads back other words"
+  wait_until 30 "every block at its replication factor" no_under_replicated
+  say "killed both (kill -9): fsck healthy, /in and /out whole"
 }
 
 exec_time() { mr job status "$1" --json | jq_ 'd["exec_time_s"]'; }

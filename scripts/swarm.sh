@@ -6,7 +6,7 @@
 #                       [--block-size SIZE] [--replication N] [--heartbeat DUR]
 #                       [--cache SIZE] [--slots N] [--ui-port P] [--tls]
 #   scripts/swarm.sh files [up's options]  only writes D's files and D/stack.yml (to deploy by hand)
-#   scripts/swarm.sh scale N --dir D     workers w1..wN (more: added; fewer: wN+1.. removed)
+#   scripts/swarm.sh scale N --dir D     workers w1..wN (more: added; fewer: wN+1.. decommissioned, then removed)
 #   scripts/swarm.sh status --dir D      services, tasks, cluster status
 #   scripts/swarm.sh mr ARGS... --dir D  runs `mr ARGS` in a container on the stack's network
 #   scripts/swarm.sh kill NAME --dir D   SIGKILLs the container of service NAME (the swarm restarts it)
@@ -407,11 +407,21 @@ case "$cmd" in
   scale)
     [ -f "$CONF" ] && [ -f "$SERVICES" ] || die "no cluster in $DIR (run up first)"
     [[ "$ARG1" =~ ^[0-9]+$ ]] && [ "$ARG1" -ge 1 ] && [ "$ARG1" -le 100 ] || die "scale takes 1..100 workers"
+    cur=$(grep -c '^\[\[workers\]\]' "$CONF")
+    # Fewer workers: those going are decommissioned first, all at once,
+    # and removed only once the master has copied their blocks to those
+    # staying (a removal alone drains only as far as their 30 s allow,
+    # and the master restarts meanwhile). Then they leave the set.
+    if [ "$ARG1" -lt "$cur" ]; then
+      for i in $(seq $((ARG1 + 1)) "$cur"); do in_net -- admin decommission "w$i" >/dev/null; done
+      for i in $(seq $((ARG1 + 1)) "$cur"); do in_net -- admin decommission "w$i" --wait; done
+    fi
     # A longer or shorter worker list is a new cluster file: the master
     # restarts with it (running jobs fail), the kept workers roll over.
     write_conf "$ARG1"
     deploy
     wait_alive "$ARG1"
+    for i in $(seq $((ARG1 + 1)) "$cur"); do in_net -- admin recommission "w$i" >/dev/null; done
     echo "swarm cluster scaled to $ARG1 workers"
     ;;
   status)

@@ -124,9 +124,14 @@ function workerCard(w) {
   const memHist = (h.mem_used_bytes || []).map((v, i) => pct(v, (h.mem_total_bytes || [])[i]));
   const usedMaps = w.map_slots - w.free_map_slots;
   const usedReduces = w.reduce_slots - w.free_reduce_slots;
-  return `<div class="worker ${w.state}" data-name="${esc(w.name)}">
+  // On its way out (mr admin decommission, or a SIGTERM's drain): how many
+  // of its blocks the master still has to copy before it may go.
+  const leaving = w.admin_state && w.admin_state !== 'normal';
+  const admin = !leaving ? '' : `<span class="badge ${w.admin_state}" title="blocks still under-replicated elsewhere">` +
+    `${w.admin_state}${w.admin_state === 'decommissioned' ? '' : ` · ${w.blocks_under_replicated} left`}</span>`;
+  return `<div class="worker ${w.state}" data-name="${esc(w.name)}" data-admin="${esc(w.admin_state || 'normal')}">
     <div class="whead"><b>${esc(w.name)}</b><span class="muted">${esc(w.addr)}</span>
-      <span class="badge ${w.state}">${w.state}</span></div>
+      <span class="badge ${w.state}">${w.state}</span>${admin}</div>
     <div class="metric"><span>cpu</span>${spark([h.cpu_pct || []], 100)}<span class="v">${(r.cpu_pct || 0).toFixed(0)}% · ld ${(r.load1 || 0).toFixed(2)}</span></div>
     <div class="metric"><span>mem</span>${spark([memHist], 100)}<span class="v">${bytes(r.mem_used_bytes)} (${mem.toFixed(0)}%)</span></div>
     <div class="metric" title="read / write per second"><span>disk</span>${spark([h.disk_read_bps || [], h.disk_write_bps || []])}<span class="v">${bytes(r.disk_read_bps)}/${bytes(r.disk_write_bps)}</span></div>

@@ -22,6 +22,10 @@ pub fn worker_status(w: &proto::WorkerStatus) -> Value {
         "cache_pinned_bytes": w.cache_pinned_bytes,
         "blocks": w.blocks,
         "resources": resources(&w.resources.clone().unwrap_or_default()),
+        // "normal", "draining", "decommissioning" or "decommissioned", and
+        // while leaving, its blocks not yet safe elsewhere.
+        "admin_state": if w.admin_state.is_empty() { "normal" } else { w.admin_state.as_str() },
+        "blocks_under_replicated": w.blocks_under_replicated,
     })
 }
 
@@ -81,6 +85,7 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(v["state"], "alive");
+        assert_eq!(v["admin_state"], "normal");
         assert_eq!(v["resources"]["cpu_pct"], 0.0);
     }
 

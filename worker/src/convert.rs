@@ -192,6 +192,8 @@ impl From<proto::HeartbeatResponse> for Reply {
         Reply {
             reregister: r.reregister,
             commands: r.commands.into_iter().filter_map(command).collect(),
+            unsafe_to_stop: r.unsafe_to_stop,
+            blocks_to_copy: r.blocks_to_copy,
         }
     }
 }

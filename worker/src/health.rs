@@ -8,7 +8,12 @@
 //!
 //! - `GET /healthz`: 200 while the worker's runtime answers (liveness).
 //! - `GET /readyz`: 200 once the worker has registered with the master,
-//!   503 before and while draining (readiness).
+//!   503 before, while draining, and while the master says it holds
+//!   replicas no one else has enough of (it is being decommissioned and not
+//!   yet done, or holds the only counted replica of a block that wants
+//!   more: see `drain::Safety`). That last one is what makes a Kubernetes
+//!   PodDisruptionBudget wait: an unready worker uses up the budget, so no
+//!   other worker is evicted until its blocks are safe.
 //!
 //! Neither says anything a stranger could use, so neither asks for the
 //! token. Anything else is a 404.
@@ -48,10 +53,15 @@ async fn answer(node: &Node, mut conn: TcpStream) -> std::io::Result<()> {
     let path = head.split_whitespace().nth(1).unwrap_or("");
     let registered = node.epoch.load(Ordering::SeqCst) != 0;
     let draining = node.draining.load(Ordering::SeqCst);
+    let holding = node.safety.unsafe_to_stop();
     let (status, body) = match (head.starts_with("GET "), path) {
         (true, "/healthz") => ("200 OK", "ok\n"),
-        (true, "/readyz") if registered && !draining => ("200 OK", "ready\n"),
+        (true, "/readyz") if registered && !draining && !holding => ("200 OK", "ready\n"),
         (true, "/readyz") if draining => ("503 Service Unavailable", "draining\n"),
+        (true, "/readyz") if registered => (
+            "503 Service Unavailable",
+            "holds replicas not yet safe elsewhere\n",
+        ),
         (true, "/readyz") => ("503 Service Unavailable", "not registered\n"),
         _ => ("404 Not Found", "not found\n"),
     };
@@ -79,7 +89,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn live_at_once_ready_once_registered_and_not_while_draining() {
+    async fn live_at_once_ready_once_registered_and_not_while_draining_or_holding() {
         let dir = std::env::temp_dir().join(format!("mr-health-{}", std::process::id()));
         let text = format!(
             "token = \"t\"\n[master]\naddr = \"127.0.0.1:1\"\ndata_dir = \"{0}/m\"\n\
@@ -98,6 +108,15 @@ mod tests {
             "{r}"
         );
         node.epoch.store(3, Ordering::SeqCst);
+        assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
+        // The master says it holds the last replica of something.
+        node.safety.heard(false, true, 0);
+        let r = get(addr, "/readyz").await;
+        assert!(
+            r.starts_with("HTTP/1.1 503") && r.ends_with("not yet safe elsewhere\n"),
+            "{r}"
+        );
+        node.safety.heard(false, false, 0);
         assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
         node.draining.store(true, Ordering::SeqCst);
         assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 503"));

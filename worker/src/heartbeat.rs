@@ -199,6 +199,8 @@ pub async fn beat(
     let (blocks_added, blocks_removed) = node.store.take_delta();
     let (cache_added, cache_removed) = node.cache.take_delta();
     let (maps, reduces) = node.tasks.counts();
+    // Read once: the answer to a draining heartbeat is what the drain waits on.
+    let draining = node.is_draining();
     let req = Heartbeat {
         name: node.me.name.clone(),
         epoch,
@@ -210,7 +212,7 @@ pub async fn beat(
         cache_added,
         cache_removed,
         cache_used_bytes: node.cache.used(),
-        draining: node.is_draining(),
+        draining,
         leaving,
         progress: node
             .tasks
@@ -227,11 +229,17 @@ pub async fn beat(
             })
             .collect(),
     };
-    let resp = master::heartbeat(node, req).await?;
+    let resp = master::heartbeat(node, req).await.inspect_err(|_| {
+        node.safety.unanswered(draining);
+    })?;
     drop(order);
     if resp.reregister {
         tracing::info!("the master asked for a new registration");
         return Ok(false);
+    }
+    if !leaving {
+        node.safety
+            .heard(draining, resp.unsafe_to_stop, resp.blocks_to_copy);
     }
     crate::commands::handle(node, resp.commands);
     Ok(true)

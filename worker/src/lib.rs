@@ -35,7 +35,8 @@
 //! - [`service`]: the thin gRPC handlers (block writes and reads).
 //! - [`error`]: the handlers' failures and their gRPC codes.
 //! - [`convert`]: protobuf to the worker's types and back.
-//! - [`drain`]: graceful shutdown: finish or hand back tasks, say goodbye.
+//! - [`drain`]: graceful shutdown: finish or hand back tasks, wait for the
+//!   master to copy the blocks elsewhere, say goodbye.
 //! - [`health`]: the plain-HTTP liveness and readiness probe endpoint.
 
 pub mod block;

@@ -19,11 +19,14 @@ struct Args {
     #[arg(long, short = 'n')]
     name: String,
     /// On SIGTERM, how long running tasks may take to finish before they
-    /// are handed back to the master (e.g. 30s, 2m, 0 to hand back at once).
+    /// are handed back to the master, and the master may take to copy this
+    /// worker's blocks elsewhere (decommissioning) before it leaves anyway
+    /// (e.g. 30s, 2m, 0 to hand back and leave at once).
     #[arg(long, env = "MR_DRAIN_TIMEOUT", default_value = "30s", value_parser = grace)]
     drain_timeout: std::time::Duration,
     /// Listen here for an orchestrator's probes (plain HTTP, no token):
-    /// `/healthz` (alive) and `/readyz` (registered, not draining), e.g.
+    /// `/healthz` (alive) and `/readyz` (registered, not draining, holding
+    /// no replica the master still needs), e.g.
     /// `0.0.0.0:7180`. None by default.
     #[arg(long, env = "MR_HEALTH_ADDR")]
     health_addr: Option<String>,

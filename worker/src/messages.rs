@@ -59,6 +59,12 @@ pub struct Reply {
     /// The master does not know this incarnation: register again.
     pub reregister: bool,
     pub commands: Vec<Command>,
+    /// Heartbeat answers only: this worker holds replicas no one else has
+    /// enough of (see [`crate::drain::Safety`]).
+    pub unsafe_to_stop: bool,
+    /// Heartbeat answers only, while draining: how many of its blocks the
+    /// master can still copy elsewhere.
+    pub blocks_to_copy: u64,
 }
 
 /// The long poll's answer.

@@ -23,6 +23,9 @@ pub struct Node {
     pub epoch: std::sync::atomic::AtomicU64,
     /// Set on SIGTERM: launches are handed back, heartbeats say so.
     pub draining: std::sync::atomic::AtomicBool,
+    /// What the master last said of this worker's replicas: whether it may
+    /// go (`/readyz`), and while draining, what is left to copy.
+    pub safety: crate::drain::Safety,
     /// Held from taking the store's changes to the master's answer, by
     /// heartbeats, registrations and corrupt-block reports: the master
     /// sees a replica's "added" before its "corrupt", never after.
@@ -72,6 +75,7 @@ impl Node {
             feeds: Default::default(),
             epoch: Default::default(),
             draining: Default::default(),
+            safety: Default::default(),
             reports: Default::default(),
             jobs,
             keys: Default::default(),

@@ -1,7 +1,8 @@
 //! `mr admin scheduler set|show`: the active placement policy;
 //! `mr admin safemode get|enter|leave` and `mr admin fsck`: the storage's
 //! health; `mr admin recover-lease`: a dead writer's file closed now;
-//! `mr admin auth-probe`.
+//! `mr admin decommission|recommission`: taking a worker out of service
+//! without losing a replica; `mr admin auth-probe`.
 
 use clap::Subcommand;
 use common::config::ClusterConfig;
@@ -36,6 +37,44 @@ pub enum AdminCmd {
     /// part.
     RecoverLease {
         path: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Take a worker out of service without losing a replica.
+    ///
+    /// As HDFS decommissions a DataNode: the worker gets no new tasks and
+    /// no new blocks but keeps serving reads, and the master copies every
+    /// block it holds to the other workers. Once `mr cluster status` shows it `decommissioned`
+    /// it can be stopped, or killed, safely. Blocks held only by
+    /// decommissioned workers are never given up: with nowhere to copy
+    /// them, the worker stays `decommissioning`. Kept across master
+    /// restarts until `mr admin recommission`. A dead worker is
+    /// decommissioned at once. (Stopping a worker with SIGTERM drains it
+    /// the same way, within its --drain-timeout.)
+    ///
+    /// Example: mr admin decommission w3 --wait && scripts/cluster.sh kill w3
+    Decommission {
+        /// The worker's name in the cluster file.
+        worker: String,
+        /// Return only once it is decommissioned, with progress (its blocks
+        /// still under-replicated elsewhere) on stderr.
+        #[arg(long)]
+        wait: bool,
+        /// With --wait: give up after this long and exit non-zero (the
+        /// decommission goes on).
+        #[arg(long, requires = "wait", value_parser = super::parse_duration)]
+        timeout: Option<std::time::Duration>,
+        /// `{"worker", "admin_state", "blocks_under_replicated"}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo `decommission`: the worker takes tasks and blocks again.
+    ///
+    /// The extra copies made of its blocks meanwhile are trimmed by the
+    /// master as excess replicas.
+    Recommission {
+        worker: String,
+        /// `{"worker", "admin_state", "blocks_under_replicated"}`.
         #[arg(long)]
         json: bool,
     },
@@ -115,6 +154,13 @@ pub async fn dispatch(config: &Path, c: AdminCmd) -> anyhow::Result<()> {
         }
         AdminCmd::Fsck { json } => fsck(&cfg, json).await,
         AdminCmd::RecoverLease { path, json } => recover_lease(&cfg, &path, json).await,
+        AdminCmd::Decommission {
+            worker,
+            wait,
+            timeout,
+            json,
+        } => decommission(&cfg, &worker, wait, timeout, json).await,
+        AdminCmd::Recommission { worker, json } => recommission(&cfg, &worker, json).await,
         AdminCmd::AuthProbe { workers } => auth_probe(&cfg, &workers).await,
     }
 }
@@ -331,6 +377,108 @@ pub async fn recover_lease(cfg: &ClusterConfig, path: &str, json: bool) -> anyho
     Ok(())
 }
 
+fn print_decommission(r: &proto::DecommissionResponse, json: bool) {
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "worker": r.worker,
+                "admin_state": r.admin_state,
+                "blocks_under_replicated": r.blocks_under_replicated,
+            })
+        );
+        return;
+    }
+    match r.admin_state.as_str() {
+        "decommissioned" => println!("{} is decommissioned: it can be stopped safely", r.worker),
+        "decommissioning" => println!(
+            "{} is decommissioning: {} of its blocks still under-replicated elsewhere",
+            r.worker, r.blocks_under_replicated
+        ),
+        other => println!("{} is {other}", r.worker),
+    }
+}
+
+/// `mr admin decommission WORKER [--wait [--timeout D]]`: asks once, then
+/// (with `--wait`) follows `cluster status` until the worker is
+/// decommissioned, saying on stderr how many of its blocks are left
+/// whenever that changes.
+pub async fn decommission(
+    cfg: &ClusterConfig,
+    worker: &str,
+    wait: bool,
+    timeout: Option<std::time::Duration>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let dfs = Dfs::connect(cfg)?;
+    let mut r = dfs
+        .master()
+        .decommission(proto::DecommissionRequest {
+            worker: worker.to_string(),
+        })
+        .await
+        .map_err(DfsError::from)?
+        .into_inner();
+    if wait {
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let mut said = None;
+        while r.admin_state != "decommissioned" {
+            let now = (r.admin_state.clone(), r.blocks_under_replicated);
+            if said.as_ref() != Some(&now) && !crate::output::quiet() {
+                eprintln!(
+                    "{worker}: {}, {} blocks still under-replicated elsewhere",
+                    now.0, now.1
+                );
+                said = Some(now);
+            }
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                anyhow::bail!(
+                    "{worker} is still {} after {:?} ({} blocks left); the decommission goes on",
+                    r.admin_state,
+                    timeout.unwrap_or_default(),
+                    r.blocks_under_replicated
+                );
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            let st = dfs
+                .master()
+                .cluster_status(proto::Empty {})
+                .await
+                .map_err(DfsError::from)?
+                .into_inner();
+            let w = st
+                .workers
+                .iter()
+                .find(|w| w.name == worker)
+                .ok_or_else(|| anyhow::anyhow!("the master no longer lists {worker}"))?;
+            r.admin_state = w.admin_state.clone();
+            r.blocks_under_replicated = w.blocks_under_replicated;
+            if r.admin_state != "decommissioning" && r.admin_state != "decommissioned" {
+                anyhow::bail!(
+                    "{worker} is {} now: recommissioned meanwhile?",
+                    r.admin_state
+                );
+            }
+        }
+    }
+    print_decommission(&r, json);
+    Ok(())
+}
+
+/// `mr admin recommission WORKER`.
+pub async fn recommission(cfg: &ClusterConfig, worker: &str, json: bool) -> anyhow::Result<()> {
+    let r = Dfs::connect(cfg)?
+        .master()
+        .recommission(proto::DecommissionRequest {
+            worker: worker.to_string(),
+        })
+        .await
+        .map_err(DfsError::from)?
+        .into_inner();
+    print_decommission(&r, json);
+    Ok(())
+}
+
 /// `mr admin auth-probe`: every method of the master's and the workers'
 /// gRPC services, called with no token and with a wrong token, must come
 /// back Unauthenticated (the token check runs before any handler, so the
@@ -402,6 +550,8 @@ pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Resu
             m!(safe_mode, proto::SafeModeRequest::default());
             m!(fsck, proto::Empty::default());
             m!(recover_lease, proto::PathRequest::default());
+            m!(decommission, proto::DecommissionRequest::default());
+            m!(recommission, proto::DecommissionRequest::default());
         }};
     }
     macro_rules! worker_all {

@@ -154,7 +154,7 @@ pub async fn status(cfg: &ClusterConfig, as_json: bool) -> anyhow::Result<()> {
                 w.name.clone(),
                 w.addr.clone(),
                 w.rack.clone(),
-                if w.alive { "alive" } else { "dead" }.to_string(),
+                state(w),
                 if w.last_heartbeat_ms == 0 {
                     "never".into()
                 } else {
@@ -225,4 +225,15 @@ pub async fn status(cfg: &ClusterConfig, as_json: bool) -> anyhow::Result<()> {
         println!("web UI, REST API and metrics: {ui}");
     }
     Ok(())
+}
+
+/// `alive` or `dead`, and where the worker is on its way out, with its
+/// blocks left to copy while it is: `alive, decommissioning (12 left)`.
+fn state(w: &proto::WorkerStatus) -> String {
+    let life = if w.alive { "alive" } else { "dead" };
+    match w.admin_state.as_str() {
+        "" | "normal" => life.to_string(),
+        "decommissioned" => format!("{life}, decommissioned"),
+        s => format!("{life}, {s} ({} left)", w.blocks_under_replicated),
+    }
 }

@@ -178,6 +178,30 @@ impl Cluster {
         }
     }
 
+    /// SIGTERM, a graceful stop, then waits up to `limit` for the process
+    /// to exit; returns how long that took.
+    pub fn terminate(&mut self, name: &str, limit: Duration) -> Duration {
+        let mut c = self.procs.remove(name).expect("a running process");
+        let t = Instant::now();
+        let sent = Command::new("kill")
+            .args(["-TERM", &c.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -TERM {name} failed");
+        while t.elapsed() < limit {
+            if c.try_wait().unwrap().is_some() {
+                return t.elapsed();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+        panic!(
+            "{name} did not exit within {limit:?} of SIGTERM\n{}",
+            self.logs_tail()
+        );
+    }
+
     /// `mr` as the user whose token is `token` (a copy of the cluster file
     /// with that token as the client's).
     pub fn mr_as(&self, token: &str, args: &[&str]) -> Output {

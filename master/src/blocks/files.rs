@@ -229,7 +229,7 @@ impl Blocks {
             (req.count as usize).min(common::config::MAX_REPLICATION as usize)
         };
         let exclude: HashSet<String> = req.exclude.into_iter().collect();
-        let nodes = cluster.candidates();
+        let nodes = self.targets(cluster);
         let targets = choose_targets(
             &nodes,
             &[],

@@ -6,6 +6,7 @@
 //! holders, and puts what workers must do in the event's [`Outbox`], which
 //! the coordinator (`core`) flushes. Nothing here knows about jobs.
 
+pub mod decommission;
 pub mod editlog;
 pub mod files;
 pub mod fsck;
@@ -84,6 +85,8 @@ pub struct Blocks {
     lease_soft: Duration,
     lease_hard: Duration,
     rng: fastrand::Rng,
+    /// What the last decommission pass found (see `decommission.rs`).
+    drain: decommission::Drain,
 }
 
 impl Blocks {
@@ -123,6 +126,7 @@ impl Blocks {
             lease_soft: cfg.master.lease_soft,
             lease_hard: cfg.master.lease_hard,
             rng: fastrand::Rng::new(),
+            drain: Default::default(),
         };
         // An empty namespace leaves safe mode at once (`SafeMode::update`).
         blocks.update_safe_mode(now);

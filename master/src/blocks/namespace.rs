@@ -77,6 +77,14 @@ pub enum Edit {
         #[serde(default, skip_serializing_if = "String::is_empty")]
         owner: String,
     },
+    /// `mr admin decommission` (`on`) or `recommission` of a worker: kept
+    /// in the log, as HDFS keeps its excludes file beside the namesystem,
+    /// so that a master restart does not hand a half-drained worker new
+    /// blocks and tasks again.
+    Decommission {
+        worker: String,
+        on: bool,
+    },
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -101,6 +109,10 @@ pub struct Namespace {
     /// and from new ones while empty, so that they read as before.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub corrupt: BTreeMap<u64, BTreeSet<String>>,
+    /// Workers an operator decommissioned (and did not recommission):
+    /// see `blocks/decommission.rs`. Absent in older snapshots.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub decommissioned: BTreeSet<String>,
 }
 
 impl Namespace {
@@ -154,6 +166,13 @@ impl Namespace {
                     if s.is_empty() {
                         self.corrupt.remove(block);
                     }
+                }
+            }
+            Edit::Decommission { worker, on } => {
+                if *on {
+                    self.decommissioned.insert(worker.clone());
+                } else {
+                    self.decommissioned.remove(worker);
                 }
             }
         }

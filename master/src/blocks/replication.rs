@@ -1,5 +1,8 @@
 //! Re-replication, as HDFS's replication monitor: every block back to its
-//! replication factor, rack-aware, and extra replicas trimmed.
+//! replication factor, rack-aware, and extra replicas trimmed. Replicas on
+//! leaving workers (decommissioned or draining, `decommission.rs`) are
+//! sources but do not count, and are never trimmed: they are what is
+//! being copied away.
 
 use super::Blocks;
 use crate::cluster::{Cluster, Command, Outbox};
@@ -18,7 +21,7 @@ impl Blocks {
         let timeout = self.replication_timeout;
         self.replicating
             .retain(|_, t| now.saturating_duration_since(*t) < timeout);
-        let nodes = cluster.candidates();
+        let nodes = self.targets(cluster);
         let mut issued = 0;
         let mut ids: Vec<u64> = self.owners.keys().copied().collect();
         ids.sort_unstable();
@@ -29,15 +32,21 @@ impl Blocks {
                 .get(&id)
                 .map(|s| s.iter().cloned().collect())
                 .unwrap_or_default();
+            // What counts toward `want`: `live` less the leaving workers'.
+            let counted: Vec<String> = live
+                .iter()
+                .filter(|n| !self.is_leaving(n, cluster))
+                .cloned()
+                .collect();
             let want = owner.replication as usize;
-            if !live.is_empty() && live.len() >= want {
+            if !counted.is_empty() && counted.len() >= want {
                 self.replicating.remove(&id);
                 self.missing.remove(&id);
                 // Good copies are back: the corrupt ones go, and good ones
                 // beyond the factor.
                 let corrupt = self.corrupt.remove(&id).unwrap_or_default();
                 let rack = |n: &str| cluster.candidate(n).map(|c| c.rack);
-                for victim in choose_excess(&live, &corrupt, want, rack) {
+                for victim in choose_excess(&counted, &corrupt, want, rack) {
                     if corrupt.contains(&victim) {
                         tracing::info!(block = id, worker = %victim, "deleting a corrupt replica now replaced");
                     } else {
@@ -65,9 +74,11 @@ impl Blocks {
             if self.replicating.contains_key(&id) {
                 continue;
             }
-            if live.len() < want {
-                let existing: Vec<Candidate> =
-                    live.iter().filter_map(|n| cluster.candidate(n)).collect();
+            if counted.len() < want {
+                let existing: Vec<Candidate> = counted
+                    .iter()
+                    .filter_map(|n| cluster.candidate(n))
+                    .collect();
                 // A corrupt holder is no target: its copy would be deleted.
                 let exclude: HashSet<String> = self
                     .corrupt
@@ -81,7 +92,7 @@ impl Blocks {
                     &existing,
                     &exclude,
                     None,
-                    want - live.len(),
+                    want - counted.len(),
                     &mut self.rng,
                 );
                 if targets.is_empty() {

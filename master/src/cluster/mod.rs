@@ -135,13 +135,16 @@ pub struct Reply {
     /// The master does not know this incarnation: register again.
     pub reregister: bool,
     pub commands: Vec<Command>,
+    /// Heartbeats only: whether the worker may go now
+    /// (`blocks/decommission.rs`); the default elsewhere.
+    pub stop: crate::blocks::decommission::StopAnswer,
 }
 
 impl Reply {
     pub fn reregister() -> Reply {
         Reply {
             reregister: true,
-            commands: vec![],
+            ..Default::default()
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `mr cluster status`: every worker as configured or last heard from.
 
 use super::{Cluster, ResourceVector};
+use crate::blocks::decommission::AdminState;
 use common::config::ClusterConfig;
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -21,6 +22,10 @@ pub struct WorkerStatus {
     pub epoch: u64,
     /// Bytes of the cache held by pinned blocks.
     pub cache_pinned_bytes: u64,
+    /// On its way out or not (`blocks/decommission.rs`), and how many of
+    /// its blocks are not yet safe elsewhere while it is.
+    pub admin_state: AdminState,
+    pub blocks_under_replicated: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -54,6 +59,7 @@ impl Cluster {
                 resources: w.resources.clone(),
                 epoch: w.epoch,
                 cache_pinned_bytes: pinned(&w.name),
+                ..Default::default()
             })
             .collect();
         for c in &cfg.workers {

@@ -15,6 +15,7 @@
 //! as HDFS's namesystem lock does. The job side's files are written after
 //! the lock is let go (`jobs/disk.rs`, `offlock.rs`).
 
+mod decommission;
 mod lifecycle;
 pub mod lock;
 pub mod offlock;
@@ -33,6 +34,7 @@ use crate::cluster::{Cluster, Command, Heartbeat, Outbox, Registered, Registrati
 use crate::error::{MasterError, Result};
 use crate::jobs::Jobs;
 use common::config::ClusterConfig;
+pub use decommission::Decommission;
 use sched::Trigger;
 use std::time::Instant;
 
@@ -235,8 +237,8 @@ impl MasterState {
             self.offer_all(now, &mut out);
             self.cluster.flush(out);
             return Reply {
-                reregister: false,
                 commands,
+                ..Default::default()
             };
         }
         if let Some(mut view) = self.event_view(now) {
@@ -248,6 +250,7 @@ impl MasterState {
         Reply {
             reregister: false,
             commands,
+            stop: self.blocks.stop_answer(&h.name, &self.cluster),
         }
     }
 
@@ -259,6 +262,7 @@ impl MasterState {
         self.expire(now, &mut out);
         self.blocks.recover_expired_leases(now, &mut out);
         self.blocks.replication_scan(&self.cluster, now, &mut out);
+        self.blocks.update_drain(&self.cluster);
         self.cluster.flush(out);
         self.time_out_stalled(now);
         self.blocks.check_resources();
@@ -560,9 +564,7 @@ impl MasterState {
 
     pub fn cluster_status(&self) -> ClusterStatus {
         ClusterStatus {
-            workers: self
-                .cluster
-                .status(&self.cfg, |w| self.blocks.pinned_bytes(w)),
+            workers: self.worker_statuses(),
             files: self.blocks.ns().files.len() as u64,
             blocks: self.blocks.ns().block_count() as u64,
             under_replicated_blocks: self.blocks.under_replicated() as u64,
@@ -584,3 +586,7 @@ mod storage_tests;
 #[cfg(test)]
 #[path = "pause_tests.rs"]
 mod pause_tests;
+
+#[cfg(test)]
+#[path = "decommission_tests.rs"]
+mod decommission_tests;

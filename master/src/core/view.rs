@@ -34,17 +34,20 @@ impl MasterState {
             .live()
             .map(|w| {
                 let (m, r) = used.get(&w.name).copied().unwrap_or_default();
+                // Neither a worker shutting down nor one being
+                // decommissioned is offered new tasks.
+                let closed = w.draining || self.blocks.decommissioned().contains(&w.name);
                 NodeView {
                     name: w.name.clone(),
                     rack: w.rack.clone(),
                     map_slots: w.map_slots,
                     reduce_slots: w.reduce_slots,
-                    free_map_slots: if w.draining {
+                    free_map_slots: if closed {
                         0
                     } else {
                         w.map_slots.saturating_sub(m)
                     },
-                    free_reduce_slots: if w.draining {
+                    free_reduce_slots: if closed {
                         0
                     } else {
                         w.reduce_slots.saturating_sub(r)

@@ -64,8 +64,8 @@ impl MasterState {
             return Reply::reregister();
         }
         Reply {
-            reregister: false,
             commands: self.cluster.take_commands(worker),
+            ..Default::default()
         }
     }
 

@@ -229,6 +229,8 @@ impl From<Reply> for proto::HeartbeatResponse {
             keys: None,
             reregister: r.reregister,
             commands: all(r.commands),
+            unsafe_to_stop: r.stop.unsafe_to_stop,
+            blocks_to_copy: r.stop.blocks_to_copy,
         }
     }
 }
@@ -423,6 +425,8 @@ impl From<WorkerStatus> for proto::WorkerStatus {
             resources: Some(w.resources.into()),
             epoch: w.epoch,
             cache_pinned_bytes: w.cache_pinned_bytes,
+            admin_state: w.admin_state.as_str().to_string(),
+            blocks_under_replicated: w.blocks_under_replicated,
         }
     }
 }
@@ -486,6 +490,16 @@ impl From<crate::blocks::fsck::FsckReport> for proto::FsckResponse {
             missing: all(r.missing),
             corrupt: all(r.corrupt),
             under_replicated: all(r.under_replicated),
+        }
+    }
+}
+
+impl From<crate::core::Decommission> for proto::DecommissionResponse {
+    fn from(d: crate::core::Decommission) -> Self {
+        proto::DecommissionResponse {
+            worker: d.worker,
+            admin_state: d.state.as_str().to_string(),
+            blocks_under_replicated: d.blocks_under_replicated,
         }
     }
 }

@@ -382,6 +382,26 @@ impl Master for MasterService {
             s.recover_lease(&req.get_ref().path, crate::now())?.into(),
         ))
     }
+
+    #[tracing::instrument(skip_all, fields(worker = %req.get_ref().worker))]
+    async fn decommission(&self, req: Request<DecommissionRequest>) -> Rpc<DecommissionResponse> {
+        identity(&req).require(Role::Admin, "decommission workers")?;
+        let w = req.into_inner().worker;
+        let d = self
+            .lock("decommission")
+            .decommission(&w, true, crate::now())?;
+        Ok(Response::new(d.into()))
+    }
+
+    #[tracing::instrument(skip_all, fields(worker = %req.get_ref().worker))]
+    async fn recommission(&self, req: Request<DecommissionRequest>) -> Rpc<DecommissionResponse> {
+        identity(&req).require(Role::Admin, "recommission workers")?;
+        let w = req.into_inner().worker;
+        let d = self
+            .lock("recommission")
+            .decommission(&w, false, crate::now())?;
+        Ok(Response::new(d.into()))
+    }
 }
 
 fn convert_all<A, B: From<A>>(v: Vec<A>) -> Vec<B> {
