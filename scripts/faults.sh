@@ -123,6 +123,10 @@ wait_until() { # secs what cmd...: poll cmd every 0.1 s
   until "$@"; do [ "$(date +%s)" -lt "$end" ] || fail "timed out after ${secs}s waiting for: $what"; sleep 0.1; done
 }
 all_alive() { [ "$(workers_in alive | wc -w)" = 4 ]; }
+# A restarted master holds writes and job submissions in safe mode until its
+# blocks are reported and one heartbeat expiry has passed (HDFS's
+# `dfsadmin -safemode wait`).
+out_of_safemode() { [ "$(mr admin safemode get --json 2>/dev/null | jq_ 'd["safe_mode"]')" = False ]; }
 under_replicated() { mr cluster status --json | jq_ 'd["under_replicated_blocks"]'; }
 no_under_replicated() { [ "$(under_replicated 2>/dev/null)" = 0 ]; }
 
@@ -447,6 +451,7 @@ sc_master-restart() {
   sleep 2
   start_daemon master
   wait_until 30 "workers re-registered without a restart" all_alive
+  wait_until 30 "the restarted master out of safe mode" out_of_safemode
   local rc=0; wait "$waiter" || rc=$?
   say "mr job wait: rc=$rc: $(tail -n 1 "$TMP/$SC.wait")"
   [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "mr job wait: rc=$rc (want a clean failure)"
@@ -667,6 +672,7 @@ sc_straggler() {
   printf '\n[scheduler]\nspeculative = true\n' >> "$CONF"
   start_daemon master
   wait_until 30 "all workers back with the restarted master" all_alive
+  wait_until 30 "the restarted master out of safe mode" out_of_safemode
   id_on=$(mr job submit wordcount --input /in --output /out-on --reducers 4 $(hold maps .on) --param hold_workers=w2) \
     || fail "submit failed"
   # never released: only backups can finish the maps held on w2
