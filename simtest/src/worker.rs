@@ -130,6 +130,8 @@ async fn register(node: &Arc<Node>) -> Result<u64, rpc::dfs::DfsError> {
         cached: vec![],
         cache_used_bytes: 0,
         resources: None,
+        // The model keeps map outputs in memory, none on disk.
+        job_dirs: vec![],
     };
     let resp = node.dfs.master().register(req).await?.into_inner();
     for id in &resp.delete_blocks {

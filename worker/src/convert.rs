@@ -233,6 +233,7 @@ impl From<Registration> for proto::RegisterRequest {
             cached: r.cached,
             cache_used_bytes: r.cache_used_bytes,
             resources: Some(r.resources.into()),
+            job_dirs: r.job_dirs,
         }
     }
 }

@@ -170,6 +170,7 @@ async fn register(
         cached: node.cache.report(),
         cache_used_bytes: node.cache.used(),
         resources: monitor.sample(),
+        job_dirs: node.job_dirs(),
     };
     let resp = master::register(node, req).await?;
     // A new incarnation: the master has re-queued whatever the previous

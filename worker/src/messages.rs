@@ -19,6 +19,8 @@ pub struct Registration {
     pub cached: Vec<u64>,
     pub cache_used_bytes: u64,
     pub resources: ResourceVector,
+    /// Jobs whose local files this worker holds (`Node::job_dirs`).
+    pub job_dirs: Vec<u64>,
 }
 
 /// The master's answer to a registration.

@@ -45,6 +45,22 @@ impl Node {
         self.me.data_dir.join("jobs").join(format!("job-{job}"))
     }
 
+    /// The jobs whose directories (`job_dir`) exist here.
+    pub fn job_dirs(&self) -> Vec<u64> {
+        let Ok(rd) = std::fs::read_dir(self.me.data_dir.join("jobs")) else {
+            return Vec::new();
+        };
+        let mut ids: Vec<u64> = rd
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name();
+                name.to_str()?.strip_prefix("job-")?.parse().ok()
+            })
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
     /// The worker `name` of `cluster`, running the built-in jobs.
     pub fn open(cluster: ClusterConfig, name: &str) -> anyhow::Result<Arc<Self>> {
         Self::open_with(cluster, name, joblib::jobs::registry::Registry::builtins())
@@ -100,4 +116,19 @@ pub(crate) fn test_node(module: &str, tag: &str) -> (Arc<Node>, std::path::PathB
     );
     let cfg = ClusterConfig::parse(&text).unwrap();
     (Node::open(cfg, "w1").unwrap(), dir)
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn job_dirs_lists_the_jobs_with_files_here() {
+        let (n, dir) = super::test_node("node", "jobdirs");
+        assert!(n.job_dirs().is_empty());
+        for d in ["job-10", "job-3", "junk", "job-x"] {
+            std::fs::create_dir_all(n.me.data_dir.join("jobs").join(d)).unwrap();
+        }
+        assert_eq!(n.job_dirs(), vec![3, 10]);
+        assert_eq!(n.job_dir(3), n.me.data_dir.join("jobs").join("job-3"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

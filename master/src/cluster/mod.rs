@@ -74,6 +74,8 @@ pub struct Registration {
     pub cached: Vec<u64>,
     pub cache_used_bytes: u64,
     pub resources: ResourceVector,
+    /// Jobs whose local files the worker holds.
+    pub job_dirs: Vec<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -198,6 +198,15 @@ impl MasterState {
         for j in self.jobs.iter().filter(|j| j.state().is_final()) {
             out.send(&r.name, Command::CleanupJob(j.id()));
         }
+        // And the files of jobs this master never ran or no longer knows:
+        // a master restart fails the jobs that were running, and their map
+        // outputs would stay on the workers for ever.
+        for &id in &r.job_dirs {
+            if self.jobs.get(id).is_none() {
+                tracing::info!(worker = %r.name, job = id, "sweeping the files of a job this master does not run");
+                out.send(&r.name, Command::CleanupJob(id));
+            }
+        }
         self.blocks
             .repin_on_register(&r.name, &self.cluster, &mut out);
         // Its slots, and whatever its previous incarnation ran, are new.

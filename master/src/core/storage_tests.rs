@@ -446,3 +446,37 @@ fn an_excess_trim_deletes_the_corrupt_copy_and_keeps_the_good_one() {
     assert_eq!(names, vec!["w2"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A worker that registers with the files of jobs this master does not
+/// know (they ran before its restart, which failed them) is told to clean
+/// them up: map outputs are not left on workers for ever (issue 39).
+#[test]
+fn the_files_of_jobs_the_master_does_not_know_are_swept_at_registration() {
+    let (mut st, dir) = restarted("sweep", &[]);
+    let t0 = Instant::now();
+    st.on_register(
+        Registration {
+            protocol_version: common::PROTOCOL_VERSION,
+            name: "w1".into(),
+            addr: "w1:1".into(),
+            rack: "r1".into(),
+            map_slots: 1,
+            reduce_slots: 1,
+            job_dirs: vec![41, 42],
+            ..Default::default()
+        },
+        t0,
+    )
+    .unwrap();
+    let cleanups: Vec<u64> = st
+        .cluster
+        .take_commands("w1")
+        .iter()
+        .filter_map(|c| match c {
+            Command::CleanupJob(id) => Some(*id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cleanups, vec![41, 42]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

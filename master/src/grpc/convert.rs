@@ -46,6 +46,7 @@ impl From<proto::RegisterRequest> for Registration {
             cached: r.cached,
             cache_used_bytes: r.cache_used_bytes,
             resources: r.resources.map(Into::into).unwrap_or_default(),
+            job_dirs: r.job_dirs,
         }
     }
 }
