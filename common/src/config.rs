@@ -464,7 +464,8 @@ pub struct JobsConfig {
     /// An attempt whose progress counter has not moved for this long is
     /// killed and tried again on another worker: Hadoop's
     /// `mapreduce.task.timeout`, whose default (600 s) this is. `0s`
-    /// turns it off.
+    /// turns it off. Never less than two heartbeat intervals in effect
+    /// ([`ClusterConfig::task_timeout`]): progress arrives with heartbeats.
     #[serde(deserialize_with = "de_duration", default = "default_task_timeout")]
     pub task_timeout: Duration,
 }
@@ -548,6 +549,17 @@ impl ClusterConfig {
     }
 
     /// The token this process's clients carry when it acts as a worker.
+    /// The task timeout in effect: `[jobs] task_timeout`, but at least two
+    /// heartbeat intervals, so that an attempt is never timed out between
+    /// two reports of its progress; zero when turned off.
+    pub fn task_timeout(&self) -> Duration {
+        let t = self.jobs.task_timeout;
+        if t.is_zero() {
+            return t;
+        }
+        t.max(2 * self.heartbeat.interval)
+    }
+
     pub fn worker_secret(&self) -> &str {
         self.worker_token.as_deref().unwrap_or(&self.token)
     }
@@ -605,14 +617,6 @@ impl ClusterConfig {
         }
         if self.dfs.stream_timeout.is_zero() {
             return bad("dfs.stream_timeout must be above 0 (default 60s)".into());
-        }
-        let tt = self.jobs.task_timeout;
-        if !tt.is_zero() && tt < 2 * self.heartbeat.interval {
-            return bad(format!(
-                "jobs.task_timeout {tt:?} is shorter than two heartbeat intervals ({:?}): \
-                 attempts would time out between the reports of their progress (0s turns it off)",
-                self.heartbeat.interval
-            ));
         }
         let t = self.master.safemode_threshold;
         if !(0.0..=1.0).contains(&t) {
@@ -810,6 +814,23 @@ addr = "127.0.0.1:7101"
 data_dir = "/tmp/w1"
 cache = "1MiB"
 "#;
+
+    /// The default task timeout stands beside any heartbeat interval (a
+    /// cluster of 600 s heartbeats once refused to start), and is never
+    /// less than two intervals in effect.
+    #[test]
+    fn the_task_timeout_in_effect_outlasts_two_heartbeats() {
+        let c =
+            ClusterConfig::parse(&format!("{BASE}\n[heartbeat]\ninterval = \"600s\"\n")).unwrap();
+        assert_eq!(c.task_timeout(), Duration::from_secs(1200));
+        let c = ClusterConfig::parse(&format!("{BASE}\n[jobs]\ntask_timeout = \"2s\"\n")).unwrap();
+        assert_eq!(c.task_timeout(), Duration::from_secs(2));
+        let c = ClusterConfig::parse(&format!("{BASE}\n[jobs]\ntask_timeout = \"0s\"\n")).unwrap();
+        assert!(c.task_timeout().is_zero());
+        assert!(
+            ClusterConfig::parse(&format!("{BASE}\n[dfs]\nstream_timeout = \"0s\"\n")).is_err()
+        );
+    }
 
     #[test]
     fn debug_never_prints_a_token_and_users_are_checked() {

@@ -68,7 +68,7 @@ impl MasterState {
     /// failure (so the task's next attempt avoids that worker), and killed
     /// there.
     pub(super) fn time_out_stalled(&mut self, now: Instant) {
-        let timeout = self.cfg.jobs.task_timeout;
+        let timeout = self.cfg.task_timeout();
         for (worker, t, held) in self.jobs.stalled(now, timeout) {
             let Some(epoch) = self.cluster.alive(&worker).map(|w| w.epoch) else {
                 continue;
