@@ -192,11 +192,16 @@ impl Minter {
     }
 }
 
-fn shuffle_mac(secret: &[u8], job_id: u64) -> Vec<u8> {
-    let k = hmac::Key::new(hmac::HMAC_SHA256, secret);
+/// What a job's shuffle token is the HMAC of.
+fn shuffle_message(job_id: u64) -> Vec<u8> {
     let mut msg = b"mr-shuffle\0".to_vec();
     msg.extend_from_slice(&job_id.to_le_bytes());
-    hmac::sign(&k, &msg).as_ref().to_vec()
+    msg
+}
+
+fn shuffle_mac(secret: &[u8], job_id: u64) -> Vec<u8> {
+    let k = hmac::Key::new(hmac::HMAC_SHA256, secret);
+    hmac::sign(&k, &shuffle_message(job_id)).as_ref().to_vec()
 }
 
 fn encode(g: &Grant, key: &BlockKey) -> Vec<u8> {
@@ -400,9 +405,8 @@ impl Verifier {
             return Err(TokenError::NoKeys);
         }
         let k = hmac::Key::new(hmac::HMAC_SHA256, &s.shuffle_secret);
-        let mut msg = b"mr-shuffle\0".to_vec();
-        msg.extend_from_slice(&job_id.to_le_bytes());
-        hmac::verify(&k, &msg, token).map_err(|_| TokenError::BadShuffleToken(job_id))
+        hmac::verify(&k, &shuffle_message(job_id), token)
+            .map_err(|_| TokenError::BadShuffleToken(job_id))
     }
 }
 
