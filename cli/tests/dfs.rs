@@ -887,6 +887,62 @@ fn a_killed_puts_lease_is_taken_over_after_the_soft_limit() {
         "{last}"
     );
     assert_acknowledged_prefix(&c, "/lease/b", &data);
+
+    // A live writer slower than the soft limit keeps its path: its client
+    // renews the lease every half soft limit (HDFS's LeaseRenewer).
+    c.wait_for(
+        "every worker to store the namespace's blocks and no others",
+        Duration::from_secs(30),
+        |c| {
+            let (ns, stored) = stored_blocks(c);
+            stored.iter().all(|&n| n == ns)
+        },
+    );
+    let mut put = Command::new(env!("CARGO_BIN_EXE_mr"))
+        .arg("--config")
+        .arg(&c.config)
+        .args(["fs", "put", "-", "/lease/slow"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = put.stdin.take().unwrap();
+    // Two blocks: the put sends a block once the next one is read (two in
+    // flight), so the first is stored while the put waits for more.
+    let head = 2 * LEASE_BLOCK + 1000;
+    pipe.write_all(&data[..head]).unwrap();
+    pipe.flush().unwrap();
+    c.wait_for(
+        "the slow put's first block on every worker",
+        Duration::from_secs(30),
+        |c| {
+            let (ns, stored) = stored_blocks(c);
+            stored.iter().all(|&n| n > ns)
+        },
+    );
+    let taken = |c: &Cluster| {
+        let out = c.mr(&["fs", "put", "-f", local, "/lease/slow"]);
+        let e = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            !out.status.success() && e.contains("being written by another client"),
+            "the slow put's path was taken: {e}"
+        );
+    };
+    taken(&c);
+    // The soft limit is a span of time, so time must pass: 2.5 of them,
+    // with no block written meanwhile.
+    std::thread::sleep(Duration::from_secs(5));
+    taken(&c);
+    pipe.write_all(&data[head..]).unwrap();
+    drop(pipe);
+    let out = put.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(c.mr(&["fs", "cat", "/lease/slow"]).stdout == data);
 }
 
 /// `mr admin recover-lease` closes a killed put's file at once, long

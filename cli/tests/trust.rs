@@ -320,10 +320,11 @@ fn a_running_jobs_output_and_staging_are_its_own() {
             format!("/_staging/job-{id}/part-00000.attempt-1"),
             "written by the jobs' tasks only",
         ),
+        // The output directory, made at submit, is ann's (rwxr-xr-x).
         (
             BOB,
             "/ann/out/part-00000".to_string(),
-            "is the output of job",
+            "may not write /ann/out",
         ),
         (ANN, "/ann/out".to_string(), "is the output of job"),
     ] {
@@ -331,9 +332,27 @@ fn a_running_jobs_output_and_staging_are_its_own() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && err.contains(why), "{path}: {err}");
     }
-    // A second job may not write into the first's output either.
+    // A second job may not write into the first's output either: not
+    // another user's (its directory is ann's), nor ann's own.
     let out = c.mr_as(
         BOB,
+        &[
+            "job",
+            "submit",
+            "wordcount",
+            "--input",
+            "/ann/in",
+            "--output",
+            "/ann/out/more",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("may not write /ann/out"),
+        "{err}"
+    );
+    let out = c.mr_as(
+        ANN,
         &[
             "job",
             "submit",
@@ -353,4 +372,191 @@ fn a_running_jobs_output_and_staging_are_its_own() {
     let v = c.json(&["job", "wait", &id, "--json"]);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert_eq!(c.output("/ann/out"), b"x\t1\ny\t2\nz\t3\n");
+}
+
+/// Paths have owners and modes (issue 39): a directory's `w` decides who
+/// adds to it, a file's `r` who reads it (and gets its read tokens), only
+/// the owner or an admin changes a mode and only an admin an owner; a job
+/// reads only inputs its submitter may read, and its output directory,
+/// made at submit, is its submitter's.
+#[test]
+fn paths_have_owners_and_modes() {
+    let c = Cluster::start("trust-perm", opts());
+    let ok = |token: &str, args: &[&str]| {
+        let out = c.mr_as(token, args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let refused = |token: &str, args: &[&str], why: &str| {
+        let out = c.mr_as(token, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(why),
+            "{args:?} not refused with {why:?}: {err}"
+        );
+    };
+    let src = write_file(&c.dir, "in.txt", b"a b\nb\n");
+    let src = src.to_str().unwrap();
+
+    ok(ANN, &["fs", "mkdir", "/ann"]);
+    // A new file's missing parents are its writer's too.
+    ok(ANN, &["fs", "put", src, "/ann/deep/in"]);
+    refused(BOB, &["fs", "put", src, "/ann/x"], "may not write /ann");
+    refused(
+        BOB,
+        &["fs", "put", src, "/ann/deep/x"],
+        "may not write /ann/deep",
+    );
+    refused(BOB, &["fs", "mkdir", "/ann/sub"], "may not write /ann");
+    refused(
+        BOB,
+        &["fs", "rm", "/ann/deep/in"],
+        "may not write /ann/deep",
+    );
+    refused(RITA, &["fs", "mkdir", "/rita"], "needs role user");
+    let ls = c.json(&["fs", "ls", "/", "--json"]);
+    let ann = ls
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "/ann")
+        .expect("/ann listed");
+    assert_eq!(
+        (&ann["owner"], &ann["permission"]),
+        (&"ann".into(), &"755".into()),
+        "{ls}"
+    );
+    let st = c.stat("/ann/deep/in");
+    assert_eq!(
+        (&st["owner"], &st["permission"]),
+        (&"ann".into(), &"644".into()),
+        "{st}"
+    );
+    let table = ok(ANN, &["fs", "ls", "/ann"]);
+    assert!(table.contains("drwxr-xr-x  ann"), "{table}");
+
+    // A private file: neither its bytes nor its listing to others.
+    ok(ANN, &["fs", "chmod", "600", "/ann/deep/in"]);
+    refused(
+        BOB,
+        &["fs", "cat", "/ann/deep/in"],
+        "may not read /ann/deep/in",
+    );
+    refused(
+        RITA,
+        &["fs", "cat", "/ann/deep/in"],
+        "may not read /ann/deep/in",
+    );
+    assert_eq!(ok(ANN, &["fs", "cat", "/ann/deep/in"]), "a b\nb\n");
+    assert_eq!(c.mr_ok(&["fs", "cat", "/ann/deep/in"]), "a b\nb\n");
+    // Nor to a job of theirs.
+    refused(
+        BOB,
+        &[
+            "job",
+            "submit",
+            "wordcount",
+            "--input",
+            "/ann/deep/in",
+            "--output",
+            "/bob/wc",
+        ],
+        "may not read /ann/deep/in",
+    );
+    ok(ANN, &["fs", "chmod", "700", "/ann"]);
+    refused(BOB, &["fs", "ls", "/ann"], "may not read /ann");
+
+    // Modes are the owner's to change, owners the admin's.
+    refused(
+        BOB,
+        &["fs", "chmod", "777", "/ann"],
+        "only its owner or an admin",
+    );
+    refused(
+        ANN,
+        &["fs", "chown", "bob", "/ann/deep/in"],
+        "needs role admin",
+    );
+    refused(ANN, &["fs", "chmod", "1777", "/ann"], "three octal digits");
+    c.mr_ok(&["fs", "chown", "bob", "/ann/deep/in"]);
+    ok(BOB, &["fs", "chmod", "644", "/ann/deep/in"]);
+    assert_eq!(ok(RITA, &["fs", "cat", "/ann/deep/in"]), "a b\nb\n");
+    ok(ANN, &["fs", "chmod", "777", "/ann"]);
+    ok(BOB, &["fs", "put", src, "/ann/from-bob"]);
+
+    // A job's output directory is made at submit, its submitter's.
+    let id = ok(
+        BOB,
+        &[
+            "job",
+            "submit",
+            "wordcount",
+            "--input",
+            "/ann/deep/in",
+            "--output",
+            "/bob/wc",
+            "--reducers",
+            "1",
+        ],
+    );
+    let v = c.json(&["job", "wait", id.trim(), "--json"]);
+    assert_eq!(v["state"], "succeeded", "{v}");
+    let ls = c.json(&["fs", "ls", "/bob", "--json"]);
+    let wc = &ls.as_array().unwrap()[0];
+    assert_eq!(
+        (&wc["path"], &wc["owner"], &wc["permission"]),
+        (&"/bob/wc".into(), &"bob".into(), &"755".into()),
+        "{ls}"
+    );
+    refused(
+        ANN,
+        &["fs", "put", src, "/bob/wc/extra"],
+        "may not write /bob/wc",
+    );
+    // A job that does not succeed leaves no directory behind: the output
+    // can be given again.
+    let hold = format!("hold_maps={}", c.dir.join("never").display());
+    let id = ok(
+        BOB,
+        &[
+            "job",
+            "submit",
+            "wordcount",
+            "--input",
+            "/ann/from-bob",
+            "--output",
+            "/bob/killed",
+            "--param",
+            &hold,
+        ],
+    );
+    let id = id.trim();
+    let listed = |c: &Cluster| {
+        c.json(&["fs", "ls", "/bob", "--json"])
+            .to_string()
+            .contains("/bob/killed")
+    };
+    assert!(listed(&c), "the output directory is made at submit");
+    ok(BOB, &["job", "kill", id]);
+    c.wait_for(
+        "the killed job's output to go",
+        Duration::from_secs(30),
+        |c| !listed(c),
+    );
+    ok(
+        BOB,
+        &[
+            "job",
+            "submit",
+            "wordcount",
+            "--input",
+            "/ann/from-bob",
+            "--output",
+            "/bob/killed",
+        ],
+    );
 }

@@ -11,7 +11,10 @@
 //!
 //! [master]
 //! addr = "127.0.0.1:7070"
-//! data_dir = "/var/lib/mr/master"   # edit log and snapshot
+//! data_dir = "/var/lib/mr/master"   # edit log and snapshot, job history
+//! data_dirs = ["/disk2/mr/master"]  # optional: more copies of the edit log
+//!                                   # and snapshot, written alike (HDFS's
+//!                                   # several dfs.namenode.name.dir)
 //! http_addr = "127.0.0.1:7080"   # web UI, REST API, /metrics (optional)
 //! lease_soft = "60s"             # a silent writer's path may be taken over
 //! lease_hard = "1h"              # a silent writer's file is closed by the master
@@ -289,8 +292,17 @@ impl SchedulerConfig {
 pub struct MasterConfig {
     /// Where the master listens for workers and clients (gRPC).
     pub addr: String,
-    /// Edit log and snapshots of the namespace.
+    /// Edit log and snapshots of the namespace; job history and the
+    /// scheduler's learnt state.
     pub data_dir: PathBuf,
+    /// More directories holding the namespace's edit log and snapshots,
+    /// written alike with `data_dir`'s, as HDFS writes every
+    /// `dfs.namenode.name.dir`: with them on other disks, losing one disk
+    /// loses no acknowledged edit and does not stop the master. Adding one
+    /// is one line: it is filled from the others at the next start. No
+    /// two may be the same or one inside another.
+    #[serde(default)]
+    pub data_dirs: Vec<PathBuf>,
     /// Edits between two snapshots; a snapshot bounds restart replay time.
     #[serde(default = "default_snapshot_every")]
     pub snapshot_every: u64,
@@ -325,12 +337,68 @@ pub struct MasterConfig {
     /// nor leaves orphan blocks until the next restart. At least `lease_soft`.
     #[serde(deserialize_with = "de_duration", default = "default_lease_hard")]
     pub lease_hard: Duration,
-    /// Free space the master's metadata disk (under `data_dir`) must keep:
-    /// below it the master enters safe mode by itself, before a full disk
-    /// fails an edit-log write, and leaves it once space is back. HDFS's
+    /// Free space each of the master's metadata disks (under `data_dir`
+    /// and every `data_dirs`) must keep: below it the master enters safe
+    /// mode by itself, before a full disk fails an edit-log write, and
+    /// leaves it once space is back. HDFS's
     /// `dfs.namenode.resource.du.reserved` (100 MiB there too).
     #[serde(deserialize_with = "de_size", default = "default_reserved_space")]
     pub reserved_space: u64,
+}
+
+impl MasterConfig {
+    /// Where the namespace's edit log and snapshots are written:
+    /// `data_dir`, then every `data_dirs`.
+    pub fn metadata_dirs(&self) -> Vec<PathBuf> {
+        std::iter::once(&self.data_dir)
+            .chain(&self.data_dirs)
+            .cloned()
+            .collect()
+    }
+
+    /// The metadata directories are distinct and none is inside another:
+    /// two copies in one place are one copy, and a copy inside another
+    /// directory would be written over by it. Compared as written (after
+    /// dropping `.` and trailing slashes): symbolic links and mounts are
+    /// the operator's to get right.
+    fn validate_dirs(&self) -> Result<(), String> {
+        let dirs = self.metadata_dirs();
+        let norm: Vec<PathBuf> = (dirs.iter())
+            .map(|d| {
+                (d.components())
+                    .filter(|c| *c != std::path::Component::CurDir)
+                    .collect()
+            })
+            .collect();
+        for i in 0..dirs.len() {
+            for j in i + 1..dirs.len() {
+                let (a, b) = (&dirs[i], &dirs[j]);
+                if norm[i] == norm[j] {
+                    return Err(format!(
+                        "master.data_dirs: {} and {} are the same directory; data_dir and \
+                         every data_dirs entry each hold a copy of the namespace, so each \
+                         needs its own",
+                        a.display(),
+                        b.display()
+                    ));
+                }
+                let (outer, inner) = if norm[j].starts_with(&norm[i]) {
+                    (a, b)
+                } else if norm[i].starts_with(&norm[j]) {
+                    (b, a)
+                } else {
+                    continue;
+                };
+                return Err(format!(
+                    "master.data_dirs: {} is inside {}; each copy of the namespace needs a \
+                     directory of its own, not nested in another (best on another disk)",
+                    inner.display(),
+                    outer.display()
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 fn default_reserved_space() -> u64 {
@@ -618,6 +686,7 @@ impl ClusterConfig {
         if self.dfs.stream_timeout.is_zero() {
             return bad("dfs.stream_timeout must be above 0 (default 60s)".into());
         }
+        self.master.validate_dirs().map_err(ConfigError::Invalid)?;
         let t = self.master.safemode_threshold;
         if !(0.0..=1.0).contains(&t) {
             return bad(format!(
@@ -961,6 +1030,56 @@ cache = "1MiB"
             .unwrap_err()
             .to_string()
             .contains("twice"));
+    }
+
+    /// Several metadata directories: `data_dir` first, none by default;
+    /// the same directory twice, or one inside another, is refused with
+    /// both named.
+    #[test]
+    fn metadata_dirs_are_distinct_and_not_nested() {
+        assert!(ClusterConfig::parse(BASE)
+            .unwrap()
+            .master
+            .data_dirs
+            .is_empty());
+        let with = |dirs: &str| {
+            BASE.replace(
+                "data_dir = \"/tmp/m\"",
+                &format!("data_dir = \"/tmp/m\"\ndata_dirs = {dirs}"),
+            )
+        };
+        let c = ClusterConfig::parse(&with(r#"["/b/m", "/c/m"]"#)).unwrap();
+        assert_eq!(
+            c.master.metadata_dirs(),
+            [
+                PathBuf::from("/tmp/m"),
+                PathBuf::from("/b/m"),
+                PathBuf::from("/c/m")
+            ]
+        );
+        // Siblings sharing a prefix are not nested.
+        assert!(ClusterConfig::parse(&with(r#"["/tmp/m2"]"#)).is_ok());
+        for (dirs, both) in [
+            (r#"["/tmp/m"]"#, ["/tmp/m", "/tmp/m"]),
+            (r#"["/tmp/m/"]"#, ["/tmp/m", "/tmp/m/"]),
+            (r#"["/b", "/c", "/b"]"#, ["/b", "/b"]),
+            (r#"["/b", "/b/./"]"#, ["/b", "/b/./"]),
+        ] {
+            let e = ClusterConfig::parse(&with(dirs)).unwrap_err().to_string();
+            assert!(e.contains("the same directory"), "{dirs}: {e}");
+            assert!(e.contains(both[0]) && e.contains(both[1]), "{dirs}: {e}");
+        }
+        for (dirs, inner, outer) in [
+            (r#"["/tmp/m/copy"]"#, "/tmp/m/copy", "/tmp/m"),
+            (r#"["/tmp"]"#, "/tmp/m", "/tmp"),
+            (r#"["/b/c", "/b"]"#, "/b/c", "/b"),
+        ] {
+            let e = ClusterConfig::parse(&with(dirs)).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("{inner} is inside {outer}")),
+                "{dirs}: {e}"
+            );
+        }
     }
 
     /// The scanner's first pass and throttle are settings, and a rate that

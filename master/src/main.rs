@@ -19,11 +19,12 @@ struct Args {
     /// corrupt anywhere but in its last record, and names the byte offset
     /// and the last good txid. `truncate` keeps every record before the
     /// corrupt one, copies the original log to
-    /// `edits.log.corrupt-<unix-ts>` in `data_dir`, cuts the log there,
-    /// logs what was dropped, then starts. Edits after the corruption are
-    /// lost: restoring `data_dir` from a backup is the alternative. A
-    /// corrupt snapshot (`fsimage`) is still refused: there is nothing safe
-    /// to cut.
+    /// `edits.log.corrupt-<unix-ts>` beside it, cuts the log there, logs
+    /// what was dropped, then starts; in every metadata directory
+    /// (`data_dir` and `data_dirs`), and the start then takes the newest
+    /// copy. Edits after the corruption are lost unless another directory
+    /// holds them: restoring from a backup is the alternative. A corrupt
+    /// snapshot (`fsimage`) is still refused: there is nothing safe to cut.
     #[arg(long, value_enum, value_name = "MODE")]
     recover: Option<Recover>,
     /// Bind gRPC here instead of `[master] addr`, which stays what workers
@@ -51,7 +52,7 @@ async fn main() -> anyhow::Result<()> {
     sched::check_config(&cfg)?;
     tracing::info!(config = %args.config.display(), ?cfg.dfs, ?cfg.heartbeat, workers = cfg.workers.len(), "effective config");
     if let Some(Recover::Truncate) = args.recover {
-        master::blocks::editlog::recover_truncate(&cfg.master.data_dir)?;
+        master::blocks::journal::recover_truncate(&cfg.master.metadata_dirs())?;
     }
     let bind = args.listen.as_deref().unwrap_or(&cfg.master.addr);
     let listener = tokio::net::TcpListener::bind(bind)

@@ -16,6 +16,7 @@ fn add(path: &str, id: u64) -> Edit {
     Edit::AddFile {
         path: path.into(),
         file: FileMeta {
+            mode: master::blocks::namespace::FILE_MODE,
             owner: String::new(),
             replication: 1,
             block_size: 64,

@@ -411,6 +411,18 @@ pub struct FileWriter {
     pub block_size: u64,
     blocks: Vec<proto::CompletedBlock>,
     pub written: u64,
+    /// How often the master wants the lease renewed (0: never).
+    renew_every: std::time::Duration,
+}
+
+/// Aborts a background task when dropped: a writer's lease renewal ends
+/// with its write, however the write ends.
+pub struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl FileWriter {
@@ -527,7 +539,34 @@ impl Dfs {
             block_size: created.block_size,
             blocks: Vec::new(),
             written: 0,
+            renew_every: std::time::Duration::from_millis(created.renew_every_ms),
         })
+    }
+
+    /// Keeps `w`'s lease while the returned guard lives (HDFS's
+    /// LeaseRenewer): a writer whose source is slower than the soft limit
+    /// per block would otherwise lose its path to the next writer.
+    pub fn renew_while_writing(&self, w: &FileWriter) -> Option<AbortOnDrop> {
+        if w.renew_every.is_zero() {
+            return None;
+        }
+        let (master, every) = (self.master(), w.renew_every);
+        let req = proto::AbandonFileRequest {
+            path: w.path.clone(),
+            lease: w.lease,
+        };
+        Some(AbortOnDrop(tokio::spawn(async move {
+            let mut master = master;
+            loop {
+                tokio::time::sleep(every).await;
+                if let Err(s) = master.renew_lease(req.clone()).await {
+                    tracing::warn!(path = %req.path, "lease renewal failed: {}", s.message());
+                    if s.code() == tonic::Code::FailedPrecondition {
+                        return; // the write is gone: the next block says why
+                    }
+                }
+            }
+        })))
     }
 
     /// Writes one block of `w` (at most its block size); callers choose the
@@ -604,6 +643,7 @@ impl Dfs {
         mut progress: impl FnMut(u64),
     ) -> Result<u64> {
         let mut w = self.create(path, opts).await?;
+        let _renewer = self.renew_while_writing(&w);
         let bs = w.block_size as usize;
         // Where the next block goes: the master orders a dead writer's
         // blocks by it (blocks in flight are allocated in any order).

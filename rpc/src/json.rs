@@ -51,7 +51,21 @@ pub fn cluster_status(st: &proto::ClusterStatusResponse, master: &str, ui: Optio
 /// One entry of `fs ls`.
 pub fn list_entry(e: &proto::ListEntry) -> Value {
     json!({"path": e.path, "dir": e.is_dir, "size": e.size,
-           "replication": e.replication, "blocks": e.blocks, "mtime_ms": e.mtime_ms})
+           "replication": e.replication, "blocks": e.blocks, "mtime_ms": e.mtime_ms,
+           "owner": e.owner, "permission": format!("{:o}", e.mode)})
+}
+
+/// `drwxr-xr-x`, as `ls -l` shows an entry's type and mode.
+pub fn mode_string(is_dir: bool, mode: u32) -> String {
+    let mut s = String::with_capacity(10);
+    s.push(if is_dir { 'd' } else { '-' });
+    for shift in [6, 3, 0] {
+        let b = (mode >> shift) & 7;
+        s.push(if b & 4 != 0 { 'r' } else { '-' });
+        s.push(if b & 2 != 0 { 'w' } else { '-' });
+        s.push(if b & 1 != 0 { 'x' } else { '-' });
+    }
+    s
 }
 
 fn names(v: &[proto::WorkerAddr]) -> Vec<String> {
@@ -70,12 +84,19 @@ pub fn block_status(b: &proto::BlockStatus) -> Value {
 pub fn file_status(st: &proto::FileStatus) -> Value {
     json!({"path": st.path, "size": st.size, "replication": st.replication,
            "block_size": st.block_size, "mtime_ms": st.mtime_ms, "owner": st.owner,
+           "permission": format!("{:o}", st.mode),
            "blocks": st.blocks.iter().map(block_status).collect::<Vec<_>>()})
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn modes_show_as_ls_shows_them() {
+        assert_eq!(mode_string(true, 0o755), "drwxr-xr-x");
+        assert_eq!(mode_string(false, 0o640), "-rw-r-----");
+    }
 
     #[test]
     fn worker_without_resources_has_zeros() {

@@ -279,8 +279,9 @@ impl Runner {
                     .await?,
             ]
         };
-        self.cluster.remove(&out).await?;
-        self.cluster.remove(&check).await?;
+        // Whole trees: the directories the jobs made for their outputs go too.
+        self.cluster.remove(OUT_DIR).await?;
+        self.cluster.remove(CHECK_DIR).await?;
         if let Some(dir) = &self.history_dir {
             std::fs::create_dir_all(dir)?;
             for r in &rows {

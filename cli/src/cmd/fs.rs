@@ -1,4 +1,4 @@
-//! `mr fs put|get|cat|ls|rm|stat`. `cat`, `ls`, `get` and `rm` take globs
+//! `mr fs put|get|cat|ls|rm|stat|mkdir|chmod|chown`. `cat`, `ls`, `get` and `rm` take globs
 //! in the last path component (`cli/glob.rs`), and `cat DIR` prints a job's
 //! output: the directory's `part-*` files in order.
 
@@ -56,6 +56,25 @@ pub enum FsCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Make a directory and its missing parents, owned by you. Others may
+    /// then add nothing to it unless its mode lets them.
+    Mkdir {
+        path: String,
+        /// Permission bits in octal (owner, group, others), e.g. 700.
+        #[arg(long, short = 'm', default_value = "755", value_parser = parse_mode)]
+        mode: u32,
+    },
+    /// Change a file's or directory's permission bits (yours, or as an
+    /// admin anyone's): `r` lets others read a file or list a directory,
+    /// `w` on a directory lets them add to it and delete from it.
+    Chmod {
+        /// Octal, e.g. 600 (only you), 644 (everyone reads), 777.
+        #[arg(value_parser = parse_mode)]
+        mode: u32,
+        path: String,
+    },
+    /// Give a file or directory to another user (admins only).
+    Chown { owner: String, path: String },
     /// A file's blocks, their replicas and where they are cached.
     Stat {
         path: String,
@@ -80,6 +99,9 @@ pub async fn dispatch(cfg: &ClusterConfig, c: FsCmd) -> anyhow::Result<()> {
         FsCmd::Ls { path, json } => ls(cfg, &path, json).await,
         FsCmd::Rm { path, json } => rm(cfg, &path, json).await,
         FsCmd::Stat { path, json } => stat(cfg, &path, json).await,
+        FsCmd::Mkdir { path, mode } => mkdir(cfg, &path, mode).await,
+        FsCmd::Chmod { mode, path } => set_attr(cfg, &path, Some(mode), "").await,
+        FsCmd::Chown { owner, path } => set_attr(cfg, &path, None, &owner).await,
     }
 }
 
@@ -277,7 +299,8 @@ pub async fn ls(cfg: &ClusterConfig, path: &str, as_json: bool) -> anyhow::Resul
         .iter()
         .map(|e| {
             vec![
-                if e.is_dir { "d" } else { "-" }.to_string(),
+                rpc::json::mode_string(e.is_dir, e.mode),
+                e.owner.clone(),
                 if e.is_dir {
                     "-".into()
                 } else {
@@ -296,8 +319,55 @@ pub async fn ls(cfg: &ClusterConfig, path: &str, as_json: bool) -> anyhow::Resul
         .collect();
     print!(
         "{}",
-        table(&["T", "REPL", "BYTES", "SIZE", "BLOCKS", "PATH"], &rows)
+        table(
+            &["PERM", "OWNER", "REPL", "BYTES", "SIZE", "BLOCKS", "PATH"],
+            &rows
+        )
     );
+    Ok(())
+}
+
+fn parse_mode(s: &str) -> Result<u32, String> {
+    match u32::from_str_radix(s, 8) {
+        Ok(m) if m <= 0o777 => Ok(m),
+        _ => Err(format!(
+            "{s:?}: give the permission bits as three octal digits (owner, group, others), \
+             e.g. 755 or 640"
+        )),
+    }
+}
+
+pub async fn mkdir(cfg: &ClusterConfig, path: &str, mode: u32) -> anyhow::Result<()> {
+    let path = remote(path)?;
+    let dfs = Dfs::connect(cfg)?;
+    dfs.master()
+        .mkdir(proto::MkdirRequest {
+            path: path.clone(),
+            mode,
+        })
+        .await
+        .map_err(DfsError::from)?;
+    eprintln!("made {path} (mode {mode:o})");
+    Ok(())
+}
+
+async fn set_attr(
+    cfg: &ClusterConfig,
+    path: &str,
+    mode: Option<u32>,
+    owner: &str,
+) -> anyhow::Result<()> {
+    let path = remote(path)?;
+    let dfs = Dfs::connect(cfg)?;
+    dfs.master()
+        .set_attr(proto::SetAttrRequest {
+            path,
+            mode: mode.unwrap_or(0),
+            has_mode: mode.is_some(),
+            owner: owner.to_string(),
+        })
+        .await
+        .map_err(DfsError::from)?;
     Ok(())
 }
 

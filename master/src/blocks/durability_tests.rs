@@ -27,6 +27,7 @@ fn put(b: &mut Blocks, path: &str) -> u64 {
     b.commit(Edit::AddFile {
         path: path.into(),
         file: FileMeta {
+            mode: crate::blocks::namespace::FILE_MODE,
             owner: String::new(),
             replication: 1,
             block_size: 4096,
@@ -91,6 +92,7 @@ fn a_failed_checkpoint_neither_fails_a_durable_edit_nor_loses_later_ones() {
         let r = b.commit(Edit::AddFile {
             path: "/b".into(),
             file: FileMeta {
+                mode: crate::blocks::namespace::FILE_MODE,
                 owner: String::new(),
                 replication: 1,
                 block_size: 4096,
@@ -106,7 +108,10 @@ fn a_failed_checkpoint_neither_fails_a_durable_edit_nor_loses_later_ones() {
         assert!(r.is_ok(), "a durable edit was reported failed: {r:?}");
         acked.push("/b".to_string());
         for p in ["/c", "/d", "/e"] {
-            let r = b.commit(Edit::Delete { paths: vec![] });
+            let r = b.commit(Edit::Delete {
+                paths: vec![],
+                dirs: vec![],
+            });
             if r.is_ok() {
                 // Anything acknowledged now must survive the restart.
                 let id = b.allocate_block_id();
@@ -115,6 +120,7 @@ fn a_failed_checkpoint_neither_fails_a_durable_edit_nor_loses_later_ones() {
                         .commit(Edit::AddFile {
                             path: p.into(),
                             file: FileMeta {
+                                mode: crate::blocks::namespace::FILE_MODE,
                                 owner: String::new(),
                                 replication: 1,
                                 block_size: 4096,
@@ -194,6 +200,7 @@ fn add_file(path: &str, id: u64) -> Edit {
     Edit::AddFile {
         path: path.into(),
         file: FileMeta {
+            mode: crate::blocks::namespace::FILE_MODE,
             owner: String::new(),
             replication: 1,
             block_size: 4096,
@@ -266,7 +273,12 @@ fn a_tick_resumes_a_failed_log_once_space_is_back() {
     let mut b = Blocks::open(&cfg, Instant::now()).unwrap();
     b.set_free_space_probe(Box::new(|_| Ok(u64::MAX)));
     super::editlog::DISK_FULL.with(|d| d.set(true));
-    assert!(b.commit(Edit::Delete { paths: vec![] }).is_err());
+    assert!(b
+        .commit(Edit::Delete {
+            paths: vec![],
+            dirs: vec![]
+        })
+        .is_err());
     super::editlog::DISK_FULL.with(|d| d.set(false));
     assert!(!b.health().is_empty());
     b.check_resources();

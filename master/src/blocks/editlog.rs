@@ -63,6 +63,9 @@
 //!
 //! Logs and snapshots of earlier versions (unframed JSON lines,
 //! `snapshot.json`) are refused with an error, never read as empty.
+//!
+//! This is one directory's pair of files. With `[master] data_dirs`, each
+//! metadata directory holds its own, and `journal.rs` writes them alike.
 
 use crate::blocks::namespace::{Edit, Namespace};
 use serde::{Deserialize, Serialize};
@@ -149,6 +152,22 @@ pub enum EditLogError {
         path.display()
     )]
     Format { path: PathBuf, reason: String },
+    #[error(
+        "metadata directory {} cannot be loaded: {source}. The master refuses to start \
+         rather than choose between copies by itself. The other metadata directories ({}) \
+         hold copies of the namespace: to start from them, move {} aside (a metadata \
+         directory found empty is filled from the others at start); or start once with \
+         `mr-master --recover truncate`, which applies to every metadata directory",
+        dir.display(),
+        others.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
+        dir.display()
+    )]
+    Copy {
+        dir: PathBuf,
+        others: Vec<PathBuf>,
+        #[source]
+        source: Box<EditLogError>,
+    },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> EditLogError + '_ {
@@ -182,54 +201,27 @@ impl EditLog {
     /// every start begins with a short log. Refuses to start on mid-log
     /// corruption (see the module doc); drops only a torn tail.
     pub fn open(dir: &Path, snapshot_every: u64) -> Result<(Self, Namespace), EditLogError> {
-        fs::create_dir_all(dir).map_err(io_err(dir))?;
-        let (snap_txid, mut ns) = load_snapshot(dir)?;
-        let log_path = dir.join(LOG);
-        let bytes = read_log(&log_path)?;
-        check_snapshot_present(dir, &bytes)?;
-        let scan = scan(&bytes, snap_txid);
-        match &scan.end {
-            End::Clean => {}
-            End::Corrupt { offset, reason } => {
-                return Err(EditLogError::CorruptLog {
-                    path: log_path,
-                    offset: *offset as u64,
-                    last_good_txid: scan.last_good_txid,
-                    reason: reason.clone(),
-                })
-            }
-            End::Tail { offset, reason } => {
-                let backup = backup(&log_path, &bytes)?;
-                tracing::warn!(
-                    file = %log_path.display(),
-                    offset,
-                    txid = scan.last_good_txid + 1,
-                    dropped_bytes = bytes.len() - offset,
-                    backup = %backup.display(),
-                    "dropping the torn or corrupt last record of the edit log ({reason}): \
-                     torn by a crash, it was never acknowledged; without a crash, the disk \
-                     corrupted an acknowledged edit (the backup holds it)"
-                );
-            }
-        }
-        let mut txid = snap_txid;
-        let mut replayed = 0u64;
-        for rec in scan.records.iter().filter(|r| r.txid > snap_txid) {
-            ns.apply(&rec.edit);
-            txid = rec.txid;
-            replayed += 1;
-        }
+        let Loaded { txid, mut ns, .. } = load(dir)?;
         ns.after_restart();
-        tracing::info!(
-            txid,
-            replayed,
-            files = ns.files.len(),
-            "namespace loaded from {}",
-            dir.display()
-        );
-        write_snapshot(dir, txid, &ns).map_err(io_err(&dir.join(SNAPSHOT)))?;
+        let log = EditLog::start(dir, txid, &ns, snapshot_every)?;
+        Ok((log, ns))
+    }
+
+    /// Puts a fresh snapshot of `ns` at `txid` and an empty log in `dir`:
+    /// how every start ends, and how a journal (`journal.rs`) fills a
+    /// metadata directory that is new, behind, or failed. Whatever `dir`
+    /// held is replaced whole, never appended to.
+    pub fn start(
+        dir: &Path,
+        txid: u64,
+        ns: &Namespace,
+        snapshot_every: u64,
+    ) -> Result<Self, EditLogError> {
+        fs::create_dir_all(dir).map_err(io_err(dir))?;
+        write_snapshot(dir, txid, ns).map_err(io_err(&dir.join(SNAPSHOT)))?;
+        let log_path = dir.join(LOG);
         let file = fresh_log(dir).map_err(io_err(&log_path))?;
-        let log = EditLog {
+        Ok(EditLog {
             dir: dir.to_path_buf(),
             file,
             len: LOG_MAGIC.len() as u64,
@@ -237,8 +229,17 @@ impl EditLog {
             since_snapshot: 0,
             snapshot_every: snapshot_every.max(1),
             failed: None,
-        };
-        Ok((log, ns))
+        })
+    }
+
+    /// The directory this log and its snapshot are in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Txid of the last durable edit.
+    pub fn txid(&self) -> u64 {
+        self.txid
     }
 
     /// Appends and fsyncs one edit; only then may the caller apply it and
@@ -258,13 +259,14 @@ impl EditLog {
             edit: edit.clone(),
         };
         let frame = encode_record(&rec)?;
-        let written = write_all(&mut self.file, &frame).and_then(|_| self.file.sync_data());
+        let written =
+            write_all(&self.dir, &mut self.file, &frame).and_then(|_| self.file.sync_data());
         if let Err(e) = written {
             tracing::error!(
                 dir = %self.dir.display(),
                 txid = rec.txid,
-                "edit-log write failed: {e}; the edit is refused and the log stops until a \
-                 fresh snapshot and log can be written"
+                "edit-log write failed: {e}; this log takes no more edits until a fresh \
+                 snapshot and log can be written to its directory"
             );
             self.failed = Some(e.to_string());
             let _ = self
@@ -346,6 +348,70 @@ impl EditLog {
     pub fn sync(&mut self) -> io::Result<()> {
         self.file.sync_all()
     }
+}
+
+/// What one metadata directory holds, read and replayed but not written
+/// to: a journal compares every copy before it writes any.
+pub struct Loaded {
+    /// Txid of the last edit the copy holds.
+    pub txid: u64,
+    /// The namespace at `txid`, before [`Namespace::after_restart`].
+    pub ns: Namespace,
+    /// Neither a snapshot nor an edit: a new directory, or a replaced disk.
+    pub empty: bool,
+}
+
+/// Loads the snapshot and replays the log over it, writing nothing but
+/// the backup of a torn tail. Refuses mid-log corruption (see the module
+/// doc).
+pub fn load(dir: &Path) -> Result<Loaded, EditLogError> {
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let (snap_txid, mut ns) = load_snapshot(dir)?;
+    let has_snapshot = dir.join(SNAPSHOT).exists();
+    let log_path = dir.join(LOG);
+    let bytes = read_log(&log_path)?;
+    check_snapshot_present(dir, &bytes)?;
+    let scan = scan(&bytes, snap_txid);
+    match &scan.end {
+        End::Clean => {}
+        End::Corrupt { offset, reason } => {
+            return Err(EditLogError::CorruptLog {
+                path: log_path,
+                offset: *offset as u64,
+                last_good_txid: scan.last_good_txid,
+                reason: reason.clone(),
+            })
+        }
+        End::Tail { offset, reason } => {
+            let backup = backup(&log_path, &bytes)?;
+            tracing::warn!(
+                file = %log_path.display(),
+                offset,
+                txid = scan.last_good_txid + 1,
+                dropped_bytes = bytes.len() - offset,
+                backup = %backup.display(),
+                "dropping the torn or corrupt last record of the edit log ({reason}): \
+                 torn by a crash, it was never acknowledged; without a crash, the disk \
+                 corrupted an acknowledged edit (the backup holds it)"
+            );
+        }
+    }
+    let empty = !has_snapshot && scan.records.is_empty();
+    let mut txid = snap_txid;
+    let mut replayed = 0u64;
+    for rec in scan.records.iter().filter(|r| r.txid > snap_txid) {
+        ns.apply(&rec.edit);
+        txid = rec.txid;
+        replayed += 1;
+    }
+    tracing::info!(
+        txid,
+        replayed,
+        files = ns.files.len(),
+        "namespace loaded from {}",
+        dir.display()
+    );
+    Ok(Loaded { txid, ns, empty })
 }
 
 /// What [`recover_truncate`] did.
@@ -533,12 +599,17 @@ thread_local! {
     /// While set, every write of the edit log and snapshot stops halfway
     /// with ENOSPC, as on a full disk (tests only).
     pub(crate) static DISK_FULL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// As `DISK_FULL`, for the directories listed only: one metadata
+    /// directory's disk full while the others have room (tests only).
+    pub(crate) static FULL_DIRS: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// `write_all`, where tests can make the disk full.
-fn write_all(f: &mut File, bytes: &[u8]) -> io::Result<()> {
+/// `write_all` of a file in `dir`, where tests can make the disk full.
+fn write_all(dir: &Path, f: &mut File, bytes: &[u8]) -> io::Result<()> {
+    #[cfg(not(test))]
+    let _ = dir;
     #[cfg(test)]
-    if DISK_FULL.with(|d| d.get()) {
+    if DISK_FULL.with(|d| d.get()) || FULL_DIRS.with(|d| d.borrow().iter().any(|p| p == dir)) {
         f.write_all(&bytes[..bytes.len() / 2])?;
         return Err(io::Error::from_raw_os_error(libc::ENOSPC));
     }
@@ -552,7 +623,7 @@ fn write_all(f: &mut File, bytes: &[u8]) -> io::Result<()> {
 fn replace_atomically(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<File> {
     let tmp = dir.join(format!("{name}.tmp"));
     let written = File::create(&tmp).and_then(|mut f| {
-        write_all(&mut f, bytes)?;
+        write_all(dir, &mut f, bytes)?;
         f.sync_all()
     });
     if let Err(e) = written {

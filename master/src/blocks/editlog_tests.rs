@@ -7,6 +7,7 @@ fn add(path: &str, id: u64) -> Edit {
     Edit::AddFile {
         path: path.into(),
         file: FileMeta {
+            mode: crate::blocks::namespace::FILE_MODE,
             owner: String::new(),
             replication: 3,
             block_size: 64,
@@ -85,6 +86,7 @@ fn replays_and_snapshots() {
         }
         let e = Edit::Delete {
             paths: vec!["/b".into()],
+            dirs: vec![],
         };
         log.append(&e).unwrap();
     }

@@ -1,7 +1,7 @@
 //! Files: writes under a lease (create, add a block, complete or abandon),
 //! deletes, and what `fs stat` and `fs ls` show.
 
-use super::namespace::{BlockMeta, Edit, FileMeta};
+use super::namespace::{BlockMeta, DirMeta, Edit, FileMeta};
 use super::{BlockOwner, Blocks};
 use crate::cluster::{Cluster, Outbox, WorkerAddr};
 use crate::error::{MasterError, Result};
@@ -54,6 +54,8 @@ pub struct Created {
     pub lease: u64,
     pub replication: u32,
     pub block_size: u64,
+    /// How often the writer renews its lease (`lease.rs`).
+    pub renew_every: std::time::Duration,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -111,6 +113,7 @@ pub struct FileStatus {
     pub blocks: Vec<BlockStatus>,
     pub mtime_ms: u64,
     pub owner: String,
+    pub mode: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -121,6 +124,8 @@ pub struct ListEntry {
     pub replication: u32,
     pub blocks: u64,
     pub mtime_ms: u64,
+    pub owner: String,
+    pub mode: u32,
 }
 
 impl Blocks {
@@ -155,6 +160,7 @@ impl Blocks {
                 (e, _) => e,
             });
         }
+        self.make_parents_of(path.as_str(), &req.owner)?;
         let lease = loop {
             let l = self.rng.u64(1..);
             if !self.pending.contains_key(&l) {
@@ -179,6 +185,7 @@ impl Blocks {
             lease,
             replication,
             block_size,
+            renew_every: self.renew_every(),
         })
     }
 
@@ -197,7 +204,7 @@ impl Blocks {
         Ok(())
     }
 
-    fn pending_mut(&mut self, lease: u64, path: &str) -> Result<&mut PendingFile> {
+    pub(super) fn pending_mut(&mut self, lease: u64, path: &str) -> Result<&mut PendingFile> {
         match self.pending.get_mut(&lease) {
             Some(p) if p.path == path => Ok(p),
             _ => Err(MasterError::FailedPrecondition(format!(
@@ -328,6 +335,7 @@ impl Blocks {
         self.check_creatable(path.as_str(), overwrite)?;
         let old = self.ns.files.get(path.as_str()).cloned();
         let file = FileMeta {
+            mode: crate::blocks::namespace::FILE_MODE,
             replication,
             block_size,
             blocks: blocks.clone(),
@@ -446,10 +454,18 @@ impl Blocks {
         Ok(())
     }
 
+    /// Deletes the files at or under `raw` and its recorded directories;
+    /// returns how many files went.
     pub fn delete(&mut self, raw: &str, out: &mut Outbox) -> Result<u64> {
-        let (path, paths, ids) = self.files_under(raw)?;
+        let path = DfsPath::parse(raw)?;
+        let dirs = self.ns.dirs_under(path.as_str());
+        let (paths, ids) = match self.files_under(raw) {
+            Ok((_, paths, ids)) => (paths, ids),
+            Err(MasterError::NotFound(_)) if !dirs.is_empty() => (vec![], vec![]),
+            Err(e) => return Err(e),
+        };
         let n = paths.len() as u64;
-        self.commit(Edit::Delete { paths })?;
+        self.commit(Edit::Delete { paths, dirs })?;
         for id in ids {
             self.forget_block(id, out);
         }
@@ -481,10 +497,8 @@ impl Blocks {
             replication: f.replication,
             block_size: f.block_size,
             mtime_ms: f.mtime_ms,
-            owner: match f.owner.as_str() {
-                "" => rpc::auth::ADMIN_NAME.to_string(),
-                o => o.to_string(),
-            },
+            owner: super::perm::owner_name(&f.owner).to_string(),
+            mode: f.mode,
             blocks: f
                 .blocks
                 .iter()
@@ -515,22 +529,33 @@ impl Blocks {
                 }
             }
         }
-        if out.is_empty() && dirs.is_empty() && !path.is_root() {
+        // Recorded directories directly under `path`, empty ones too.
+        for d in self.ns.dirs.range(prefix.clone()..).map(|(d, _)| d) {
+            let Some(rest) = d.strip_prefix(&prefix) else {
+                break;
+            };
+            if !rest.contains('/') {
+                dirs.entry(d.clone()).or_default();
+            }
+        }
+        if out.is_empty() && dirs.is_empty() && !path.is_root() && !self.ns.is_dir(path.as_str()) {
             return Err(MasterError::NotFound(format!(
                 "{path}: no such file or directory"
             )));
         }
-        out.extend(
-            dirs.into_iter()
-                .map(|(p, (size, blocks, mtime))| ListEntry {
-                    path: p,
-                    is_dir: true,
-                    size,
-                    replication: 0,
-                    blocks,
-                    mtime_ms: mtime,
-                }),
-        );
+        out.extend(dirs.into_iter().map(|(p, (size, blocks, mtime))| {
+            let d = self.ns.dir(&p).unwrap_or_else(DirMeta::implied);
+            ListEntry {
+                path: p,
+                is_dir: true,
+                size,
+                replication: 0,
+                blocks,
+                mtime_ms: mtime,
+                owner: super::perm::owner_name(&d.owner).to_string(),
+                mode: d.mode,
+            }
+        }));
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }
@@ -544,5 +569,7 @@ fn entry(path: &str, f: &FileMeta) -> ListEntry {
         replication: f.replication,
         blocks: f.blocks.len() as u64,
         mtime_ms: f.mtime_ms,
+        owner: super::perm::owner_name(&f.owner).to_string(),
+        mode: f.mode,
     }
 }

@@ -3,8 +3,9 @@
 //! A write holds its path from create to complete or abandon. A writer
 //! killed in between would hold it, and leave its blocks orphaned, until
 //! the master restarts; so, as in HDFS, a lease has two limits on its
-//! holder's silence (the create and each new block renew it, on the
-//! master's monotonic clock):
+//! holder's silence (the create, each new block and the writer's
+//! `RenewLease` calls, every half soft limit, renew it, on the master's
+//! monotonic clock):
 //!
 //! - past the soft limit (`[master] lease_soft`, 60 s), another client's
 //!   create of the same path recovers it first (`Blocks::create_file`);
@@ -99,6 +100,19 @@ impl PendingFile {
 }
 
 impl Blocks {
+    /// `RenewLease`: the writer of `path` under `lease` is alive, however
+    /// long its next block takes to fill (a `put` from a slow pipe).
+    pub fn renew_lease(&mut self, path: &str, lease: u64, now: Instant) -> Result<()> {
+        let path = common::path::DfsPath::parse_file(path)?;
+        self.pending_mut(lease, path.as_str())?.last_heard = now;
+        Ok(())
+    }
+
+    /// How often a writer renews: half the soft limit, as HDFS's clients.
+    pub fn renew_every(&self) -> Duration {
+        self.lease_soft / 2
+    }
+
     /// The open write of `path`, if any.
     pub fn lease_holder(&self, path: &str) -> Option<LeaseHolder> {
         self.pending
@@ -234,6 +248,7 @@ impl Blocks {
         self.commit(Edit::AddFile {
             path: path.clone(),
             file: FileMeta {
+                mode: crate::blocks::namespace::FILE_MODE,
                 replication,
                 block_size,
                 blocks: blocks.clone(),

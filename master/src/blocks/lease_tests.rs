@@ -249,6 +249,34 @@ fn a_create_past_the_soft_limit_recovers_the_silent_writers_lease() {
     assert_eq!(f.open_writes(), vec!["/g"], "the new write is open");
 }
 
+/// A writer slower than the soft limit per block keeps its path by
+/// renewing (`RenewLease`, every half soft limit, as HDFS's clients): a
+/// renewal counts as hearing from it, and a renewal under a lease that is
+/// gone fails.
+#[test]
+fn a_renewed_lease_is_kept_past_the_soft_limit() {
+    let mut f = fixture("renew");
+    let lease = f.create("/r", "ann", false, f.at(0));
+    assert_eq!(f.st.blocks().renew_every(), Duration::from_secs(30));
+    for secs in [30, 60, 90] {
+        f.st.renew_lease("/r", lease, f.at(secs)).unwrap();
+    }
+    let e = f.try_create("/r", "bob", true, f.at(140)).unwrap_err();
+    assert!(
+        e.to_string().contains("being written by another client"),
+        "{e}"
+    );
+    assert_eq!(f.open_writes(), vec!["/r"]);
+    assert!(f.st.renew_lease("/r", lease + 1, f.at(140)).is_err());
+    assert!(f.st.renew_lease("/other", lease, f.at(140)).is_err());
+    // Silent past the soft limit since its last renewal: taken over.
+    f.create("/r", "bob", true, f.at(151));
+    assert!(matches!(
+        f.st.renew_lease("/r", lease, f.at(152)),
+        Err(MasterError::FailedPrecondition(_))
+    ));
+}
+
 /// Nobody asks for the path again: the master's tick closes the file once
 /// its writer has been silent for `lease_hard`, and not before. A new block
 /// renews the lease.

@@ -7,11 +7,14 @@
 //! the coordinator (`core`) flushes. Nothing here knows about jobs.
 
 pub mod decommission;
+pub mod dirs;
 pub mod editlog;
 pub mod files;
 pub mod fsck;
+pub mod journal;
 pub mod lease;
 pub mod namespace;
+pub mod perm;
 pub mod pins;
 pub mod replication;
 pub mod resource;
@@ -27,8 +30,8 @@ mod lease_tests;
 use crate::cluster::{Cluster, Command, Outbox, WorkerAddr};
 use crate::error::Result;
 use common::config::ClusterConfig;
-use editlog::EditLog;
 use files::PendingFile;
+use journal::Journal;
 use namespace::{BlockMeta, Edit, Namespace};
 use resource::{FreeSpace, ResourceChecker};
 use safemode::{SafeMode, SafeModeStatus};
@@ -44,7 +47,8 @@ pub struct BlockOwner {
 
 pub struct Blocks {
     ns: Namespace,
-    log: EditLog,
+    /// The edit log in every metadata directory (`journal.rs`).
+    log: Journal,
     pending: HashMap<u64, PendingFile>,
     /// Every block of a pending file, so block reports do not delete it.
     pending_blocks: HashSet<u64>,
@@ -65,7 +69,7 @@ pub struct Blocks {
     /// No deletion and no re-replication until enough blocks are reported
     /// after a start (see `safemode.rs`).
     safe: SafeMode,
-    /// The metadata disk against `[master] reserved_space` (`resource.rs`).
+    /// The metadata disks against `[master] reserved_space` (`resource.rs`).
     resources: ResourceChecker,
     /// Block → workers whose replica was reported corrupt. They are not in
     /// `locations` (never handed to readers), and are deleted only once
@@ -91,7 +95,8 @@ pub struct Blocks {
 
 impl Blocks {
     pub fn open(cfg: &ClusterConfig, now: Instant) -> Result<Self> {
-        let (log, ns) = EditLog::open(&cfg.master.data_dir, cfg.master.snapshot_every)?;
+        let dirs = cfg.master.metadata_dirs();
+        let (log, ns) = Journal::open(&dirs, cfg.master.snapshot_every)?;
         let mut owners = HashMap::new();
         for f in ns.files.values() {
             for b in &f.blocks {
@@ -117,7 +122,7 @@ impl Blocks {
             pins: BTreeMap::new(),
             replicating: HashMap::new(),
             safe: SafeMode::at_start(cfg.master.safemode_threshold, now + cfg.heartbeat.expiry()),
-            resources: ResourceChecker::new(&cfg.master.data_dir, cfg.master.reserved_space),
+            resources: ResourceChecker::new(dirs, cfg.master.reserved_space),
             corrupt,
             missing: BTreeSet::new(),
             replication_timeout: cfg.heartbeat.interval * 10 + Duration::from_secs(10),
@@ -134,34 +139,52 @@ impl Blocks {
         Ok(blocks)
     }
 
-    /// At every tick: safe mode while the metadata disk is below its
-    /// reserve (`resource.rs`), and a failed edit log resumed once it is
-    /// not, so that `/healthz` clears without waiting for a write.
+    /// At every tick: safe mode while a metadata disk is below its reserve
+    /// (`resource.rs`), and each failed metadata directory restored once
+    /// its disk is not, so that `/healthz` clears without waiting for a
+    /// write.
     pub fn check_resources(&mut self) {
         let low = self.resources.check();
-        let has_room = low.is_none();
-        self.safe.set_low_resources(low);
-        if has_room && self.log.failure().is_some() {
-            if let Err(e) = self.log.recover(&self.ns) {
-                tracing::warn!("the failed edit log cannot resume yet: {e}");
+        let failed: Vec<_> = (self.log.failures().into_iter())
+            .map(|(dir, _)| dir.to_path_buf())
+            .filter(|dir| !low.iter().any(|l| l.dir == *dir))
+            .collect();
+        for dir in failed {
+            if let Err(e) = self.log.restore(&dir, &self.ns) {
+                tracing::warn!(
+                    dir = %dir.display(),
+                    "the failed metadata directory cannot be restored yet: {e}"
+                );
             }
         }
+        self.safe.set_low_resources(resource::reason(&low));
     }
 
-    /// Replaces how the metadata disk's free space is read (tests).
+    /// Replaces how the metadata disks' free space is read (tests).
     pub fn set_free_space_probe(&mut self, free: FreeSpace) {
         self.resources.set_probe(free);
     }
 
-    /// What makes the master unhealthy for `/healthz`: a failed edit log
-    /// (it takes no namespace change) and a metadata disk below its reserve.
+    /// What makes the master unhealthy for `/healthz`: a failed metadata
+    /// directory (one copy fewer; with every one failed, no namespace
+    /// change is taken) and a metadata disk below its reserve.
     pub fn health(&self) -> Vec<String> {
-        let mut problems = Vec::new();
-        if let Some(why) = self.log.failure() {
-            problems.push(format!(
-                "the edit log is failed ({why}); namespace changes are refused until it resumes"
-            ));
-        }
+        let all = self.log.all_failed();
+        let mut problems: Vec<String> = (self.log.failures().into_iter())
+            .map(|(dir, why)| match all {
+                true => format!(
+                    "the edit log is failed in {} ({why}), as in every metadata directory; \
+                     namespace changes are refused until one is restored",
+                    dir.display()
+                ),
+                false => format!(
+                    "the edit log is failed in {} ({why}); the other metadata directories take \
+                     namespace changes, and it is restored once a fresh snapshot and log can \
+                     be written there",
+                    dir.display()
+                ),
+            })
+            .collect();
         if let Some(low) = self.safe.low_resources() {
             problems.push(low.to_string());
         }
@@ -171,17 +194,22 @@ impl Blocks {
     /// Logs an edit durably, then applies it. Once the append returned, the
     /// edit is acknowledged whatever happens next: a failed checkpoint is
     /// logged, not returned (the caller would report a durable change as
-    /// failed), and the edit log refuses later appends if it cannot go on.
-    /// A failed log is first rolled to a fresh one (`EditLog::recover`):
-    /// the edit is refused only while that still fails.
+    /// failed), and a directory that cannot go on is failed and skipped.
+    /// With every directory failed, they are first restored
+    /// (`Journal::recover`): the edit is refused only while that still
+    /// fails. One failed directory among others is left to the tick, which
+    /// waits for its disk to have room rather than rewrite a snapshot at
+    /// every edit.
     pub fn commit(&mut self, edit: Edit) -> Result<()> {
-        self.log.recover(&self.ns)?;
+        if self.log.all_failed() {
+            self.log.recover(&self.ns)?;
+        }
         self.log.append(&edit)?;
         self.ns.apply(&edit);
         if let Err(e) = self.log.maybe_checkpoint(&self.ns) {
             tracing::error!(
-                "checkpoint failed after a durable edit: {e}; the edit stands, further \
-                 namespace changes are refused until the master restarts"
+                "checkpoint failed after a durable edit: {e}; the edit stands, and a metadata \
+                 directory whose log could not be replaced is failed until it is restored"
             );
         }
         Ok(())

@@ -28,6 +28,40 @@ pub struct FileMeta {
     /// were recorded, which makes it the admin's.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub owner: String,
+    /// Permission bits, `rwx` for the owner and for others as in POSIX
+    /// (`0o644` by default; group bits are kept but not checked, there are
+    /// no groups). Files of logs from before modes read as `0o644`.
+    #[serde(default = "default_file_mode")]
+    pub mode: u32,
+}
+
+/// A file's mode unless its writer chose: the owner writes, anyone reads.
+pub const FILE_MODE: u32 = 0o644;
+/// A directory's mode unless its creator chose: only the owner adds to it.
+pub const DIR_MODE: u32 = 0o755;
+
+fn default_file_mode() -> u32 {
+    FILE_MODE
+}
+
+/// A directory's owner and mode. Directories made before they were
+/// recorded (implied by the files under them) have none: they read as the
+/// admin's with mode `0o777`, open to all as every path was then.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirMeta {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub owner: String,
+    pub mode: u32,
+}
+
+impl DirMeta {
+    /// What a directory implied by files alone is taken to be.
+    pub fn implied() -> DirMeta {
+        DirMeta {
+            owner: String::new(),
+            mode: 0o777,
+        }
+    }
 }
 
 impl FileMeta {
@@ -48,6 +82,24 @@ pub enum Edit {
     },
     Delete {
         paths: Vec<String>,
+        /// Recorded directories at or under the deleted path.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        dirs: Vec<String>,
+    },
+    /// Directories come into being, each owned by `owner` with `mode`: an
+    /// `mr fs mkdir`, the missing parents of a new file, a job's output.
+    Mkdirs {
+        dirs: Vec<String>,
+        owner: String,
+        mode: u32,
+    },
+    /// `mr fs chmod` / `mr fs chown` of a file or a directory.
+    SetAttr {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<u32>,
     },
     /// Block ids below `upto` may have been handed out: never reuse them, or
     /// an orphan replica left on a worker could pass for a new block.
@@ -90,6 +142,11 @@ pub enum Edit {
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct Namespace {
     pub files: BTreeMap<String, FileMeta>,
+    /// Recorded directories (never `/`, which is the admin's and open to
+    /// all, as HDFS's `/tmp`). A directory may also exist only by the files
+    /// under it (see [`DirMeta::implied`]). Absent in older snapshots.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dirs: BTreeMap<String, DirMeta>,
     /// The next block id to hand out.
     pub next_block_id: u64,
     /// Ids below this are reserved durably.
@@ -122,9 +179,44 @@ impl Namespace {
                 self.saw_blocks(&file.blocks);
                 self.files.insert(path.clone(), file.clone());
             }
-            Edit::Delete { paths } => {
+            Edit::Delete { paths, dirs } => {
                 for p in paths {
                     self.files.remove(p);
+                }
+                for d in dirs {
+                    self.dirs.remove(d);
+                }
+            }
+            Edit::Mkdirs { dirs, owner, mode } => {
+                for d in dirs {
+                    self.dirs.insert(
+                        d.clone(),
+                        DirMeta {
+                            owner: owner.clone(),
+                            mode: *mode,
+                        },
+                    );
+                }
+            }
+            Edit::SetAttr { path, owner, mode } => {
+                if let Some(f) = self.files.get_mut(path) {
+                    if let Some(o) = owner {
+                        f.owner = o.clone();
+                    }
+                    if let Some(m) = mode {
+                        f.mode = *m;
+                    }
+                } else {
+                    let d = self
+                        .dirs
+                        .entry(path.clone())
+                        .or_insert_with(DirMeta::implied);
+                    if let Some(o) = owner {
+                        d.owner = o.clone();
+                    }
+                    if let Some(m) = mode {
+                        d.mode = *m;
+                    }
                 }
             }
             Edit::Commit {
@@ -225,17 +317,56 @@ impl Namespace {
             .collect()
     }
 
-    /// True if some file lives under `path/`.
+    /// True if `path` is a directory: recorded, or some file lives under it.
     pub fn is_dir(&self, path: &str) -> bool {
         let prefix = if path == "/" {
             return true;
         } else {
             format!("{path}/")
         };
-        self.files
-            .range(prefix.clone()..)
-            .next()
-            .is_some_and(|(k, _)| k.starts_with(&prefix))
+        self.dirs.contains_key(path)
+            || self
+                .files
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|(k, _)| k.starts_with(&prefix))
+    }
+
+    /// A directory's owner and mode, if it is one.
+    pub fn dir(&self, path: &str) -> Option<DirMeta> {
+        if let Some(d) = self.dirs.get(path) {
+            return Some(d.clone());
+        }
+        self.is_dir(path).then(DirMeta::implied)
+    }
+
+    /// Recorded directories at or under `path`.
+    pub fn dirs_under(&self, path: &str) -> Vec<String> {
+        let prefix = format!("{}/", path.trim_end_matches('/'));
+        self.dirs
+            .keys()
+            .filter(|d| d.as_str() == path || d.starts_with(&prefix))
+            .cloned()
+            .collect()
+    }
+
+    /// The nearest existing directory at or above `path`'s parent, and the
+    /// directories missing below it, outermost first: what creating `path`
+    /// (or, for a `mkdir`, `path` itself among them) has to make.
+    pub fn existing_ancestor(&self, path: &str) -> (String, Vec<String>) {
+        let mut missing = Vec::new();
+        let mut cur = path;
+        while let Some(i) = cur.rfind('/') {
+            let parent = if i == 0 { "/" } else { &cur[..i] };
+            if parent == "/" || self.is_dir(parent) {
+                missing.reverse();
+                return (parent.to_string(), missing);
+            }
+            missing.push(parent.to_string());
+            cur = parent;
+        }
+        missing.reverse();
+        ("/".to_string(), missing)
     }
 
     /// The first proper ancestor of `path` that is a file, if any.
@@ -264,6 +395,7 @@ mod tests {
 
     fn file(ids: &[u64]) -> FileMeta {
         FileMeta {
+            mode: FILE_MODE,
             owner: String::new(),
             replication: 1,
             block_size: 10,
@@ -356,7 +488,73 @@ mod tests {
         assert_eq!(ns.files["/a/b"].size(), 20);
         ns.apply(&Edit::Delete {
             paths: ns.matching("/a"),
+            dirs: vec![],
         });
         assert_eq!(ns.files.len(), 1);
+    }
+
+    /// Directories are recorded with their owner and mode, replay and
+    /// round-trip; those implied by files alone (older namespaces) are the
+    /// admin's and open to all; deleting a directory drops its records.
+    #[test]
+    fn recorded_dirs_replay_and_implied_ones_are_open() {
+        let mut ns = Namespace::default();
+        ns.apply(&Edit::AddFile {
+            path: "/old/f".into(),
+            file: file(&[1]),
+        });
+        assert_eq!(ns.dir("/old"), Some(DirMeta::implied()));
+        assert_eq!(ns.dir("/nothing"), None);
+        ns.apply(&Edit::Mkdirs {
+            dirs: vec!["/a".into(), "/a/b".into()],
+            owner: "ann".into(),
+            mode: DIR_MODE,
+        });
+        assert!(ns.is_dir("/a/b"));
+        assert_eq!(
+            ns.existing_ancestor("/a/b/c/d"),
+            ("/a/b".to_string(), vec!["/a/b/c".to_string()])
+        );
+        assert_eq!(
+            ns.existing_ancestor("/x/y"),
+            ("/".to_string(), vec!["/x".to_string()])
+        );
+        assert_eq!(ns.existing_ancestor("/x"), ("/".to_string(), vec![]));
+        ns.apply(&Edit::SetAttr {
+            path: "/a/b".into(),
+            owner: Some("bob".into()),
+            mode: Some(0o700),
+        });
+        ns.apply(&Edit::SetAttr {
+            path: "/old/f".into(),
+            owner: None,
+            mode: Some(0o600),
+        });
+        assert_eq!(ns.files["/old/f"].mode, 0o600);
+        let back: Namespace = serde_json::from_str(&serde_json::to_string(&ns).unwrap()).unwrap();
+        assert_eq!(back.dirs, ns.dirs);
+        assert_eq!(
+            back.dirs["/a/b"],
+            DirMeta {
+                owner: "bob".into(),
+                mode: 0o700
+            }
+        );
+        assert_eq!(ns.dirs_under("/a"), vec!["/a", "/a/b"]);
+        ns.apply(&Edit::Delete {
+            paths: vec![],
+            dirs: ns.dirs_under("/a"),
+        });
+        assert!(!ns.is_dir("/a"));
+        // A file of an older log has the default mode.
+        let e: Edit = serde_json::from_str(
+            r#"{"op":"add_file","path":"/a","file":{"replication":1,"block_size":10,
+            "blocks":[],"mtime_ms":0}}"#,
+        )
+        .unwrap();
+        let Edit::AddFile { file, .. } = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(file.mode, FILE_MODE);
     }
 }

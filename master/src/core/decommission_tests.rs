@@ -55,6 +55,7 @@ fn master(dir: &std::path::Path, files: &[(&str, u64, u32)]) -> MasterState {
             .commit(Edit::AddFile {
                 path: path.to_string(),
                 file: FileMeta {
+                    mode: crate::blocks::namespace::FILE_MODE,
                     owner: String::new(),
                     replication: *replication,
                     block_size: 100,

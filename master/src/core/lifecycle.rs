@@ -5,13 +5,14 @@
 //! the block side, so they live here rather than in either.
 
 use super::MasterState;
-use crate::blocks::namespace::{Edit, FileMeta};
+use crate::blocks::namespace::{Edit, FileMeta, DIR_MODE};
 use crate::cluster::{Command, Outbox, Reply};
 use crate::error::{MasterError, Result};
 use crate::jobs::disk::Submitted;
 use crate::jobs::report::AttemptReport;
 use crate::jobs::submit::SubmitJob;
 use crate::jobs::{staging_dir, Job, JobState, Outcome};
+use rpc::auth::Identity;
 use sched::{Scheduler, SchedulerSpec, Trigger};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -38,12 +39,52 @@ impl MasterState {
     pub fn admit_job(&mut self, id: u64, now: Instant) {
         self.jobs.admit(id);
         let mut out = Outbox::default();
+        if let Err(why) = self.make_output_dir(id) {
+            self.jobs.fail(id, why);
+            self.end_job(id, &mut out);
+            self.cluster.flush(out);
+            return;
+        }
         if let Some(mut view) = self.event_view(now) {
             self.schedule(&mut view, Trigger::JobAdded(id), now, &mut out);
             self.offer_idle(&mut view, now, &mut out);
             self.check_view(&view, now);
         }
         self.cluster.flush(out);
+    }
+
+    /// A job's output directory, made at its admission and owned by its
+    /// submitter (Hadoop's job setup, `FileOutputCommitter.setupJob`): its
+    /// mode keeps others from adding files beside the parts. Refused if a
+    /// path appeared there since the submit checked.
+    fn make_output_dir(&mut self, id: u64) -> std::result::Result<(), String> {
+        let Some(spec) = self.jobs.get(id).map(|j| j.spec()) else {
+            return Ok(());
+        };
+        let (output, owner) = (spec.output.clone(), spec.owner.clone());
+        let ns = self.blocks.ns();
+        if ns.files.contains_key(&output) || ns.is_dir(&output) {
+            return Err(format!(
+                "output {output} appeared after the job was submitted: not this job's to write"
+            ));
+        }
+        self.blocks
+            .mkdir(&output, &owner, DIR_MODE)
+            .map_err(|e| format!("cannot make the output directory {output}: {e}"))
+    }
+
+    /// Whether `who` may submit `req`: read every input file, and add the
+    /// output where it goes (`blocks/perm.rs`).
+    pub fn may_submit(&self, req: &SubmitJob, who: &Identity) -> Result<()> {
+        for input in &req.inputs {
+            for f in self.blocks.ns().matching(input) {
+                self.blocks.may_read(&f, who)?;
+            }
+        }
+        if !req.output.is_empty() {
+            self.blocks.may_create(&req.output, who)?;
+        }
+        Ok(())
     }
 
     /// A submitted job's record could not be written: it never runs.
@@ -188,6 +229,7 @@ impl MasterState {
             return;
         }
         let success = FileMeta {
+            mode: crate::blocks::namespace::FILE_MODE,
             replication: spec.output_replication,
             block_size: spec.output_block_size,
             blocks: vec![],
@@ -239,6 +281,20 @@ impl MasterState {
         if !self.blocks.ns().matching(&staging).is_empty() {
             if let Err(e) = self.blocks.delete(&staging, out) {
                 tracing::warn!(job = id, "could not remove staging: {e}");
+            }
+        }
+        // A job that did not succeed leaves no output, not even the empty
+        // directory its admission made: the same output can be given again.
+        let (output, owner) = (&job.spec().output, &job.spec().owner);
+        let ns = self.blocks.ns();
+        if job.state() != JobState::Succeeded
+            && ns.dirs.get(output).is_some_and(|d| &d.owner == owner)
+            && ns.matching(output).is_empty()
+            && ns.dirs_under(output).len() == 1
+        {
+            let output = output.clone();
+            if let Err(e) = self.blocks.delete(&output, out) {
+                tracing::warn!(job = id, "could not remove the empty output directory: {e}");
             }
         }
         for w in self.cluster.live() {

@@ -504,6 +504,11 @@ impl MasterState {
         r
     }
 
+    /// A writer's keep-alive: no durable change, so safe mode lets it by.
+    pub fn renew_lease(&mut self, path: &str, lease: u64, now: Instant) -> Result<()> {
+        self.blocks.renew_lease(path, lease, now)
+    }
+
     pub fn abandon_file(&mut self, path: &str, lease: u64) -> Result<()> {
         let mut out = Outbox::default();
         let r = self.blocks.abandon_file(path, lease, &mut out);
@@ -517,6 +522,24 @@ impl MasterState {
         let r = self.blocks.delete(raw, &mut out);
         self.cluster.flush(out);
         r
+    }
+
+    /// `mr fs mkdir` (the caller checked who may: `Blocks::may_create`).
+    pub fn mkdir(&mut self, raw: &str, owner: &str, mode: u32) -> Result<()> {
+        self.blocks.check_writable(&format!("make {raw}"))?;
+        if common::path::DfsPath::parse_file(raw).is_ok_and(|p| is_staging(p.as_str())) {
+            return Err(MasterError::InvalidArgument(format!(
+                "cannot make {raw}: /_staging/ is reserved for the runtime's job staging"
+            )));
+        }
+        self.check_not_an_output(raw)?;
+        self.blocks.mkdir(raw, owner, mode)
+    }
+
+    /// `mr fs chmod` / `chown` (the caller checked who may).
+    pub fn set_attr(&mut self, raw: &str, owner: Option<String>, mode: Option<u32>) -> Result<()> {
+        self.blocks.check_writable(&format!("change {raw}"))?;
+        self.blocks.set_attr(raw, owner, mode)
     }
 
     /// `mr cache add|rm`: pins every block of the file in one worker's

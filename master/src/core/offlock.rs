@@ -20,8 +20,12 @@ use std::time::Instant;
 /// the lock; the record written; then the job admitted and placed at once
 /// (or refused, if the record could not be written). The client hears the
 /// id only after that, so every id it holds is on disk.
-pub fn submit_job(state: &Mutex<MasterState>, req: SubmitJob) -> Result<u64> {
-    let (id, record) = lock(state, "submit_job").on_submit(req, crate::now())?;
+pub fn submit_job(state: &Mutex<MasterState>, who: &Identity, req: SubmitJob) -> Result<u64> {
+    let (id, record) = {
+        let mut s = lock(state, "submit_job");
+        s.may_submit(&req, who)?;
+        s.on_submit(req, crate::now())?
+    };
     match record.outcome() {
         Ok(()) => {
             lock(state, "admit_job").admit_job(id, crate::now());

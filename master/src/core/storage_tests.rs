@@ -47,6 +47,7 @@ fn restarted(tag: &str, files: &[(&str, u64, u32)]) -> (MasterState, PathBuf) {
                 .commit(Edit::AddFile {
                     path: path.to_string(),
                     file: FileMeta {
+                        mode: crate::blocks::namespace::FILE_MODE,
                         owner: String::new(),
                         replication: *replication,
                         block_size: 100,

@@ -326,6 +326,7 @@ impl From<Created> for proto::CreateFileResponse {
             lease: c.lease,
             replication: c.replication,
             block_size: c.block_size,
+            renew_every_ms: c.renew_every.as_millis() as u64,
         }
     }
 }
@@ -381,6 +382,7 @@ impl From<FileStatus> for proto::FileStatus {
             blocks: all(f.blocks),
             mtime_ms: f.mtime_ms,
             owner: f.owner,
+            mode: f.mode,
         }
     }
 }
@@ -394,6 +396,8 @@ impl From<ListEntry> for proto::ListEntry {
             replication: e.replication,
             blocks: e.blocks,
             mtime_ms: e.mtime_ms,
+            owner: e.owner,
+            mode: e.mode,
         }
     }
 }

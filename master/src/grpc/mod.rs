@@ -137,8 +137,9 @@ impl Master for MasterService {
         }
         let mut create: crate::blocks::files::CreateFile = req.into_inner().into();
         let mut s = self.lock("create_file");
+        s.blocks().may_create(&create.path, &who)?;
         if create.overwrite {
-            s.blocks().may_change(&create.path, &who)?;
+            s.blocks().may_delete(&create.path, &who)?;
             // A stale write of the path is recovered first: then replaced.
             s.blocks().may_recover(&create.path, &who)?;
         }
@@ -175,10 +176,22 @@ impl Master for MasterService {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
+    async fn renew_lease(&self, req: Request<AbandonFileRequest>) -> Rpc<Empty> {
+        identity(&req).require(Role::User, "write files")?;
+        let r = req.into_inner();
+        self.lock("renew_lease")
+            .renew_lease(&r.path, r.lease, crate::now())?;
+        Ok(Response::new(Empty {}))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
     async fn get_file(&self, req: Request<PathRequest>) -> Rpc<FileStatus> {
         let mut f: FileStatus = {
             let s = self.lock("get_file");
-            s.blocks().file_status(&req.get_ref().path, s.cluster())?
+            let f = s.blocks().file_status(&req.get_ref().path, s.cluster())?;
+            // The read tokens are the file's bytes: its `r` bit decides.
+            s.blocks().may_read(&f.path, &identity(&req))?;
+            f
         }
         .into();
         tokens::sign_file(&self.keys, &identity(&req).name, &mut f, common::now_ms());
@@ -187,7 +200,11 @@ impl Master for MasterService {
 
     #[tracing::instrument(level = "debug", skip_all, fields(path = %req.get_ref().path))]
     async fn list_files(&self, req: Request<PathRequest>) -> Rpc<ListFilesResponse> {
-        let entries = convert_all(self.lock("list_files").blocks().list(&req.get_ref().path)?);
+        let s = self.lock("list_files");
+        let entries = s.blocks().list(&req.get_ref().path)?;
+        s.blocks().may_read(&req.get_ref().path, &identity(&req))?;
+        drop(s);
+        let entries = convert_all(entries);
         Ok(Response::new(ListFilesResponse { entries }))
     }
 
@@ -196,9 +213,43 @@ impl Master for MasterService {
         let who = identity(&req);
         who.require(Role::User, "delete files")?;
         let mut s = self.lock("delete_file");
-        s.blocks().may_change(&req.get_ref().path, &who)?;
+        s.blocks().may_delete(&req.get_ref().path, &who)?;
         let files_deleted = s.delete(&req.get_ref().path)?;
         Ok(Response::new(DeleteFileResponse { files_deleted }))
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
+    async fn mkdir(&self, req: Request<MkdirRequest>) -> Rpc<Empty> {
+        let who = identity(&req);
+        who.require(Role::User, "make directories")?;
+        let r = req.into_inner();
+        let mode = match r.mode {
+            0 => crate::blocks::namespace::DIR_MODE,
+            m => m,
+        };
+        let mut s = self.lock("mkdir");
+        s.blocks().may_create(&r.path, &who)?;
+        s.mkdir(&r.path, &who.name, mode)?;
+        Ok(Response::new(Empty {}))
+    }
+
+    #[tracing::instrument(skip_all, fields(path = %req.get_ref().path))]
+    async fn set_attr(&self, req: Request<SetAttrRequest>) -> Rpc<Empty> {
+        let who = identity(&req);
+        let r = req.into_inner();
+        if !r.owner.is_empty() {
+            // HDFS: only the superuser gives a path away.
+            who.require(Role::Admin, "change owners")?;
+        } else {
+            who.require(Role::User, "change modes")?;
+        }
+        let mut s = self.lock("set_attr");
+        if r.has_mode {
+            s.blocks().may_set_mode(&r.path, &who)?;
+        }
+        let owner = (!r.owner.is_empty()).then_some(r.owner);
+        s.set_attr(&r.path, owner, r.has_mode.then_some(r.mode))?;
+        Ok(Response::new(Empty {}))
     }
 
     #[tracing::instrument(skip_all, fields(path = %req.get_ref().path, cache = req.get_ref().cache))]
@@ -228,8 +279,8 @@ impl Master for MasterService {
         let who = identity(&req);
         who.require(Role::User, "submit jobs")?;
         let mut job: crate::jobs::submit::SubmitJob = req.into_inner().into();
-        job.owner = who.name;
-        let job_id = crate::core::offlock::submit_job(&self.state, job)?;
+        job.owner = who.name.clone();
+        let job_id = crate::core::offlock::submit_job(&self.state, &who, job)?;
         Ok(Response::new(SubmitJobResponse { job_id }))
     }
 

@@ -81,19 +81,31 @@ pub struct PathQuery {
 }
 
 #[tracing::instrument(level = "debug", skip_all, fields(path = ?q.path))]
-pub async fn files(State(s): State<Shared>, Query(q): Query<PathQuery>) -> ApiResult {
-    json(views::files(
-        &lock(&s, "http_files"),
-        q.path.as_deref().unwrap_or("/"),
-    )?)
+pub async fn files(
+    State(s): State<Shared>,
+    Extension(who): Extension<Identity>,
+    Query(q): Query<PathQuery>,
+) -> ApiResult {
+    let path = q.path.as_deref().unwrap_or("/");
+    let st = lock(&s, "http_files");
+    let v = views::files(&st, path)?;
+    st.blocks().may_read(path, &who)?;
+    json(v)
 }
 
 #[tracing::instrument(level = "debug", skip_all, fields(path = ?q.path))]
-pub async fn file(State(s): State<Shared>, Query(q): Query<PathQuery>) -> ApiResult {
+pub async fn file(
+    State(s): State<Shared>,
+    Extension(who): Extension<Identity>,
+    Query(q): Query<PathQuery>,
+) -> ApiResult {
     let path = q
         .path
         .ok_or_else(|| ApiError::BadRequest("which file? add ?path=/some/file".into()))?;
-    json(views::file(&lock(&s, "http_file"), &path)?)
+    let st = lock(&s, "http_file");
+    let v = views::file(&st, &path)?;
+    st.blocks().may_read(&path, &who)?;
+    json(v)
 }
 
 #[tracing::instrument(level = "debug", skip_all, fields(block = %raw))]

@@ -337,6 +337,7 @@ mod tests {
         ns.apply(&Edit::AddFile {
             path: "/in".into(),
             file: FileMeta {
+                mode: crate::blocks::namespace::FILE_MODE,
                 owner: String::new(),
                 replication: 1,
                 block_size: 1 << 20,
