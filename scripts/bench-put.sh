@@ -12,6 +12,9 @@
 # else); each put's time is also given over the floor's of its repetition.
 #   scripts/bench-put.sh [--size 1GiB] [--reps 3] [--replication 2]
 #                        [--block-size 64MiB] [--against OLD_BIN_DIR] [--dir DIR]
+#                        [--hold-page-reporting]
+# --hold-page-reporting: hold a VM's free page reporting off while it runs
+# (scripts/quiet-memory.sh); by default the machine is measured as it is.
 # Binaries: target/release (built first), or MR_BIN_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +28,8 @@ while [ $# -gt 0 ]; do
     --block-size) BLOCK=$2; shift 2 ;;
     --against) OLD=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --hold-page-reporting) export MR_BENCH_HOLD_PAGE_REPORTING=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "bench-put: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -49,8 +53,8 @@ fi
 NEW="$MR_BIN_DIR"
 # Free memory at the speed of memory (scripts/quiet-memory.sh).
 . scripts/quiet-memory.sh
-quiet_memory_on
 trap 'for c in new old; do MR_BIN_DIR=$NEW scripts/cluster.sh down --dir "$DIR/$c" >/dev/null 2>&1 || true; done; rm -rf "$DIR/new" "$DIR/old" "$DIR/in.bin" "$DIR/rows.txt" "$DIR"/floor-*; quiet_memory_restore' EXIT
+quiet_memory_on
 
 head -c "$BYTES" /dev/urandom > "$DIR/in.bin"
 up() { # name bindir

@@ -10,13 +10,13 @@
 # where each job's time went (the summary's phases_s) and each worker's peak
 # memory. Every run's output is validated (see validate_run) before the
 # table is printed. Each floor run and each cluster run starts after a
-# `sync`, with nothing dirty in the page cache. On a VM whose host takes
-# freed memory back (free page reporting), reporting is held off while the
-# script runs (scripts/quiet-memory.sh; MR_BENCH_PAGE_REPORTING=on leaves
-# it as it is).
+# `sync`, with nothing dirty in the page cache. The machine is measured as
+# it is: on a VM whose host takes freed memory back (free page reporting),
+# --hold-page-reporting holds reporting off while the script runs (a sysfs
+# change, undone at exit: scripts/quiet-memory.sh); the table says which.
 #   scripts/bench.sh [--size 1GiB] [--dir DIR] [--block-size 64MiB] [--reducers 6]
 #                    [--jobs wordcount,sort,terasort,userjobs] [--cold] [--reps 1] [--no-floor]
-#                    [--rows FILE]
+#                    [--rows FILE] [--hold-page-reporting]
 # --reps N: each job runs N times on the same input, each run right after a
 # floor run; the table shows every run and the median of the N (job time,
 # phases; floor time and ratio with their range; memory: the highest).
@@ -57,6 +57,7 @@ while [ $# -gt 0 ]; do
     --reps) REPS=$2; shift 2 ;;
     --no-floor|--no-local) FLOOR=0; shift ;;
     --rows) ROWS=$2; shift 2 ;;
+    --hold-page-reporting) export MR_BENCH_HOLD_PAGE_REPORTING=1; shift ;;
     -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
@@ -78,9 +79,9 @@ cargo build --release --bins --workspace
 # host takes freed memory back, and faulting it in again cost the jobs'
 # page-cache writes 1.6-2.6 s per GiB at random).
 . scripts/quiet-memory.sh
-quiet_memory_on
 MR="$ROOT/target/release/mr"
 trap 'touch "$DIR/anon.stop" 2>/dev/null; scripts/cluster.sh down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"; quiet_memory_restore' EXIT
+quiet_memory_on
 # A worker is dead after 20 missed heartbeats (5 s, the default cluster
 # file's expiry): with 5 (1.25 s), twelve Python Streaming mappers starting
 # at once on this 2-core VM had workers declared dead and their blocks
@@ -293,6 +294,10 @@ case ",$JOBS," in *,terasort,*) bench terasort teragen terasort ;; esac
 case ",$JOBS," in *,userjobs,*) userjobs > "$DIR/userjobs.txt" ;; esac
 
 [ -n "$ROWS" ] && cp "$OUT" "$ROWS"
+case "$QM_STATE" in
+  held) echo "free page reporting: held off on request (--hold-page-reporting)" ;;
+  *) echo "free page reporting: as the machine has it (no kernel setting changed)" ;;
+esac
 [ -e "$DIR/userjobs.txt" ] && cat "$DIR/userjobs.txt"
 peaks=$(for p in "$DIR"/pids/w*.pid; do n=$(basename "$p" .pid); echo "$n $(awk '/VmHWM/{print $2}' /proc/"$(cat "$p")"/status 2>/dev/null || echo 0)"; done)
 python3 - "$OUT" "$peaks" <<'PY'

@@ -5,6 +5,7 @@
 # workers, the client and the kernel's share are all in it). Prints the top
 # of `perf report` by process, object and symbol; the data stays in DIR.
 #   scripts/profile.sh [--job terasort] [--size 1GiB] [--freq 499] [--dir DIR]
+#                      [--hold-page-reporting]   (scripts/quiet-memory.sh)
 # --job: terasort (input from teragen), sort (total order, from
 # randomwriter) or wordcount (from randomtextwriter), as scripts/bench.sh
 # runs them. Needs perf (Debian's linux-perf). Binaries: target/release
@@ -19,7 +20,8 @@ while [ $# -gt 0 ]; do
     --size) SIZE=$2; shift 2 ;;
     --freq) FREQ=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    --hold-page-reporting) export MR_BENCH_HOLD_PAGE_REPORTING=1; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "profile: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -39,8 +41,8 @@ MR="$MR_BIN_DIR/mr"
 mkdir -p "$DIR"
 # Free memory at the speed of memory (scripts/quiet-memory.sh).
 . scripts/quiet-memory.sh
-quiet_memory_on
 trap 'scripts/cluster.sh down --dir "$DIR/c" >/dev/null 2>&1 || true; quiet_memory_restore' EXIT
+quiet_memory_on
 scripts/cluster.sh up --workers 6 --racks 2 --dir "$DIR/c" --release --heartbeat 250ms \
   --block-size 64MiB --replication 2 >/dev/null
 export MR_CONFIG="$DIR/c/cluster.toml"

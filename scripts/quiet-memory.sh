@@ -11,24 +11,44 @@
 # deleted map outputs paid that at random, which is most of the spread the
 # engine rows had. While a benchmark runs, reporting is held off (the
 # order set past the largest, as the kernel reads it) and the free memory
-# is touched once; the old order is put back on exit. Without root or
-# without `page_reporting`, nothing changes and the benchmark says so.
-# MR_BENCH_PAGE_REPORTING=on leaves reporting as it is (to measure what
-# it costs).
-#   quiet_memory_on          # call once; sets an EXIT trap helper
-#   quiet_memory_restore     # call from the script's EXIT trap
+# is touched once; the old order is put back on exit. That is a kernel
+# setting, so it is opt-in: a benchmark measures the machine as a user has
+# it unless asked (`--hold-page-reporting` on the scripts that source this,
+# or MR_BENCH_HOLD_PAGE_REPORTING=1), and says which it measured. Without
+# root or without `page_reporting`, nothing changes and the benchmark says
+# so. One holder at a time (a lock in /tmp): a second benchmark started
+# meanwhile neither changes nor restores the setting.
+#   quiet_memory_on          # call once, after installing an EXIT trap that
+#   quiet_memory_restore     #   calls this (a kill in between restores too)
+#   $QM_STATE                # after quiet_memory_on: machine | held | unavailable
 QM_PARAM=/sys/module/page_reporting/parameters/page_reporting_order
 QM_OLD=
 
+QM_STATE=machine
+
 quiet_memory_on() {
-  if [ "${MR_BENCH_PAGE_REPORTING:-off}" = on ]; then
-    echo "bench: free page reporting left as it is (MR_BENCH_PAGE_REPORTING=on)"
-  elif [ -w "$QM_PARAM" ]; then
+  if [ "${MR_BENCH_HOLD_PAGE_REPORTING:-0}" != 1 ]; then
+    QM_STATE=machine
+    if [ -e "$QM_PARAM" ]; then
+      echo "bench: free page reporting as the machine has it (page_reporting_order $(cat "$QM_PARAM")): freed memory goes back to the host and jobs after a big free pay to fault it in; --hold-page-reporting holds it off while the benchmark runs"
+    fi
+    return 0
+  fi
+  exec 9>/tmp/mr-page-reporting.lock
+  if ! flock -n 9; then
+    QM_STATE=machine
+    echo "bench: another benchmark holds free page reporting: this one leaves the setting to it" >&2
+    return 0
+  fi
+  if [ -w "$QM_PARAM" ]; then
     QM_OLD=$(cat "$QM_PARAM")
     echo 11 > "$QM_PARAM"
-    echo "bench: free page reporting held off (page_reporting_order $QM_OLD -> 11) until the end"
-  elif [ -e "$QM_PARAM" ]; then
-    echo "bench: free page reporting is on and not writable here (needs root): the jobs' figures will spread" >&2
+    QM_STATE=held
+    echo "bench: free page reporting held off on request (page_reporting_order $QM_OLD -> 11) until the end"
+  else
+    QM_STATE=unavailable
+    [ ! -e "$QM_PARAM" ] || echo "bench: free page reporting is on and not writable here (needs root): left as it is" >&2
+    return 0
   fi
   python3 - <<'PY'
 import mmap
@@ -46,5 +66,6 @@ PY
 quiet_memory_restore() {
   if [ -n "$QM_OLD" ] && [ -w "$QM_PARAM" ]; then
     echo "$QM_OLD" > "$QM_PARAM"
+    QM_OLD=
   fi
 }
