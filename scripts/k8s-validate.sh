@@ -53,6 +53,7 @@ PY=$(head -n1 "$KV" | sed -n 's/^#!//p')
 
 MR_BIN_DIR=${MR_BIN_DIR:-$ROOT/target/debug}
 MR="$MR_BIN_DIR/mr"
+case "$MR" in /*) ;; *) MR="$ROOT/$MR" ;; esac # the README's steps run from the overlay
 [ -x "$MR" ] || cargo build -p cli --bin mr
 
 TMP=$(mktemp -d /tmp/mr-k8s-validate.XXXXXX)
