@@ -339,8 +339,11 @@ in_net() { # docker-run-options... -- mr-args...
 deploy() {
   write_stack
   local log
-  log=$(cd "$DIR" && docker stack deploy --prune --resolve-image never -c stack.yml "$STACK" 2>&1) \
-    || { echo "$log" >&2; die "docker stack deploy failed"; }
+  # --detach=false: back only once every service converged. Detached, a
+  # scale's roll-over went on after the workers were counted alive (the
+  # old tasks were), and a worker restarted after `scale` had returned.
+  log=$(cd "$DIR" && timeout 600 docker stack deploy --detach=false --prune --resolve-image never -c stack.yml "$STACK" 2>&1) \
+    || { echo "$log" >&2; die "docker stack deploy failed or its services did not converge in 600 s"; }
   # Secrets of earlier versions of the files, no longer mounted (one a
   # task that is still stopping holds goes with `down`).
   local s cur
