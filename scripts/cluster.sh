@@ -18,7 +18,7 @@
 # `mr admin decommission wK --wait` first. `down` stops every worker at once
 # (nothing to copy to then), then the master.
 # --tls: `mr config init --tls` makes a CA and certificates under D/tls and
-# adds [tls] to the file: every port then speaks TLS only (README, TLS).
+# adds [tls] to the file: every port then speaks TLS only (docs/security.md, TLS).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 

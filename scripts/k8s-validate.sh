@@ -53,7 +53,7 @@ PY=$(head -n1 "$KV" | sed -n 's/^#!//p')
 
 MR_BIN_DIR=${MR_BIN_DIR:-$ROOT/target/debug}
 MR="$MR_BIN_DIR/mr"
-case "$MR" in /*) ;; *) MR="$ROOT/$MR" ;; esac # the README's steps run from the overlay
+case "$MR" in /*) ;; *) MR="$ROOT/$MR" ;; esac # docs/deploy.md's steps run from the overlay
 [ -x "$MR" ] || cargo build -p cli --bin mr
 
 TMP=$(mktemp -d /tmp/mr-k8s-validate.XXXXXX)
@@ -137,7 +137,7 @@ for f in base example; do
 done
 ok "$(grep -c '^kind:' "$TMP/base.yaml") objects in the base, $(grep -c '^kind:' "$TMP/example.yaml") in the example overlay, valid for the newest schema shipped and for 1.30"
 
-step "the README's steps on a copy of the overlay, as a user makes one"
+step "docs/deploy.md's steps on a copy of the overlay, as a user makes one"
 # "Run on Kubernetes": copied beside the example, so that `../../base`
 # still resolves, and its secret inputs made in the copy.
 COPY="$K/overlays/k8s-validate-copy-$$"
@@ -147,13 +147,13 @@ rm -rf "$COPY/token" "$COPY/worker-token" "$COPY/ca.key" "$COPY/tls"
   od -An -N16 -tx1 /dev/urandom | tr -d ' \n' > token &&
   od -An -N16 -tx1 /dev/urandom | tr -d ' \n' > worker-token &&
   "$MR" -c cluster.toml config init --tls --san localhost >"$TMP/log" 2>&1 &&
-  kubectl kustomize . > "$TMP/copy.yaml" ) || { cat "$TMP/log" >&2; fail "the README's overlay steps on a copy fail"; }
+  kubectl kustomize . > "$TMP/copy.yaml" ) || { cat "$TMP/log" >&2; fail "docs/deploy.md's overlay steps on a copy fail"; }
 [ "$(grep -c '^kind:' "$TMP/copy.yaml")" = "$(grep -c '^kind:' "$TMP/example.yaml")" ] || fail "the copy renders $(grep -c '^kind:' "$TMP/copy.yaml") objects, the example $(grep -c '^kind:' "$TMP/example.yaml")"
-grep -q '^cp -r deploy/k8s/overlays/example deploy/k8s/overlays/' README.md || fail "the README's copy step is not the one checked here"
+grep -q '^cp -r deploy/k8s/overlays/example deploy/k8s/overlays/' docs/deploy.md || fail "the copy step in docs/deploy.md is not the one checked here"
 rm -rf "$COPY"
-# A copy elsewhere cannot find the base: the README must not suggest one.
+# A copy elsewhere cannot find the base: docs/deploy.md must not suggest one.
 cp -r "$O" "$TMP/elsewhere"
-! kubectl kustomize "$TMP/elsewhere" >/dev/null 2>&1 || fail "a copy outside overlays/ rendered: the README's step may be loosened"
+! kubectl kustomize "$TMP/elsewhere" >/dev/null 2>&1 || fail "a copy outside overlays/ rendered: docs/deploy.md's step may be loosened"
 ok "a copy beside the example renders the same $(grep -c '^kind:' "$TMP/copy.yaml") objects; one elsewhere does not render"
 
 step "what the schemas do not check"

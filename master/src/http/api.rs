@@ -180,7 +180,7 @@ pub async fn set_scheduler(
 
 pub async fn not_found(uri: axum::http::Uri) -> ApiError {
     ApiError::NotFound(format!(
-        "no such endpoint: {}; see README \"Web UI, REST API and metrics\"",
+        "no such endpoint: {}; see docs/web-ui.md",
         uri.path()
     ))
 }
