@@ -533,6 +533,9 @@ pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Resu
             m!(get_file, proto::PathRequest::default());
             m!(list_files, proto::PathRequest::default());
             m!(delete_file, proto::PathRequest::default());
+            m!(mkdir, proto::MkdirRequest::default());
+            m!(set_attr, proto::SetAttrRequest::default());
+            m!(renew_lease, proto::AbandonFileRequest::default());
             m!(cache_file, proto::CacheFileRequest::default());
             m!(set_cache_capacity, proto::CacheCapacityRequest::default());
             m!(cluster_status, proto::Empty::default());

@@ -4,6 +4,7 @@
 
 use super::namespace::{Edit, DIR_MODE};
 use super::Blocks;
+use crate::cluster::Outbox;
 use crate::core::is_staging;
 use crate::error::{MasterError, Result};
 use common::path::DfsPath;
@@ -56,6 +57,22 @@ impl Blocks {
             owner: owner.to_string(),
             mode: DIR_MODE,
         })
+    }
+
+    /// Removes a job's output directory if it is still what the job's
+    /// admission made: `owner`'s, with nothing in it. A job that did not
+    /// succeed (or that a master restart ended) leaves no output behind,
+    /// so that the same output can be given again.
+    pub fn remove_empty_output(&mut self, output: &str, owner: &str, out: &mut Outbox) {
+        let ns = &self.ns;
+        let untouched = ns.dirs.get(output).is_some_and(|d| d.owner == owner)
+            && ns.matching(output).is_empty()
+            && ns.dirs_under(output).len() == 1;
+        if untouched {
+            if let Err(e) = self.delete(output, out) {
+                tracing::warn!(output, "could not remove the empty output directory: {e}");
+            }
+        }
     }
 
     /// `mr fs chmod` / `chown` of a file or directory that exists.

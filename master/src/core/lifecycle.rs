@@ -285,17 +285,9 @@ impl MasterState {
         }
         // A job that did not succeed leaves no output, not even the empty
         // directory its admission made: the same output can be given again.
-        let (output, owner) = (&job.spec().output, &job.spec().owner);
-        let ns = self.blocks.ns();
-        if job.state() != JobState::Succeeded
-            && ns.dirs.get(output).is_some_and(|d| &d.owner == owner)
-            && ns.matching(output).is_empty()
-            && ns.dirs_under(output).len() == 1
-        {
-            let output = output.clone();
-            if let Err(e) = self.blocks.delete(&output, out) {
-                tracing::warn!(job = id, "could not remove the empty output directory: {e}");
-            }
+        if job.state() != JobState::Succeeded {
+            let (output, owner) = (job.spec().output.clone(), job.spec().owner.clone());
+            self.blocks.remove_empty_output(&output, &owner, out);
         }
         for w in self.cluster.live() {
             out.send(&w.name, Command::CleanupJob(id));

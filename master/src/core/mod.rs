@@ -105,11 +105,14 @@ impl MasterState {
         // Not refused by the safe mode every start begins in: nothing is
         // reported yet, so the edit only drops names, and the replicas go
         // to the quarantine at registration.
+        let mut out = Outbox::default();
         if !st.blocks.ns().matching("/_staging").is_empty() {
-            let mut out = Outbox::default();
             st.blocks.delete("/_staging", &mut out)?;
-            st.cluster.flush(out);
         }
+        for (output, owner) in st.jobs.interrupted_outputs() {
+            st.blocks.remove_empty_output(&output, &owner, &mut out);
+        }
+        st.cluster.flush(out);
         Ok(st)
     }
 

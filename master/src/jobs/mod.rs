@@ -43,6 +43,8 @@ pub struct Jobs {
     admitting: BTreeMap<u64, Job>,
     /// The final record of every job of an earlier master run.
     earlier: BTreeMap<u64, Value>,
+    /// Jobs an earlier master run left running, failed by this start.
+    interrupted: Vec<u64>,
     /// The job side's files (histories, submissions, the policy's state),
     /// written off the lock.
     disk: Disk,
@@ -73,9 +75,23 @@ impl Jobs {
             reports: 0,
             admitting: BTreeMap::new(),
             earlier: found.summaries,
+            interrupted: found.interrupted,
             disk: Disk::new(data_dir),
             stalls: Default::default(),
         })
+    }
+
+    /// The output and owner of each job this start failed: what their
+    /// admission made is removed if they left it empty.
+    pub fn interrupted_outputs(&self) -> Vec<(String, String)> {
+        self.interrupted
+            .iter()
+            .filter_map(|id| self.earlier.get(id))
+            .filter_map(|v| {
+                let output = v["output"].as_str()?.to_string();
+                Some((output, v["owner"].as_str().unwrap_or("").to_string()))
+            })
+            .collect()
     }
 
     pub fn get(&self, id: u64) -> Option<&Job> {
