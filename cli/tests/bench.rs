@@ -366,3 +366,121 @@ fn every_paper_experiment_runs_end_to_end_in_quick_mode() {
         .all(|w| w["cache_capacity_bytes"].as_u64() == Some(8 << 20)));
     assert!(c.mr_ok(&["admin", "scheduler", "show"]).contains("fifo"));
 }
+
+/// Every field `mr bench master --json` promises.
+const MASTER_FIELDS: &[&str] = &[
+    "workers",
+    "heartbeat_interval_ms",
+    "duration_s",
+    "heartbeats",
+    "heartbeats_failed",
+    "heartbeats_per_s",
+    "heartbeat_p50_ms",
+    "heartbeat_p99_ms",
+    "heartbeat_max_ms",
+    "launches",
+    "launches_per_s",
+    "task_reports",
+    "jobs_submitted",
+    "jobs_succeeded",
+    "sched_decision_mean_ms",
+    "lock_holds_max_ms",
+    "master_rss_mib",
+    "master_rss_idle_mib",
+    "bytes_per_worker",
+    "blocks",
+    "blocks_per_s",
+    "bytes_per_block",
+    "startup_s",
+    "safemode_exit_s",
+    "policy",
+    "commit",
+    "machine",
+];
+
+/// `mr bench master`: the real `mr-master` (beside `mr`) under 50 emulated
+/// workers, a namespace of 2000 blocks and two small WordCount jobs kept
+/// flowing for 3 s, then restarted. Only counts are checked, and timings
+/// only for being there: the machine may be busy.
+#[test]
+fn bench_master_measures_the_real_master_under_emulated_workers() {
+    let mr = std::path::PathBuf::from(env!("CARGO_BIN_EXE_mr"));
+    assert!(
+        mr.with_file_name("mr-master").exists(),
+        "mr-master is missing beside {}: build the daemons first with `cargo build --workspace --bins` (scripts/test.sh does)",
+        mr.display()
+    );
+    let run = |args: &[&str]| {
+        std::process::Command::new(&mr)
+            .args(["-q", "bench", "master"])
+            .args(args)
+            .env_remove("MR_BIN_DIR")
+            .output()
+            .unwrap()
+    };
+    for (args, want) in [
+        (&["--workers", "0"][..], "--workers must be at least 1"),
+        (
+            &["--heartbeat", "0s"][..],
+            "--heartbeat must be at least 10ms",
+        ),
+    ] {
+        let r = run(args);
+        assert!(!r.status.success(), "{args:?} succeeded");
+        let e = String::from_utf8_lossy(&r.stderr);
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+    let r = run(&[
+        "--workers",
+        "50",
+        "--heartbeat",
+        "200ms",
+        "--blocks",
+        "2000",
+        "--jobs",
+        "2",
+        "--tasks-per-job",
+        "10",
+        "--duration",
+        "3s",
+        "--json",
+    ]);
+    assert!(
+        r.status.success(),
+        "mr bench master failed: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    for k in MASTER_FIELDS {
+        assert!(v.get(*k).is_some(), "{k} missing: {v:#}");
+    }
+    let n = |k: &str| {
+        v[k].as_f64()
+            .unwrap_or_else(|| panic!("{k} is not a number: {v:#}"))
+    };
+    assert_eq!(n("workers"), 50.0);
+    assert_eq!(n("heartbeat_interval_ms"), 200.0);
+    assert_eq!(n("heartbeats_failed"), 0.0, "{v:#}");
+    assert!(n("heartbeats") > 0.0, "{v:#}");
+    // Two jobs of 10 maps and a reduce start in the window's first beats.
+    assert!(n("launches") >= 20.0, "{v:#}");
+    assert!(n("jobs_succeeded") >= 2.0, "{v:#}");
+    assert_eq!(n("jobs_failed"), 0.0, "{v:#}");
+    assert_eq!(n("blocks"), 2000.0);
+    assert!(n("blocks_per_s") > 0.0);
+    assert!(n("startup_s") > 0.0);
+    assert!(n("safemode_exit_s") >= n("startup_s"), "{v:#}");
+    // The blocks were reported again after the restart (the threshold).
+    assert!(n("safemode_total_blocks") >= 2000.0, "{v:#}");
+    assert!(
+        n("safemode_reported_blocks") >= 0.999 * n("safemode_total_blocks"),
+        "{v:#}"
+    );
+    assert!(n("master_rss_idle_mib") > 0.0);
+    assert!(n("heartbeat_p50_ms") <= n("heartbeat_p99_ms"));
+    assert!(n("heartbeat_p99_ms") <= n("heartbeat_max_ms"));
+    let locks = v["lock_holds_max_ms"].as_object().unwrap();
+    assert!((1..=5).contains(&locks.len()), "{v:#}");
+    assert_eq!(v["policy"], "fifo");
+    assert!(v["machine"]["cores"].as_u64().unwrap() >= 1);
+}

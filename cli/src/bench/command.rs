@@ -307,6 +307,7 @@ pub(crate) enum BenchCmd {
         #[arg(long)]
         reuse: bool,
     },
+    Master(super::master::MasterArgs),
 }
 
 /// The jobs `mr bench floor` has a tight program for.
@@ -382,6 +383,8 @@ pub async fn dispatch(config: &Path, b: BenchArgs) -> anyhow::Result<()> {
             x_log2,
         }) => return super::plot::lines_from_csv(csv, out, title, x_label, y_label, *x_log2),
         Some(BenchCmd::TraceReport { dir }) => return super::trace_reread::rewrite(dir),
+        // Starts a master of its own: no cluster file.
+        Some(BenchCmd::Master(a)) => return super::master::run(a).await,
         _ => {}
     }
     let cfg = crate::cmd::load_config(config)?;
@@ -487,6 +490,7 @@ pub async fn dispatch(config: &Path, b: BenchArgs) -> anyhow::Result<()> {
         Some(BenchCmd::Sched { .. })
         | Some(BenchCmd::Plot { .. })
         | Some(BenchCmd::TraceReport { .. })
+        | Some(BenchCmd::Master(_))
         | Some(BenchCmd::Floor { .. }) => {
             unreachable!("handled before loading the config")
         }

@@ -19,6 +19,7 @@ pub mod heldout;
 pub mod intervals;
 pub mod latency;
 pub mod load;
+pub mod master;
 pub mod matrix;
 pub mod mixed;
 pub mod oracle;
