@@ -28,6 +28,7 @@ use crate::cluster::Cluster;
 use crate::error::Result;
 use common::placement::Candidate;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// Where a worker is on its way out, as `mr cluster status` shows it
 /// (HDFS's `AdminStates`, with `draining` for a worker's own SIGTERM).
@@ -67,6 +68,24 @@ pub struct Drain {
     logged: BTreeMap<String, AdminState>,
 }
 
+/// A drain pass under way: the workers leaving when it began, with how
+/// many of their blocks are not yet safe elsewhere, and the sole holders
+/// found so far.
+#[derive(Debug, Default)]
+pub struct DrainTally {
+    left: BTreeMap<String, u64>,
+    sole: BTreeSet<String>,
+}
+
+impl DrainTally {
+    pub fn start(leaving: BTreeSet<String>) -> Self {
+        DrainTally {
+            left: leaving.into_iter().map(|n| (n, 0)).collect(),
+            sole: BTreeSet::new(),
+        }
+    }
+}
+
 /// The heartbeat answer's word on whether this worker may go.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StopAnswer {
@@ -88,16 +107,19 @@ struct Leaving {
 
 impl Blocks {
     fn leaving(&self, cluster: &Cluster) -> Leaving {
-        let mut names = BTreeSet::new();
-        let mut targets = 0;
-        for w in cluster.live() {
-            if w.draining || self.ns.decommissioned.contains(&w.name) {
-                names.insert(w.name.clone());
-            } else {
-                targets += 1;
+        let mut names = cluster.draining().clone();
+        for w in &self.ns.decommissioned {
+            if cluster.is_alive(w) {
+                names.insert(w.clone());
             }
         }
+        let targets = cluster.candidates().len() - names.len();
         Leaving { names, targets }
+    }
+
+    /// The live workers leaving (decommissioned or draining), by name.
+    pub(super) fn leaving_names(&self, cluster: &Cluster) -> BTreeSet<String> {
+        self.leaving(cluster).names
     }
 
     /// Whether `worker`'s replicas are sources only, not counted: it is
@@ -108,12 +130,15 @@ impl Blocks {
 
     /// Where new replicas may go: every live worker that is not leaving
     /// (HDFS never chooses a decommissioning node as a target).
-    pub fn targets(&self, cluster: &Cluster) -> Vec<Candidate> {
+    pub fn targets(&self, cluster: &Cluster) -> Arc<[Candidate]> {
         let leaving = self.leaving(cluster);
-        cluster
-            .candidates()
-            .into_iter()
+        let all = cluster.candidates();
+        if leaving.names.is_empty() {
+            return all;
+        }
+        (all.iter())
             .filter(|c| !leaving.names.contains(&c.name))
+            .cloned()
             .collect()
     }
 
@@ -141,38 +166,58 @@ impl Blocks {
     /// Whether block `id`'s replicas on workers that are not leaving make
     /// it safe without the leaving ones.
     fn safe_without_leaving(&self, id: u64, want: u32, leaving: &Leaving) -> (bool, usize) {
-        let counted = self.locations.get(&id).map_or(0, |s| {
-            s.iter().filter(|w| !leaving.names.contains(*w)).count()
-        });
+        let counted = (self.locations.of(id))
+            .filter(|w| !leaving.names.contains(*w))
+            .count();
         let safe = counted >= want as usize || (counted >= 1 && counted >= leaving.targets);
         (safe, counted)
     }
 
     /// One pass over every block: how much each leaving worker still has
     /// to hand over, and who holds a last counted replica. Logs each
-    /// decommissioned worker's changes of state. Run at every tick, after
-    /// the replication scan.
+    /// decommissioned worker's changes of state. Run when a decommission
+    /// starts or ends; the tick does the same a window at a time
+    /// (`sweep.rs`).
     pub fn update_drain(&mut self, cluster: &Cluster) {
+        let mut tally = DrainTally::start(self.leaving(cluster).names);
+        let ids: Vec<u64> = self.owners.keys().copied().collect();
+        self.tally_drain(&ids, cluster, &mut tally);
+        self.publish_drain(tally, cluster);
+    }
+
+    /// Adds blocks `ids` to `tally` (ids no longer in the namespace are
+    /// skipped).
+    pub(super) fn tally_drain(&self, ids: &[u64], cluster: &Cluster, tally: &mut DrainTally) {
         let leaving = self.leaving(cluster);
-        let mut left: BTreeMap<String, u64> =
-            leaving.names.iter().map(|n| (n.clone(), 0)).collect();
-        let mut sole = BTreeSet::new();
-        for (id, owner) in &self.owners {
+        for id in ids {
+            let Some(owner) = self.owners.get(id) else {
+                continue;
+            };
             let (safe, counted) = self.safe_without_leaving(*id, owner.replication, &leaving);
-            let holders = self.locations.get(id).into_iter().flatten();
+            let holders = self.locations.of(*id);
             if !safe {
                 for h in holders.clone() {
-                    if let Some(n) = left.get_mut(h) {
+                    if let Some(n) = tally.left.get_mut(h) {
                         *n += 1;
                     }
                 }
             }
             if counted == 1 && owner.replication >= 2 {
                 if let Some(h) = holders.into_iter().find(|h| !leaving.names.contains(*h)) {
-                    sole.insert(h.clone());
+                    tally.sole.insert(h.clone());
                 }
             }
         }
+    }
+
+    /// Makes a finished tally the drain state, and logs what changed.
+    /// Only workers leaving for the whole of its pass are counted: one
+    /// that began to leave halfway reads "not yet counted", never a
+    /// partial 0 ("decommissioned").
+    pub(super) fn publish_drain(&mut self, tally: DrainTally, cluster: &Cluster) {
+        let leaving = self.leaving(cluster).names;
+        let DrainTally { mut left, sole } = tally;
+        left.retain(|n, _| leaving.contains(n));
         self.drain.left = left;
         self.drain.sole = sole;
         let names: Vec<String> = self.ns.decommissioned.iter().cloned().collect();
@@ -224,11 +269,8 @@ impl Blocks {
             };
         }
         let leaving = self.leaving(cluster);
-        let left = self
-            .locations
-            .iter()
-            .filter(|(_, holders)| holders.contains(worker))
-            .filter_map(|(id, _)| self.owners.get(id).map(|o| (*id, o.replication)))
+        let left = (self.locations.blocks_of(worker).into_iter())
+            .filter_map(|id| self.owners.get(&id).map(|o| (id, o.replication)))
             .filter(|&(id, want)| !self.safe_without_leaving(id, want, &leaving).0)
             .count() as u64;
         StopAnswer {

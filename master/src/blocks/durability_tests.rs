@@ -183,7 +183,7 @@ fn a_replica_of_another_generation_is_not_the_block() {
     let (stored, unknown) = b.full_report("w1", &[stale], &[], &mut out);
     assert_eq!((stored, unknown), (0, 1));
     assert_eq!(out.into_commands(), quarantine("w1"));
-    assert!(b.locations.get(&id).is_none_or(|s| s.is_empty()));
+    assert_eq!(b.locations.count(id), 0);
     let mut out = Outbox::default();
     let stored = b.incremental_report("w2", &[stale], &[], &[], &[], &mut out);
     assert_eq!(stored, 0);
@@ -192,7 +192,7 @@ fn a_replica_of_another_generation_is_not_the_block() {
     let (stored, unknown) = b.full_report("w3", &[good], &[], &mut out);
     assert_eq!((stored, unknown), (1, 0));
     assert!(out.into_commands().is_empty());
-    assert_eq!(b.locations[&id].len(), 1);
+    assert_eq!(b.locations.count(id), 1);
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -359,10 +359,9 @@ impl Blocks {
                     replication,
                 },
             );
-            let set = self.locations.entry(meta.id).or_default();
             for w in &cb.stored_on {
                 if cluster.is_alive(w) {
-                    set.insert(w.clone());
+                    self.locations.insert(meta.id, w);
                 }
             }
         }

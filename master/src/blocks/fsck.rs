@@ -55,7 +55,7 @@ impl Blocks {
         };
         for id in ids {
             let want = self.owners[&id].replication;
-            let live = self.locations.get(&id).map_or(0, |s| s.len()) as u32;
+            let live = self.locations.count(id) as u32;
             let corrupt_on: Vec<String> = self
                 .corrupt
                 .get(&id)

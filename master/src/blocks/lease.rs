@@ -301,7 +301,7 @@ impl Blocks {
             else {
                 continue;
             };
-            let live = self.locations.get(id).map_or(0, |s| s.len());
+            let live = self.locations.count(*id);
             if live == 0 || meta.len == 0 || meta.len > p.block_size {
                 continue;
             }

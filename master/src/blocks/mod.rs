@@ -11,6 +11,7 @@ pub mod dirs;
 pub mod editlog;
 pub mod files;
 pub mod fsck;
+pub mod holders;
 pub mod journal;
 pub mod lease;
 pub mod namespace;
@@ -19,6 +20,7 @@ pub mod pins;
 pub mod replication;
 pub mod resource;
 pub mod safemode;
+pub mod sweep;
 
 #[cfg(test)]
 #[path = "durability_tests.rs"]
@@ -31,6 +33,7 @@ use crate::cluster::{Cluster, Command, Outbox, WorkerAddr};
 use crate::error::Result;
 use common::config::ClusterConfig;
 use files::PendingFile;
+use holders::Holders;
 use journal::Journal;
 use namespace::{BlockMeta, Edit, Namespace};
 use resource::{FreeSpace, ResourceChecker};
@@ -59,9 +62,10 @@ pub struct Blocks {
     /// Every block of the namespace.
     owners: HashMap<u64, BlockOwner>,
     /// Block → live workers storing it (rebuilt from block reports).
-    locations: HashMap<u64, BTreeSet<String>>,
-    /// Block → live workers holding it in their LRU cache (from cache reports).
-    cached: HashMap<u64, BTreeSet<String>>,
+    locations: Holders,
+    /// Block → live workers holding it in their LRU cache (from cache
+    /// reports), and each worker's cached blocks.
+    cached: Holders,
     /// Block → the worker whose cache pins it (see `pins.rs`).
     pins: BTreeMap<u64, String>,
     /// Replications in flight, not re-issued before they time out.
@@ -91,6 +95,8 @@ pub struct Blocks {
     rng: fastrand::Rng,
     /// What the last decommission pass found (see `decommission.rs`).
     drain: decommission::Drain,
+    /// Where the tick's pass over the blocks is (`sweep.rs`).
+    sweep: sweep::Sweep,
 }
 
 impl Blocks {
@@ -117,8 +123,8 @@ impl Blocks {
             pending_blocks: HashSet::new(),
             pending_reported: HashMap::new(),
             owners,
-            locations: HashMap::new(),
-            cached: HashMap::new(),
+            locations: Holders::default(),
+            cached: Holders::default(),
             pins: BTreeMap::new(),
             replicating: HashMap::new(),
             safe: SafeMode::at_start(cfg.master.safemode_threshold, now + cfg.heartbeat.expiry()),
@@ -132,6 +138,7 @@ impl Blocks {
             lease_hard: cfg.master.lease_hard,
             rng: fastrand::Rng::new(),
             drain: Default::default(),
+            sweep: Default::default(),
         };
         // An empty namespace leaves safe mode at once (`SafeMode::update`).
         blocks.update_safe_mode(now);
@@ -232,28 +239,32 @@ impl Blocks {
     /// The workers storing block `id` as last reported, live or not yet
     /// known dead, by name.
     pub fn stored_on(&self, id: u64) -> impl Iterator<Item = &String> {
-        self.locations.get(&id).into_iter().flatten()
+        self.locations.of(id)
     }
 
     /// The workers caching block `id` as last reported, by name.
     pub fn cached_by(&self, id: u64) -> impl Iterator<Item = &String> {
-        self.cached.get(&id).into_iter().flatten()
+        self.cached.of(id)
     }
 
-    /// Every worker's cached blocks: what a scheduling view shows per node.
-    pub fn cached_per_worker(&self) -> HashMap<&str, HashSet<u64>> {
-        let mut by: HashMap<&str, HashSet<u64>> = HashMap::new();
-        for (id, set) in &self.cached {
-            for n in set {
-                by.entry(n.as_str()).or_default().insert(*id);
-            }
-        }
-        by
+    /// One worker's cached blocks: what a scheduling view shows per node.
+    pub fn cached_at(&self, worker: &str) -> HashSet<u64> {
+        self.cached.blocks_of(worker)
+    }
+
+    /// Changes whenever a cached copy is recorded or forgotten.
+    pub fn cache_generation(&self) -> u64 {
+        self.cached.generation()
+    }
+
+    /// How many blocks `worker` reported cached.
+    pub fn cached_count_at(&self, worker: &str) -> usize {
+        self.cached.count_on(worker)
     }
 
     /// Blocks cached on at least one worker.
     pub fn cached_blocks(&self) -> usize {
-        self.cached.values().filter(|s| !s.is_empty()).count()
+        self.cached.len()
     }
 
     /// `mr admin safemode enter`: only an operator leaves it then.
@@ -315,10 +326,7 @@ impl Blocks {
             }
             if self.is_known_block(b) {
                 self.note_pending_replica(b);
-                self.locations
-                    .entry(b.id)
-                    .or_default()
-                    .insert(worker.to_string());
+                self.locations.insert(b.id, worker);
                 stored += 1;
             } else {
                 out.send(worker, Command::QuarantineBlock(b.id));
@@ -327,10 +335,7 @@ impl Blocks {
         }
         for id in cached {
             if self.owners.contains_key(id) {
-                self.cached
-                    .entry(*id)
-                    .or_default()
-                    .insert(worker.to_string());
+                self.cached.insert(*id, worker);
             }
         }
         (stored, unknown)
@@ -375,49 +380,32 @@ impl Blocks {
                 self.note_pending_replica(b);
                 // A fresh copy written over a corrupt one is good.
                 self.unmark_corrupt(b.id, worker);
-                self.locations
-                    .entry(b.id)
-                    .or_default()
-                    .insert(worker.to_string());
+                self.locations.insert(b.id, worker);
             } else {
                 out.send(worker, Command::QuarantineBlock(b.id));
             }
         }
         for id in removed {
-            if let Some(s) = self.locations.get_mut(id) {
-                s.remove(worker);
-            }
+            self.locations.remove(*id, worker);
             // A corrupt copy the worker dropped itself is no longer there
             // to keep or delete; the worker can take a good copy again.
             self.unmark_corrupt(*id, worker);
         }
         for id in cache_added {
             if self.owners.contains_key(id) {
-                self.cached
-                    .entry(*id)
-                    .or_default()
-                    .insert(worker.to_string());
+                self.cached.insert(*id, worker);
             }
         }
         for id in cache_removed {
-            if let Some(s) = self.cached.get_mut(id) {
-                s.remove(worker);
-            }
+            self.cached.remove(*id, worker);
         }
-        self.locations
-            .values()
-            .filter(|s| s.contains(worker))
-            .count()
+        self.locations.count_on(worker)
     }
 
     /// Forgets what a worker stores and caches (it died or re-registers).
     pub fn drop_worker(&mut self, name: &str) {
-        for set in self.locations.values_mut() {
-            set.remove(name);
-        }
-        for set in self.cached.values_mut() {
-            set.remove(name);
-        }
+        self.locations.drop_worker(name);
+        self.cached.drop_worker(name);
     }
 
     /// A replica failed its checksum. It stops being handed to readers at
@@ -435,10 +423,7 @@ impl Blocks {
             );
             return;
         }
-        let good_elsewhere = self
-            .locations
-            .get(&block)
-            .map_or(0, |s| s.iter().filter(|w| *w != worker).count());
+        let good_elsewhere = self.locations.of(block).filter(|w| *w != worker).count();
         if good_elsewhere == 0 {
             tracing::error!(
                 worker,
@@ -456,13 +441,8 @@ impl Blocks {
                 "corrupt replica reported; it is replaced from a good one, then deleted"
             );
         }
-        let held = self
-            .locations
-            .get_mut(&block)
-            .is_some_and(|s| s.remove(worker));
-        if let Some(s) = self.cached.get_mut(&block) {
-            s.remove(worker);
-        }
+        let held = self.locations.remove(block, worker);
+        self.cached.remove(block, worker);
         // A worker that already reported the copy removed (it drops a
         // replica failing its checksum) holds nothing to keep or delete.
         if held {
@@ -524,7 +504,7 @@ impl Blocks {
     pub fn reported_blocks(&self) -> u64 {
         self.owners
             .keys()
-            .filter(|id| self.locations.get(id).is_some_and(|s| !s.is_empty()))
+            .filter(|id| self.locations.count(**id) > 0)
             .count() as u64
     }
 
@@ -546,12 +526,8 @@ impl Blocks {
         self.replicating.remove(&id);
         self.missing.remove(&id);
         let corrupt = self.corrupt.remove(&id).unwrap_or_default();
-        let holders: BTreeSet<String> = self
-            .locations
-            .remove(&id)
-            .unwrap_or_default()
-            .into_iter()
-            .chain(self.cached.remove(&id).unwrap_or_default())
+        let holders: BTreeSet<String> = (self.locations.remove_block(id).into_iter())
+            .chain(self.cached.remove_block(id))
             .chain(corrupt)
             .collect();
         for h in holders {
@@ -561,12 +537,12 @@ impl Blocks {
 
     /// The live workers storing block `id`.
     pub fn replicas(&self, id: u64, cluster: &Cluster) -> Vec<WorkerAddr> {
-        cluster.live_addrs(self.locations.get(&id).into_iter().flatten())
+        cluster.live_addrs(self.locations.of(id))
     }
 
     /// The live workers caching block `id`.
     pub fn cached_on(&self, id: u64, cluster: &Cluster) -> Vec<WorkerAddr> {
-        cluster.live_addrs(self.cached.get(&id).into_iter().flatten())
+        cluster.live_addrs(self.cached.of(id))
     }
 
     /// Paths with an open write (a lease not yet completed or abandoned),
@@ -580,9 +556,7 @@ impl Blocks {
     pub fn under_replicated(&self) -> usize {
         self.owners
             .iter()
-            .filter(|(id, o)| {
-                self.locations.get(id).map_or(0, |s| s.len()) < o.replication as usize
-            })
+            .filter(|(id, o)| self.locations.count(**id) < o.replication as usize)
             .count()
     }
 }

@@ -68,11 +68,7 @@ impl Blocks {
                 let cap = cluster.get(w).map_or(0, |e| e.cache_capacity_bytes);
                 cap.saturating_sub(st.pinned_bytes(w) + planned.get(w).copied().unwrap_or(0))
             };
-            let holders: Vec<String> = self
-                .locations
-                .get(&id)
-                .into_iter()
-                .flatten()
+            let holders: Vec<String> = (self.locations.of(id))
                 .filter(|n| cluster.is_alive(n))
                 .cloned()
                 .collect();
@@ -82,16 +78,11 @@ impl Blocks {
                 )));
             }
             // Where it is cached already (no read), else where most room is left.
-            let cached = self.cached.get(&id);
+            let cached = self.cached.set_of(id);
             let best = holders
                 .iter()
                 .filter(|w| room(self, w, &planned) >= len)
-                .max_by_key(|w| {
-                    (
-                        cached.is_some_and(|c| c.contains(*w)),
-                        room(self, w, &planned),
-                    )
-                });
+                .max_by_key(|w| (cached.contains(*w), room(self, w, &planned)));
             let Some(best) = best.cloned() else {
                 let rooms: Vec<String> = holders
                     .iter()
@@ -138,11 +129,7 @@ impl Blocks {
             if let Some(w) = self.pins.remove(&id) {
                 workers.insert(w);
             }
-            let holders: Vec<String> = self
-                .cached
-                .get(&id)
-                .map(|s| s.iter().cloned().collect())
-                .unwrap_or_default();
+            let holders: Vec<String> = self.cached.of(id).cloned().collect();
             for h in holders {
                 if cluster.get(&h).is_some() {
                     out.send(&h, Command::UncacheBlock(id));
@@ -177,7 +164,7 @@ impl Blocks {
             .map(|(id, _)| *id)
             .collect();
         for id in mine {
-            if self.locations.get(&id).is_some_and(|s| s.contains(name)) {
+            if self.locations.holds(id, name) {
                 out.send(name, Command::PinBlock(id));
             } else {
                 self.pins.remove(&id);
@@ -192,7 +179,7 @@ impl Blocks {
             .map(|(id, _)| *id)
             .collect();
         for id in homeless {
-            if self.locations.get(&id).is_some_and(|s| s.contains(name)) {
+            if self.locations.holds(id, name) {
                 self.place_pin(id, cluster, out);
             }
         }
@@ -220,11 +207,7 @@ impl Blocks {
             return;
         };
         let current = self.pins.get(&id).cloned();
-        let target = self
-            .locations
-            .get(&id)
-            .into_iter()
-            .flatten()
+        let target = (self.locations.of(id))
             .filter(|n| Some(*n) != current.as_ref())
             .filter_map(|n| cluster.alive(n))
             .find(|w| w.cache_capacity_bytes >= self.pinned_bytes(&w.name) + len)

@@ -14,6 +14,21 @@ impl Blocks {
     /// One pass over every block; returns how many commands were queued.
     /// Nothing in safe mode: a block not yet reported is not lost.
     pub fn replication_scan(&mut self, cluster: &Cluster, now: Instant, out: &mut Outbox) -> usize {
+        let mut ids: Vec<u64> = self.owners.keys().copied().collect();
+        ids.sort_unstable();
+        self.replicate(&ids, cluster, now, out)
+    }
+
+    /// [`Blocks::replication_scan`] over the blocks `ids` (ids no longer
+    /// in the namespace are skipped): the tick goes over a big namespace a
+    /// window at a time (`sweep.rs`).
+    pub(super) fn replicate(
+        &mut self,
+        ids: &[u64],
+        cluster: &Cluster,
+        now: Instant,
+        out: &mut Outbox,
+    ) -> usize {
         self.update_safe_mode(now);
         if self.safe.is_on() {
             return 0;
@@ -22,16 +37,25 @@ impl Blocks {
         self.replicating
             .retain(|_, t| now.saturating_duration_since(*t) < timeout);
         let nodes = self.targets(cluster);
+        let anyone_leaving = nodes.len() < cluster.candidates().len();
         let mut issued = 0;
-        let mut ids: Vec<u64> = self.owners.keys().copied().collect();
-        ids.sort_unstable();
-        for id in ids {
-            let owner = self.owners[&id];
-            let live: Vec<String> = self
-                .locations
-                .get(&id)
-                .map(|s| s.iter().cloned().collect())
-                .unwrap_or_default();
+        for &id in ids {
+            let Some(&owner) = self.owners.get(&id) else {
+                continue;
+            };
+            // The common case, a block at its factor with nobody leaving
+            // and nothing corrupt, decided without a copy of its holders.
+            let held = self.locations.count(id);
+            if held == owner.replication as usize
+                && held > 0
+                && !anyone_leaving
+                && !self.corrupt.contains_key(&id)
+            {
+                self.replicating.remove(&id);
+                self.missing.remove(&id);
+                continue;
+            }
+            let live: Vec<String> = self.locations.of(id).cloned().collect();
             // What counts toward `want`: `live` less the leaving workers'.
             let counted: Vec<String> = live
                 .iter()
@@ -51,7 +75,7 @@ impl Blocks {
                         tracing::info!(block = id, worker = %victim, "deleting a corrupt replica now replaced");
                     } else {
                         tracing::info!(block = id, worker = %victim, "removing an excess replica");
-                        self.locations.get_mut(&id).expect("live").remove(&victim);
+                        self.locations.remove(id, &victim);
                     }
                     out.send(&victim, Command::DeleteBlock(id));
                     issued += 1;

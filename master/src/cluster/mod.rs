@@ -19,7 +19,8 @@ use common::placement::Candidate;
 pub use common::resources::ResourceVector;
 pub use doorbell::{Bell, Doorbells};
 pub use outbox::Outbox;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// One worker incarnation. The entry outlives a death so that `cluster
@@ -168,6 +169,12 @@ pub struct Cluster {
     queues: BTreeMap<String, Vec<Command>>,
     /// Whether each worker's queue holds commands, for its long poll.
     bells: Doorbells,
+    /// The live workers as placement candidates, made once per change of
+    /// membership: every new block chooses among them, and copying ten
+    /// thousand names per block was most of an AddBlock.
+    candidates: OnceLock<Arc<[Candidate]>>,
+    /// The live workers shutting down.
+    draining: BTreeSet<String>,
 }
 
 impl Cluster {
@@ -207,16 +214,23 @@ impl Cluster {
         self.alive(name).filter(|w| w.epoch == epoch)
     }
 
-    /// Placement candidates: every live worker.
-    pub fn candidates(&self) -> Vec<Candidate> {
-        self.workers
-            .values()
-            .filter(|w| w.alive)
-            .map(|w| Candidate {
-                name: w.name.clone(),
-                rack: w.rack.clone(),
+    /// Placement candidates: every live worker, by name.
+    pub fn candidates(&self) -> Arc<[Candidate]> {
+        self.candidates
+            .get_or_init(|| {
+                self.live()
+                    .map(|w| Candidate {
+                        name: w.name.clone(),
+                        rack: w.rack.clone(),
+                    })
+                    .collect()
             })
-            .collect()
+            .clone()
+    }
+
+    /// The live workers shutting down, by name.
+    pub fn draining(&self) -> &BTreeSet<String> {
+        &self.draining
     }
 
     pub fn candidate(&self, name: &str) -> Option<Candidate> {
@@ -292,6 +306,8 @@ impl Cluster {
         );
         self.queues.insert(r.name.clone(), Vec::new());
         self.bells.set(&r.name, false);
+        self.draining.remove(&r.name);
+        self.candidates = OnceLock::new();
         epoch
     }
 
@@ -326,6 +342,11 @@ impl Cluster {
             tracing::info!(worker = %h.name, "worker draining: no new tasks");
         }
         w.draining = h.draining || h.leaving;
+        if w.draining {
+            self.draining.insert(h.name.clone());
+        } else {
+            self.draining.remove(&h.name);
+        }
     }
 
     /// Live workers silent for longer than `expiry`.
@@ -350,6 +371,8 @@ impl Cluster {
     pub fn mark_dead(&mut self, name: &str) {
         if let Some(w) = self.workers.get_mut(name) {
             w.alive = false;
+            self.draining.remove(name);
+            self.candidates = OnceLock::new();
             self.queues.remove(name);
             self.bells.set(name, false);
             w.free_map_slots = 0;

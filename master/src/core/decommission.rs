@@ -35,6 +35,7 @@ impl MasterState {
             )));
         }
         if self.blocks.set_decommissioned(worker, on)? {
+            self.view_stale();
             if on {
                 tracing::info!(worker, "decommission requested: no new tasks or blocks; its blocks are copied elsewhere");
             } else {

@@ -31,6 +31,7 @@ impl MasterState {
     pub fn on_submit(&mut self, req: SubmitJob, now: Instant) -> Result<(u64, Submitted)> {
         self.blocks
             .check_writable(&format!("submit a job writing {}", req.output))?;
+        self.view_stale_jobs();
         self.jobs.submit(req, self.blocks.ns(), &self.cfg, now)
     }
 
@@ -38,6 +39,7 @@ impl MasterState {
     /// once where a slot is free (launch on submit).
     pub fn admit_job(&mut self, id: u64, now: Instant) {
         self.jobs.admit(id);
+        self.view_stale_jobs();
         let mut out = Outbox::default();
         if let Err(why) = self.make_output_dir(id) {
             self.jobs.fail(id, why);
@@ -49,6 +51,7 @@ impl MasterState {
             self.schedule(&mut view, Trigger::JobAdded(id), now, &mut out);
             self.offer_idle(&mut view, now, &mut out);
             self.check_view(&view, now);
+            self.keep_view(view);
         }
         self.cluster.flush(out);
     }
@@ -89,6 +92,7 @@ impl MasterState {
 
     /// A submitted job's record could not be written: it never runs.
     pub fn refuse_job(&mut self, id: u64) {
+        self.view_stale_jobs();
         self.jobs.refuse(id);
     }
 
@@ -150,6 +154,7 @@ impl MasterState {
         let runnable_before = self.jobs.runnable_count();
         let mut out = Outbox::default();
         let outcome = self.jobs.report(&r, &addr, now, &mut out);
+        self.view_stale_jobs();
         // The event's one view: the policy learns on it, then decides on it.
         let mut view = self.event_view(now);
         if let (Some(t), Some(view)) = (r.task, &view) {
@@ -174,6 +179,9 @@ impl MasterState {
                 self.offer_idle(view, now, &mut out);
             }
             self.check_view(view, now);
+        }
+        if let Some(view) = view {
+            self.keep_view(view);
         }
         self.cluster.flush(out);
         true
@@ -303,6 +311,7 @@ impl MasterState {
     /// unfinished one ends here, failed, its staging removed and its history
     /// written, rather than vanish unrecorded; clients are told to resubmit.
     pub fn abandon_jobs(&mut self, why: &str) -> usize {
+        self.view_stale();
         let ids: Vec<u64> = self.jobs.active().map(|j| j.id()).collect();
         let mut out = Outbox::default();
         for &id in &ids {
@@ -320,6 +329,7 @@ impl MasterState {
             .ok_or_else(|| MasterError::NotFound(format!("no job {id}")))?;
         if !job.state().is_final() {
             tracing::info!(job = id, "job killed");
+            self.view_stale();
             self.jobs.finish(id, JobState::Killed);
             let mut out = Outbox::default();
             self.end_job(id, &mut out);
@@ -331,6 +341,7 @@ impl MasterState {
     /// `mr admin scheduler set`: `policy` (built from `spec` off the lock,
     /// with its saved state) replaces the current one, whose state is saved.
     pub fn set_scheduler(&mut self, spec: SchedulerSpec, policy: Box<dyn Scheduler>) {
+        self.view_stale();
         self.jobs.set_scheduler(spec, policy)
     }
 }

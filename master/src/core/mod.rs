@@ -77,6 +77,8 @@ pub struct MasterState {
     /// longer than the tick says the master itself stalled (see
     /// [`MasterState::stalled`]).
     last_expiry: Option<Instant>,
+    /// The scheduling view kept between decisions (see `view.rs`).
+    kept: view::KeptView,
 }
 
 impl MasterState {
@@ -99,6 +101,7 @@ impl MasterState {
             waits: Default::default(),
             lock_holds: Default::default(),
             last_expiry: None,
+            kept: Default::default(),
         };
         // No job survives a restart (see `jobs/recovery.rs`): what they
         // staged is garbage.
@@ -181,6 +184,10 @@ impl MasterState {
             )));
         }
         r.check_slots().map_err(MasterError::InvalidArgument)?;
+        // Its node joins the view (or starts over), its previous
+        // incarnation's attempts and reports go.
+        self.view_stale_node(&r.name);
+        self.view_stale_jobs();
         let mut out = Outbox::default();
         // Forget whatever the previous incarnation ran; what was meant for
         // it dies with it, as its queue does.
@@ -239,6 +246,12 @@ impl MasterState {
             &mut out,
         );
         self.cluster.beat(&h, stored, now);
+        self.view_stale_node(&h.name);
+        let reported = [&h.blocks_removed, &h.cache_added, &h.cache_removed];
+        if !h.blocks_added.is_empty() || reported.iter().any(|l| !l.is_empty()) {
+            // Pending tasks show where their blocks are stored and cached.
+            self.view_stale_jobs();
+        }
         self.jobs.note_progress(h.epoch, &h.progress, now);
         // What its reports asked leads the answer, before what waited in
         // its queue.
@@ -256,6 +269,7 @@ impl MasterState {
         if let Some(mut view) = self.event_view(now) {
             self.schedule(&mut view, Trigger::Heartbeat(h.name.clone()), now, &mut out);
             self.check_view(&view, now);
+            self.keep_view(view);
         }
         self.cluster.flush(out);
         commands.append(&mut self.cluster.take_commands(&h.name));
@@ -268,13 +282,19 @@ impl MasterState {
 
     /// The clock's work: silent workers declared dead, writes silent past
     /// the lease hard limit closed, then the blocks brought back to their
-    /// replication factor.
+    /// replication factor (a window of them per tick, `blocks/sweep.rs`).
     pub fn on_tick(&mut self, now: Instant) {
+        let caches = self.blocks.cache_generation();
         let mut out = Outbox::default();
         self.expire(now, &mut out);
         self.blocks.recover_expired_leases(now, &mut out);
-        self.blocks.replication_scan(&self.cluster, now, &mut out);
-        self.blocks.update_drain(&self.cluster);
+        self.blocks.sweep(&self.cluster, now, &mut out);
+        // Replicas trimmed, writes closed: the pending tasks' holders. A
+        // block forgotten leaves caches the view shows per node.
+        self.view_stale_jobs();
+        if self.blocks.cache_generation() != caches {
+            self.view_stale();
+        }
         self.cluster.flush(out);
         self.time_out_stalled(now);
         self.blocks.check_resources();
@@ -355,6 +375,7 @@ impl MasterState {
     /// Brings every block back to its replication factor; returns how many
     /// commands were issued.
     pub fn replication_scan(&mut self, now: Instant) -> usize {
+        self.view_stale();
         let mut out = Outbox::default();
         let n = self.blocks.replication_scan(&self.cluster, now, &mut out);
         self.cluster.flush(out);
@@ -364,6 +385,8 @@ impl MasterState {
     /// Forgets a worker's replicas and cache entries, so that re-replication
     /// sees the loss, and re-queues what it ran or holds for running jobs.
     fn mark_dead(&mut self, name: &str, now: Instant, why: &str, out: &mut Outbox) {
+        self.view_stale_node(name);
+        self.view_stale_jobs();
         tracing::warn!(worker = %name, "worker marked dead: {why}");
         self.blocks.drop_worker(name);
         self.cluster.mark_dead(name);
@@ -372,6 +395,7 @@ impl MasterState {
     }
 
     pub fn report_bad_block(&mut self, worker: &str, block: u64, reason: &str) {
+        self.view_stale();
         self.blocks.report_bad_block(worker, block, reason);
     }
 
@@ -428,6 +452,7 @@ impl MasterState {
                 "{path} is being written by a task on worker {w}: its write ends with the task"
             )));
         }
+        self.view_stale();
         let mut out = Outbox::default();
         let r = self
             .blocks
@@ -501,6 +526,8 @@ impl MasterState {
     pub fn complete_file(&mut self, req: CompleteFile) -> Result<()> {
         self.blocks
             .check_writable(&format!("complete {}", req.path))?;
+        // Its blocks' replicas are recorded.
+        self.view_stale_jobs();
         let mut out = Outbox::default();
         let r = self.blocks.complete_file(req, &self.cluster, &mut out);
         self.cluster.flush(out);
@@ -513,6 +540,7 @@ impl MasterState {
     }
 
     pub fn abandon_file(&mut self, path: &str, lease: u64) -> Result<()> {
+        self.view_stale();
         let mut out = Outbox::default();
         let r = self.blocks.abandon_file(path, lease, &mut out);
         self.cluster.flush(out);
@@ -521,6 +549,7 @@ impl MasterState {
 
     pub fn delete(&mut self, raw: &str) -> Result<u64> {
         self.blocks.check_writable(&format!("delete {raw}"))?;
+        self.view_stale();
         let mut out = Outbox::default();
         let r = self.blocks.delete(raw, &mut out);
         self.cluster.flush(out);
@@ -548,6 +577,7 @@ impl MasterState {
     /// `mr cache add|rm`: pins every block of the file in one worker's
     /// cache, or unpins it and drops it from every cache (`blocks/pins.rs`).
     pub fn cache_file(&mut self, raw: &str, cache: bool) -> Result<CacheChange> {
+        self.view_stale();
         let mut out = Outbox::default();
         let r = if cache {
             self.blocks.pin_file(raw, &self.cluster, &mut out)
@@ -625,3 +655,7 @@ mod pause_tests;
 #[cfg(test)]
 #[path = "decommission_tests.rs"]
 mod decommission_tests;
+
+#[cfg(test)]
+#[path = "view_tests.rs"]
+mod view_tests;

@@ -4,23 +4,16 @@
 //! node with a free slot is offered at once ([`MasterState::offer_idle`]),
 //! so that a job's first tasks do not wait for a heartbeat.
 
+use super::view::view_shape;
 use super::MasterState;
 use crate::blocks::namespace::BlockMeta;
 use crate::cluster::{Command, Outbox};
 use crate::jobs::launch::{BlockLocation, Launch};
 use sched::{Assignment, ClusterView, NodeView, TaskId, TaskKind, Trigger};
+use std::collections::HashMap;
 use std::time::Instant;
 
 impl MasterState {
-    /// The view one event decides on: built once, after the event changed
-    /// the tables, then kept current by each launch (`sched`'s
-    /// `view_update.rs`) instead of built again for each decision. `None`
-    /// when no job is active: nothing to decide.
-    pub(super) fn event_view(&self, now: Instant) -> Option<ClusterView> {
-        self.jobs.active().next()?;
-        Some(self.cluster_view(now))
-    }
-
     /// Asks the policy for assignments over `view` and queues the launches.
     pub(super) fn schedule(
         &mut self,
@@ -63,7 +56,7 @@ impl MasterState {
             return;
         }
         for node in offer_order(view) {
-            if self.jobs.runnable_count() == 0 {
+            if view.pending.is_empty() {
                 break;
             }
             self.schedule(view, Trigger::Offer(node), now, out);
@@ -76,22 +69,27 @@ impl MasterState {
         if let Some(mut view) = self.event_view(now) {
             self.offer_idle(&mut view, now, out);
             self.check_view(&view, now);
+            self.keep_view(view);
         }
     }
 
     /// Debug builds (every test) check, at the end of each event that
     /// decided, that the view kept through it is the one a fresh build
     /// gives: a launch or an ending that the view missed would have the
-    /// next decision of the same event place a task twice or on a full
-    /// node.
+    /// next decision of the same event, or of the next event, place a task
+    /// twice or on a full node.
     pub(super) fn check_view(&self, view: &ClusterView, now: Instant) {
         if cfg!(debug_assertions) {
-            let fresh = self.event_view(now).unwrap_or_default();
-            let (kept, fresh) = (view_shape(view), view_shape(&fresh));
             // A view with no job left is not built at all.
-            if !(view.jobs.is_empty() && fresh.2.is_empty()) {
-                assert_eq!(kept, fresh, "the view kept through the event went stale");
+            if self.jobs.active().next().is_none() && view.jobs.is_empty() {
+                return;
             }
+            let fresh = self.cluster_view(now);
+            assert_eq!(
+                view_shape(view),
+                view_shape(&fresh),
+                "the view kept through the event went stale"
+            );
         }
     }
 
@@ -122,10 +120,11 @@ impl MasterState {
         let Some(node) = view.node(&a.node) else {
             return;
         };
-        let (used_m, used_r) = self.jobs.slots_used(&a.node);
+        // The view's running attempts are the tables' (`check_view`).
+        let used = node.running.iter().filter(|r| r.id.kind == a.task.kind);
         let fits = match a.task.kind {
-            TaskKind::Map => used_m < node.map_slots,
-            TaskKind::Reduce => used_r < node.reduce_slots,
+            TaskKind::Map => (used.count() as u32) < node.map_slots,
+            TaskKind::Reduce => (used.count() as u32) < node.reduce_slots,
         };
         let Some(epoch) = self.cluster.alive(&a.node).map(|w| w.epoch) else {
             return;
@@ -162,22 +161,34 @@ impl MasterState {
 }
 
 /// The nodes with a free slot, most pending maps cached there first, then
-/// most stored there, then by name.
+/// most stored there, then by name. Counted from the pending maps' holders,
+/// so that the cost is the pending maps', not the nodes': the nodes that
+/// hold none follow in the view's order, which is by name.
 fn offer_order(view: &ClusterView) -> Vec<String> {
-    let mut nodes: Vec<(usize, usize, &str)> = view
-        .nodes
+    let mut held: HashMap<&str, (usize, usize)> = HashMap::new();
+    for t in view.pending.iter().filter(|t| t.kind == TaskKind::Map) {
+        for n in &t.cached_on {
+            held.entry(n).or_default().0 += 1;
+        }
+        for n in &t.replicas {
+            held.entry(n).or_default().1 += 1;
+        }
+    }
+    let free = |n: &NodeView| n.free_map_slots > 0 || n.free_reduce_slots > 0;
+    let mut first: Vec<(usize, usize, &str)> = held
         .iter()
-        .filter(|n| n.free_map_slots > 0 || n.free_reduce_slots > 0)
-        .map(|n| {
-            let on = |names: &Vec<String>| names.contains(&n.name);
-            let maps = view.pending.iter().filter(|t| t.kind == TaskKind::Map);
-            let cached = maps.clone().filter(|t| on(&t.cached_on)).count();
-            let stored = maps.filter(|t| on(&t.replicas)).count();
-            (cached, stored, n.name.as_str())
-        })
+        .filter(|(n, _)| view.node(n).is_some_and(free))
+        .map(|(n, &(c, s))| (c, s, *n))
         .collect();
-    nodes.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(b.2)));
-    nodes.into_iter().map(|(_, _, n)| n.to_string()).collect()
+    first.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(b.2)));
+    let rest = (view.nodes.iter())
+        .filter(|n| free(n) && !held.contains_key(n.name.as_str()))
+        .map(|n| n.name.clone());
+    first
+        .into_iter()
+        .map(|(_, _, n)| n.to_string())
+        .chain(rest)
+        .collect()
 }
 
 /// The node for a backup of a `kind` task: alive (in the view), with a
@@ -193,56 +204,6 @@ fn backup_node(nodes: &[NodeView], kind: TaskKind, not_on: &[String]) -> Option<
         .filter(|n| free(n) > 0 && !not_on.contains(&n.name))
         .min_by(|a, b| free(b).cmp(&free(a)).then_with(|| a.name.cmp(&b.name)))
         .map(|n| n.name.clone())
-}
-
-/// What [`MasterState::check_view`] compares: each node's free slots and
-/// running attempts (as a set), the pending tasks in order, each job's
-/// counts.
-type Shape = (
-    Vec<(String, u32, u32, Vec<(u64, bool, u32, u64)>)>,
-    Vec<(u64, bool, u32)>,
-    Vec<(u64, u32, u32, u32, u32, u32)>,
-);
-
-fn view_shape(v: &ClusterView) -> Shape {
-    let id = |t: &TaskId| (t.job, t.kind == TaskKind::Map, t.index);
-    let nodes = v
-        .nodes
-        .iter()
-        .map(|n| {
-            let mut running: Vec<_> = n
-                .running
-                .iter()
-                .map(|r| {
-                    let (j, m, i) = id(&r.id);
-                    (j, m, i, r.started.to_bits())
-                })
-                .collect();
-            running.sort_unstable();
-            (
-                n.name.clone(),
-                n.free_map_slots,
-                n.free_reduce_slots,
-                running,
-            )
-        })
-        .collect();
-    let pending = v.pending.iter().map(|t| id(&t.id)).collect();
-    let jobs = v
-        .jobs
-        .iter()
-        .map(|j| {
-            (
-                j.id,
-                j.done,
-                j.running,
-                j.pending,
-                j.running_maps,
-                j.pending_maps,
-            )
-        })
-        .collect();
-    (nodes, pending, jobs)
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@ use crate::jobs::history::History;
 use crate::jobs::{Job, TaskStatus};
 use sched::TaskKind;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// `GET /api/workers`: the `mr cluster status --json` object, each worker
@@ -96,12 +95,6 @@ pub fn block(s: &MasterState, id: u64) -> Result<Value> {
 /// `GET /api/cache`: per worker, the bytes its LRU holds, the blocks it
 /// reported cached, and the hits and misses of the maps it ran.
 pub fn cache(s: &MasterState) -> Value {
-    let blocks: BTreeMap<&str, usize> = s
-        .blocks()
-        .cached_per_worker()
-        .into_iter()
-        .map(|(w, set)| (w, set.len()))
-        .collect();
     let st = s.cluster_status();
     let workers: Vec<Value> = st
         .workers
@@ -115,7 +108,7 @@ pub fn cache(s: &MasterState) -> Value {
                 "cache_used_bytes": w.cache_used_bytes,
                 "cache_capacity_bytes": w.cache_capacity_bytes,
                 "cache_pinned_bytes": w.cache_pinned_bytes,
-                "cached_blocks": blocks.get(w.name.as_str()).copied().unwrap_or(0),
+                "cached_blocks": s.blocks().cached_count_at(&w.name),
                 "hits": c.hits,
                 "misses": c.misses,
             })
