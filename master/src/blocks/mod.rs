@@ -510,6 +510,11 @@ impl Blocks {
 
     /// Leaves safe mode if the reports reached the threshold.
     pub fn update_safe_mode(&mut self, now: Instant) {
+        // Counting the reported blocks is a pass over all of them: only
+        // while the start-up's safe mode waits for reports.
+        if !self.safe.awaits_reports() {
+            return;
+        }
         let (reported, total) = (self.reported_blocks(), self.owners.len() as u64);
         self.safe.update(reported, total, now);
     }

@@ -64,6 +64,11 @@ impl SafeMode {
         }
     }
 
+    /// On for the start-up's reason: leaving depends on the block reports.
+    pub fn awaits_reports(&self) -> bool {
+        self.on && !self.manual
+    }
+
     pub fn is_on(&self) -> bool {
         self.on || self.low_resources.is_some()
     }
