@@ -297,8 +297,12 @@ impl MasterState {
             let (output, owner) = (job.spec().output.clone(), job.spec().owner.clone());
             self.blocks.remove_empty_output(&output, &owner, out);
         }
-        for w in self.cluster.live() {
-            out.send(&w.name, Command::CleanupJob(id));
+        // Only where its attempts ran: a job's end used to wake every
+        // worker's long poll, ten thousand calls per job at ten thousand
+        // workers. One that missed it (dead then) is swept at its
+        // registration, which lists the job directories it holds.
+        for w in job.ran_on() {
+            out.send(w, Command::CleanupJob(id));
         }
         let (records, summary) = self.jobs.end(id).expect("exists");
         // Written once the lock is let go (`jobs/disk.rs`).

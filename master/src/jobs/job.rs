@@ -38,6 +38,9 @@ pub struct Job {
     /// Per-attempt records, written to the history when the job ends.
     records: Vec<Value>,
     speculative_launched: u32,
+    /// Every worker an attempt of this job was launched on: the ones that
+    /// may hold its local files, told to clean up when it ends.
+    ran_on: std::collections::BTreeSet<String>,
     speculative_won: u32,
 }
 
@@ -68,6 +71,7 @@ impl Job {
     ) -> Self {
         let reduces = if spec.map_only { 0 } else { spec.reducers };
         Job {
+            ran_on: Default::default(),
             id,
             state: JobState::Queued,
             error: None,
@@ -220,6 +224,11 @@ impl Job {
     }
 
     /// Marks a task launched; returns the attempt number.
+    /// The workers its attempts were launched on.
+    pub fn ran_on(&self) -> &std::collections::BTreeSet<String> {
+        &self.ran_on
+    }
+
     pub fn launch(
         &mut self,
         kind: TaskKind,
@@ -229,6 +238,7 @@ impl Job {
         now: Instant,
     ) -> u32 {
         self.state = JobState::Running;
+        self.ran_on.insert(worker.to_string());
         let t = self.task_mut(kind, index).expect("task exists");
         let attempt = t.attempts;
         t.attempts += 1;
@@ -267,6 +277,7 @@ impl Job {
             started: now,
         });
         self.speculative_launched += 1;
+        self.ran_on.insert(worker.to_string());
         Some(attempt)
     }
 
