@@ -410,6 +410,7 @@ fn bench_master_measures_the_real_master_under_emulated_workers() {
         "mr-master is missing beside {}: build the daemons first with `cargo build --workspace --bins` (scripts/test.sh does)",
         mr.display()
     );
+    let trace = std::env::temp_dir().join(format!("mr-bench-trace-{}.csv", std::process::id()));
     let run = |args: &[&str]| {
         std::process::Command::new(&mr)
             .args(["-q", "bench", "master"])
@@ -444,6 +445,8 @@ fn bench_master_measures_the_real_master_under_emulated_workers() {
         "--duration",
         "3s",
         "--json",
+        "--latency-trace",
+        trace.to_str().unwrap(),
     ]);
     assert!(
         r.status.success(),
@@ -483,4 +486,13 @@ fn bench_master_measures_the_real_master_under_emulated_workers() {
     assert!((1..=5).contains(&locks.len()), "{v:#}");
     assert_eq!(v["policy"], "fifo");
     assert!(v["machine"]["cores"].as_u64().unwrap() >= 1);
+    // The trace holds every heartbeat counted, second by second.
+    let csv = std::fs::read_to_string(&trace).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("second,heartbeats,p50_ms,p99_ms,max_ms"));
+    let beats: f64 = lines
+        .map(|l| l.split(',').nth(1).unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert_eq!(beats, n("heartbeats"), "{csv}");
+    let _ = std::fs::remove_file(&trace);
 }

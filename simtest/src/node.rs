@@ -86,6 +86,14 @@ impl Node {
         std::time::Duration::from_millis(self.rng.lock().unwrap().u64(lo..hi))
     }
 
+    /// The jobs whose map outputs this model worker holds (the real
+    /// worker's job directories), each once, in order.
+    pub fn output_jobs(&self) -> Vec<u64> {
+        let outputs = self.map_outputs.lock().unwrap();
+        let jobs: std::collections::BTreeSet<u64> = outputs.keys().map(|k| k.0).collect();
+        jobs.into_iter().collect()
+    }
+
     /// Publishes what the end-of-run checks look at.
     pub fn publish(&self) {
         let running = self.tasks.lock().unwrap().keys().copied().collect();

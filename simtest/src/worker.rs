@@ -130,8 +130,10 @@ async fn register(node: &Arc<Node>) -> Result<u64, rpc::dfs::DfsError> {
         cached: vec![],
         cache_used_bytes: 0,
         resources: None,
-        // The model keeps map outputs in memory, none on disk.
-        job_dirs: vec![],
+        // The model keeps map outputs in memory: the jobs it holds some
+        // of stand for the real worker's job directories, whose ended
+        // jobs the master has cleaned up.
+        job_dirs: node.output_jobs(),
     };
     let resp = node.dfs.master().register(req).await?.into_inner();
     for id in &resp.delete_blocks {

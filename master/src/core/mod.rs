@@ -204,17 +204,20 @@ impl MasterState {
             blocks = stored, unknown, "worker registered");
         let delete_blocks = Vec::new();
         // Cleanups this worker may have missed (it was cut off or dead when
-        // the job ended): ended jobs leave no map outputs behind.
-        for j in self.jobs.iter().filter(|j| j.state().is_final()) {
-            out.send(&r.name, Command::CleanupJob(j.id()));
-        }
+        // the job ended), by the job directories it says it holds: ended
+        // jobs leave no map outputs behind. Only those: a command per job
+        // ever ended, to every worker that registers, grows without end.
         // And the files of jobs this master never ran or no longer knows:
         // a master restart fails the jobs that were running, and their map
         // outputs would stay on the workers for ever.
         for &id in &r.job_dirs {
-            if self.jobs.get(id).is_none() {
-                tracing::info!(worker = %r.name, job = id, "sweeping the files of a job this master does not run");
-                out.send(&r.name, Command::CleanupJob(id));
+            match self.jobs.get(id) {
+                Some(j) if !j.state().is_final() => {}
+                Some(_) => out.send(&r.name, Command::CleanupJob(id)),
+                None => {
+                    tracing::info!(worker = %r.name, job = id, "sweeping the files of a job this master does not run");
+                    out.send(&r.name, Command::CleanupJob(id));
+                }
             }
         }
         self.blocks

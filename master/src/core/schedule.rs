@@ -112,6 +112,7 @@ impl MasterState {
             };
             tracing::info!(job = id.job, task = ?id.kind, index = id.index, attempt, node = %node, "speculative backup launched");
             view.backup_launched(id, &node);
+            self.view_launched_on(&node);
             self.send_launch(id, &node, attempt, epoch, out);
         }
     }
@@ -141,6 +142,7 @@ impl MasterState {
         };
         tracing::info!(job = a.task.job, task = ?a.task.kind, index = a.task.index, attempt, node = %a.node, "task launched");
         view.launched(a.task, &a.node);
+        self.view_launched_on(&a.node);
         self.send_launch(a.task, &a.node, attempt, epoch, out);
     }
 

@@ -18,7 +18,7 @@ use super::MasterState;
 use sched::{
     ClusterView, JobView, NodeView, PendingTask, RunningTask, TaskKind, DEFAULT_BANDWIDTHS,
 };
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
 /// Nodes changed since the last decision beyond which a fresh build is
@@ -36,6 +36,11 @@ pub struct KeptView {
     jobs: bool,
     /// Nodes whose own entry changed (resources, cache, drain).
     nodes: BTreeSet<String>,
+    /// Nodes that may show running attempts in the kept view: those that
+    /// ran some at its last job-side refresh, and those launched on since.
+    /// A refresh looks at these and at the nodes running attempts now,
+    /// not at every node: that made a task report cost O(workers).
+    busy: HashSet<String>,
 }
 
 impl MasterState {
@@ -63,15 +68,14 @@ impl MasterState {
         let kept = std::mem::take(&mut self.kept);
         self.jobs.active().next()?;
         let mut v = match kept.view {
-            Some(v) if !kept.all => v,
-            _ => return Some(self.cluster_view(now)),
+            Some(v) if !kept.all && kept.nodes.len() <= REFRESH_AT_MOST => v,
+            _ => return Some(self.fresh_view(now)),
         };
-        if kept.jobs {
-            self.refresh_job_side(&mut v);
-        }
-        if kept.nodes.len() > REFRESH_AT_MOST {
-            return Some(self.cluster_view(now));
-        }
+        self.kept.busy = if kept.jobs {
+            self.refresh_job_side(&mut v, &kept.busy)
+        } else {
+            kept.busy
+        };
         let mut moved = false;
         for name in &kept.nodes {
             moved |= self.refresh_node(&mut v, name);
@@ -96,6 +100,21 @@ impl MasterState {
     /// Keeps the view an event decided on for the next event.
     pub(super) fn keep_view(&mut self, view: ClusterView) {
         self.kept.view = Some(view);
+    }
+
+    /// An attempt was launched on `node` in the view being decided on.
+    pub(super) fn view_launched_on(&mut self, node: &str) {
+        if !self.kept.busy.contains(node) {
+            self.kept.busy.insert(node.to_string());
+        }
+    }
+
+    /// A view built afresh, its busy nodes noted.
+    fn fresh_view(&mut self, now: Instant) -> ClusterView {
+        let v = self.cluster_view(now);
+        let busy = v.nodes.iter().filter(|n| !n.running.is_empty());
+        self.kept.busy = busy.map(|n| n.name.clone()).collect();
+        v
     }
 
     fn view_time(&self, i: Instant) -> f64 {
@@ -125,20 +144,29 @@ impl MasterState {
     }
 
     /// The job side made again: jobs, pending tasks, and the running
-    /// attempts and free slots of every node that runs one now or did.
-    fn refresh_job_side(&self, v: &mut ClusterView) {
+    /// attempts and free slots of the nodes that run one now or did
+    /// (`busy`, from the last refresh and the launches since); returns the
+    /// nodes that run one now.
+    fn refresh_job_side(&self, v: &mut ClusterView, busy: &HashSet<String>) -> HashSet<String> {
         let running = self.running_by_worker();
-        // Looked up by name only where something runs, now or before: a
-        // hash per node would make a task report cost O(workers) again.
-        for i in 0..v.nodes.len() {
-            if !v.nodes[i].running.is_empty() && !running.contains_key(&v.nodes[i].name) {
-                self.set_running(v, i, Vec::new());
+        for name in busy {
+            if running.contains_key(name.as_str()) {
+                continue;
+            }
+            if let Some(i) = v.position(name) {
+                if !v.nodes[i].running.is_empty() {
+                    self.set_running(v, i, Vec::new());
+                }
             }
         }
+        let mut now_busy = HashSet::with_capacity(running.len());
         for (name, list) in running {
-            if let Some(i) = v.position(&name) {
-                self.set_running(v, i, list);
+            if let Some(i) = v.position(name) {
+                if !same_attempts(&v.nodes[i].running, &list) {
+                    self.set_running(v, i, list);
+                }
             }
+            now_busy.insert(name.to_string());
         }
         let (jobs, pending) = self.job_side();
         v.jobs = jobs;
@@ -146,6 +174,7 @@ impl MasterState {
         if v.locality_index.is_some() {
             v.build_locality_index();
         }
+        now_busy
     }
 
     /// Node `i`'s running attempts and the free slots they leave.
@@ -160,16 +189,17 @@ impl MasterState {
         };
     }
 
-    /// Running attempts by worker, on the view's clock.
-    fn running_by_worker(&self) -> HashMap<String, Vec<RunningTask>> {
-        let mut running: HashMap<String, Vec<RunningTask>> = HashMap::new();
-        for j in self.jobs.iter() {
-            for r in j.running() {
-                running.entry(r.worker).or_default().push(RunningTask {
-                    id: r.id,
-                    started: self.view_time(r.started),
-                });
-            }
+    /// Running attempts by worker, on the view's clock. Ended jobs run
+    /// none, and are not looked at: they only grow.
+    fn running_by_worker(&self) -> HashMap<&str, Vec<RunningTask>> {
+        let mut running: HashMap<&str, Vec<RunningTask>> = HashMap::new();
+        for j in self.jobs.live() {
+            j.each_running(|worker, id, _, started| {
+                running.entry(worker).or_default().push(RunningTask {
+                    id,
+                    started: self.view_time(started),
+                })
+            });
         }
         running
     }
@@ -216,7 +246,7 @@ impl MasterState {
         let nodes = self
             .cluster
             .live()
-            .map(|w| self.node_view(w, running.remove(&w.name).unwrap_or_default()))
+            .map(|w| self.node_view(w, running.remove(w.name.as_str()).unwrap_or_default()))
             .collect();
         let (jobs, pending) = self.job_side();
         // The rates the launcher declared in `[network]`, else the
@@ -271,6 +301,13 @@ impl MasterState {
         }
         (jobs, pending)
     }
+}
+
+/// Whether two nodes' running attempts are the same, in any order (a
+/// node's few attempts are listed in launch order in the view, by job in
+/// the tables).
+fn same_attempts(a: &[RunningTask], b: &[RunningTask]) -> bool {
+    a.len() == b.len() && a.iter().all(|x| b.contains(x))
 }
 
 /// Everything a policy reads of a view, in a form two views compare by:

@@ -76,7 +76,7 @@ impl Jobs {
     /// A job's summary: from memory for a job of this master run, else the
     /// final record its history held when this master started.
     pub fn job_json(&self, id: u64) -> Result<Value> {
-        if let Some(j) = self.jobs.get(&id) {
+        if let Some(j) = self.get(id) {
             return Ok(j.summary());
         }
         self.earlier
@@ -86,12 +86,12 @@ impl Jobs {
     }
 
     pub fn list_jobs(&self) -> Vec<Value> {
-        self.jobs.values().map(|j| j.summary()).collect()
+        self.iter().map(|j| j.summary()).collect()
     }
 
     /// A finished job's history: its records and final summary.
     pub fn job_history(&self, id: u64) -> Result<History> {
-        match self.jobs.get(&id) {
+        match self.get(id) {
             Some(j) if !j.state().is_final() => Err(MasterError::FailedPrecondition(format!(
                 "job {id} is still running: its history is written when it ends"
             ))),

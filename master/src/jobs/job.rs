@@ -824,6 +824,21 @@ impl Job {
     /// Every running attempt of this job.
     pub fn running(&self) -> Vec<RunningAttempt> {
         let mut v = vec![];
+        self.each_running(|worker, id, attempt, started| {
+            v.push(RunningAttempt {
+                worker: worker.to_string(),
+                id,
+                attempt,
+                started,
+            })
+        });
+        v
+    }
+
+    /// Calls `f(worker, task, attempt, started)` for every running attempt
+    /// (backups included), copying nothing: the scheduling view reads them
+    /// at every task report.
+    pub fn each_running<'a>(&'a self, mut f: impl FnMut(&'a str, TaskId, u32, Instant)) {
         for (kind, tasks) in [
             (TaskKind::Map, &self.maps),
             (TaskKind::Reduce, &self.reduces),
@@ -836,32 +851,18 @@ impl Job {
                     ..
                 } = &t.status
                 {
-                    v.push(RunningAttempt {
-                        worker: worker.clone(),
-                        id: TaskId {
-                            job: self.id,
-                            kind,
-                            index: i as u32,
-                        },
-                        attempt: *attempt,
-                        started: *started,
-                    });
+                    let id = TaskId {
+                        job: self.id,
+                        kind,
+                        index: i as u32,
+                    };
+                    f(worker, id, *attempt, *started);
                     if let Some(b) = &t.backup {
-                        v.push(RunningAttempt {
-                            worker: b.worker.clone(),
-                            id: TaskId {
-                                job: self.id,
-                                kind,
-                                index: i as u32,
-                            },
-                            attempt: b.attempt,
-                            started: b.started,
-                        });
+                        f(&b.worker, id, b.attempt, b.started);
                     }
                 }
             }
         }
-        v
     }
 
     pub fn view(&self, epoch: Instant) -> JobView {

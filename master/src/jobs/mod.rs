@@ -29,7 +29,11 @@ use std::time::Instant;
 pub use task::{JobSpec, JobState, MapInput, TaskStatus};
 
 pub struct Jobs {
-    jobs: BTreeMap<u64, Job>,
+    /// Jobs not yet ended ([`Jobs::end`]): every event reads them, so they
+    /// are kept apart from the ended ones, which only grow.
+    live: BTreeMap<u64, Job>,
+    /// Ended jobs of this master run, kept for their summaries.
+    ended: BTreeMap<u64, Job>,
     next_id: u64,
     scheduler: Box<dyn Scheduler>,
     spec: SchedulerSpec,
@@ -67,7 +71,8 @@ impl Jobs {
         schedstate::load(&data_dir, scheduler.as_mut());
         let found = recovery::recover(&data_dir.join("history"), common::now_ms(), committed);
         Ok(Jobs {
-            jobs: BTreeMap::new(),
+            live: BTreeMap::new(),
+            ended: BTreeMap::new(),
             next_id: found.next_id,
             scheduler,
             spec,
@@ -95,21 +100,37 @@ impl Jobs {
     }
 
     pub fn get(&self, id: u64) -> Option<&Job> {
-        self.jobs.get(&id)
+        self.live.get(&id).or_else(|| self.ended.get(&id))
     }
 
-    /// Every job of this master run, by id, ended ones included.
+    fn get_mut(&mut self, id: u64) -> Option<&mut Job> {
+        match self.live.get_mut(&id) {
+            Some(j) => Some(j),
+            None => self.ended.get_mut(&id),
+        }
+    }
+
+    /// Every job of this master run, by id, ended ones included: for
+    /// listings, which are rare (a sort over every job).
     pub fn iter(&self) -> impl Iterator<Item = &Job> {
-        self.jobs.values()
+        let mut all: Vec<&Job> = self.live.values().chain(self.ended.values()).collect();
+        all.sort_unstable_by_key(|j| j.id());
+        all.into_iter()
     }
 
     /// How many jobs this master run knows.
     pub fn len(&self) -> usize {
-        self.jobs.len()
+        self.live.len() + self.ended.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.jobs.is_empty()
+        self.len() == 0
+    }
+
+    /// Jobs not yet ended, by id: the only ones with running attempts
+    /// ([`Job::end`] stops them), what every event reads.
+    pub fn live(&self) -> impl Iterator<Item = &Job> {
+        self.live.values()
     }
 
     /// The id the next accepted job gets.
@@ -117,9 +138,9 @@ impl Jobs {
         self.next_id
     }
 
-    /// Jobs not yet ended.
+    /// Jobs not yet in a final state.
     pub fn active(&self) -> impl Iterator<Item = &Job> {
-        self.jobs.values().filter(|j| !j.state().is_final())
+        self.live.values().filter(|j| !j.state().is_final())
     }
 
     /// The job, running or still being admitted, whose output `path` is,
@@ -152,7 +173,7 @@ impl Jobs {
     pub fn slots_used(&self, worker: &str) -> (u32, u32) {
         let mut m = 0;
         let mut r = 0;
-        for j in self.jobs.values() {
+        for j in self.live.values() {
             for a in j.running() {
                 if a.worker == worker {
                     if a.id.kind == TaskKind::Map {
@@ -191,7 +212,7 @@ impl Jobs {
         out: &mut Outbox,
     ) -> Outcome {
         let job_id = r.task.map_or(0, |t| t.job_id);
-        match self.jobs.get_mut(&job_id) {
+        match self.get_mut(job_id) {
             Some(j) => j.update(r, worker_addr, now, out),
             None => Outcome::Ignored,
         }
@@ -200,7 +221,7 @@ impl Jobs {
     /// Tells the policy of a finished attempt, and saves what it learnt
     /// every [`schedstate::SAVE_EVERY`] reports.
     pub fn tell_policy(&mut self, view: &ClusterView, r: &AttemptReport, t: &AttemptRef) {
-        let name = self.jobs.get(&t.job_id).map(|j| j.spec().job.clone());
+        let name = self.get(t.job_id).map(|j| j.spec().job.clone());
         let report = r.for_policy(t, name.unwrap_or_default());
         self.scheduler.on_task_finished(view, &report);
         self.reports += 1;
@@ -217,7 +238,7 @@ impl Jobs {
     /// Whether task `id` may be launched now (pending, and a reduce only
     /// once enough maps are done); `None` when its job is unknown.
     pub fn launchable(&self, id: TaskId) -> Option<bool> {
-        let job = self.jobs.get(&id.job)?;
+        let job = self.live.get(&id.job)?;
         Some(
             job.task(id.kind, id.index).is_some_and(|t| t.is_pending())
                 && (id.kind == TaskKind::Map || job.reduces_may_start()),
@@ -227,7 +248,7 @@ impl Jobs {
     /// Records the launch of task `id` on `worker`; returns the attempt
     /// number. The caller checked [`Jobs::launchable`].
     pub fn launch(&mut self, id: TaskId, worker: &str, epoch: u64, now: Instant) -> Option<u32> {
-        let job = self.jobs.get_mut(&id.job)?;
+        let job = self.live.get_mut(&id.job)?;
         Some(job.launch(id.kind, id.index, worker, epoch, now))
     }
 
@@ -240,14 +261,14 @@ impl Jobs {
         epoch: u64,
         now: Instant,
     ) -> Option<u32> {
-        self.jobs
+        self.live
             .get_mut(&id.job)?
             .launch_backup(id.kind, id.index, worker, epoch, now)
     }
 
     /// Tasks deserving a speculative backup now, over every job.
     pub fn speculation_candidates(&self, now: Instant) -> Vec<(TaskId, Vec<String>)> {
-        self.jobs
+        self.live
             .values()
             .flat_map(|j| j.speculation_candidates(now))
             .collect()
@@ -256,34 +277,37 @@ impl Jobs {
     /// A worker was lost: re-queues what it ran or holds for running jobs,
     /// and kills through `out` the reduces that re-queueing made useless.
     pub fn worker_lost(&mut self, name: &str, now: Instant, out: &mut Outbox) {
-        for j in self.jobs.values_mut() {
+        for j in self.live.values_mut() {
             j.worker_lost(name, now, out);
         }
     }
 
     /// Fails job `id` with `why`.
     pub fn fail(&mut self, id: u64, why: String) {
-        if let Some(j) = self.jobs.get_mut(&id) {
+        if let Some(j) = self.get_mut(id) {
             j.fail(why);
         }
     }
 
     /// Puts job `id` in its final state `state`.
     pub fn finish(&mut self, id: u64, state: JobState) {
-        if let Some(j) = self.jobs.get_mut(&id) {
+        if let Some(j) = self.get_mut(id) {
             j.finish(state);
         }
     }
 
-    /// See [`Job::end`].
+    /// See [`Job::end`]; the job moves to the ended ones.
     pub fn end(&mut self, id: u64) -> Option<(Vec<Value>, Value)> {
-        self.jobs.get_mut(&id).map(Job::end)
+        if let Some(job) = self.live.remove(&id) {
+            self.ended.insert(id, job);
+        }
+        self.ended.get_mut(&id).map(Job::end)
     }
 
     /// A job built by a test, queued as a submission would queue it.
     #[cfg(test)]
     pub(crate) fn insert_for_tests(&mut self, job: Job) {
-        self.jobs.insert(job.id(), job);
+        self.live.insert(job.id(), job);
     }
 
     /// Queues a save of what the policy learnt.

@@ -191,13 +191,15 @@ impl Jobs {
         let mut params = params;
         if !plan.inherit.is_empty() {
             // Compare with what the sort's maps counted on its input.
-            if let Some(src) = self.jobs.values().rev().find(|j| {
+            let made_input = |j: &&Job| {
                 j.state() == JobState::Succeeded
                     && req
                         .inputs
                         .iter()
                         .any(|i| DfsPath::parse(i).is_ok_and(|p| p.as_str() == j.spec().output))
-            }) {
+            };
+            let all = self.live.values().chain(self.ended.values());
+            if let Some(src) = all.filter(made_input).max_by_key(|j| j.id()) {
                 for (k, name) in &plan.inherit {
                     if let Some(v) = src.counters().get(k) {
                         params.extra.entry(name.clone()).or_insert(v.to_string());
@@ -248,7 +250,7 @@ impl Jobs {
             return;
         };
         self.scheduler.on_job_added(&job.view(self.started));
-        self.jobs.insert(id, job);
+        self.live.insert(id, job);
     }
 
     /// Job `id`'s `submitted` record could not be written: the job is
@@ -398,7 +400,7 @@ mod tests {
                 "{e}"
             );
         }
-        assert!(jobs.jobs.is_empty());
+        assert!(jobs.is_empty());
         let ok = wordcount(&[("shuffle_memory", "300KiB")], 64 << 20);
         jobs.submit(ok, &ns, &cfg, now).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
@@ -430,7 +432,7 @@ mod tests {
             let e = jobs.submit(req, &ns, &cfg, now).unwrap_err();
             assert!(e.to_string().contains(want), "{plan}: {e}");
         }
-        assert!(jobs.admitting.is_empty() && jobs.jobs.is_empty());
+        assert!(jobs.admitting.is_empty() && jobs.is_empty());
         let map_only = mrjob::JobPlan {
             map_only: true,
             ..Default::default()

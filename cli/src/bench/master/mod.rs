@@ -122,6 +122,11 @@ pub struct MasterArgs {
     /// One JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Also write the window's heartbeat latencies second by second to
+    /// FILE (CSV: second, heartbeats, p50_ms, p99_ms, max_ms, by the
+    /// second each was sent): where the tail comes from.
+    #[arg(long, value_name = "FILE")]
+    pub latency_trace: Option<std::path::PathBuf>,
 }
 
 impl MasterArgs {
@@ -525,6 +530,13 @@ async fn measure(a: &MasterArgs, bin: std::path::PathBuf, quiet: bool) -> anyhow
     let st = &fleet.stats;
     let w = &st.window;
     let lat = st.latencies_ms();
+    if let Some(path) = &a.latency_trace {
+        let mut csv = String::from("second,heartbeats,p50_ms,p99_ms,max_ms\n");
+        for (s, n, p50, p99, max) in st.latency_seconds() {
+            csv += &format!("{s},{n},{p50:.1},{p99:.1},{max:.1}\n");
+        }
+        std::fs::write(path, csv).with_context(|| format!("cannot write {}", path.display()))?;
+    }
     let pct = |p: f64| -> Option<f64> {
         if lat.is_empty() {
             return None;

@@ -72,8 +72,11 @@ pub struct Stats {
     pub registrations: AtomicU64,
     pub register_failures: AtomicU64,
     pub window: Window,
-    /// Client-side heartbeat latencies in the window, microseconds.
-    latencies_us: Mutex<Vec<u32>>,
+    /// Client-side heartbeat latencies in the window: (when it was sent,
+    /// in ms since the first one measured; how long it took, in µs).
+    latencies_us: Mutex<Vec<(u32, u32)>>,
+    /// When the first measured heartbeat was sent.
+    origin: std::sync::OnceLock<Instant>,
     /// The window's failed heartbeats by what failed them (the status code
     /// and the start of its message, or "timeout").
     errors: Mutex<std::collections::BTreeMap<String, u64>>,
@@ -126,10 +129,31 @@ impl Stats {
     /// The window's heartbeat latencies, sorted, milliseconds.
     pub fn latencies_ms(&self) -> Vec<f64> {
         let mut v: Vec<f64> = (self.latencies_us.lock().unwrap().iter())
-            .map(|&us| f64::from(us) / 1e3)
+            .map(|&(_, us)| f64::from(us) / 1e3)
             .collect();
         v.sort_by(f64::total_cmp);
         v
+    }
+
+    /// The window's heartbeats second by second: (second, count, p50 ms,
+    /// p99 ms, max ms), by the second each was sent in. A tail that comes
+    /// in bursts (a periodic stall) shows as a few bad seconds; one spread
+    /// evenly, as many.
+    pub fn latency_seconds(&self) -> Vec<(u32, usize, f64, f64, f64)> {
+        let mut by: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+        for &(at, us) in self.latencies_us.lock().unwrap().iter() {
+            by.entry(at / 1000).or_default().push(us);
+        }
+        let pick = |v: &[u32], p: f64| {
+            let i = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+            f64::from(v[i]) / 1e3
+        };
+        (by.into_iter())
+            .map(|(s, mut v)| {
+                v.sort_unstable();
+                (s, v.len(), pick(&v, 0.5), pick(&v, 0.99), pick(&v, 1.0))
+            })
+            .collect()
     }
 }
 
@@ -452,7 +476,9 @@ impl Emu {
         if self.stats.measuring.load(Ordering::Relaxed) {
             w.heartbeats.fetch_add(1, Ordering::Relaxed);
             let us = took.as_micros().min(u32::MAX as u128) as u32;
-            self.stats.latencies_us.lock().unwrap().push(us);
+            let origin = *self.stats.origin.get_or_init(|| t);
+            let at = t.saturating_duration_since(origin).as_millis() as u32;
+            self.stats.latencies_us.lock().unwrap().push((at, us));
         }
         if resp.reregister {
             self.stats.count(&w.reregister_asked);
