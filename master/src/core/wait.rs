@@ -93,9 +93,25 @@ pub async fn await_commands(
         return Some(false);
     }
     tokio::select! {
-        rung = bell.rung_within(wait.min(MAX_WAIT)) => Some(rung),
+        rung = bell.rung_within(spread(wait.min(MAX_WAIT), worker, epoch)) => Some(rung),
         _ = closing.changed() => Some(false),
     }
+}
+
+/// A long poll's wait, shortened by up to a half by a hash of the worker
+/// and its incarnation. Polls asked at the same moment (every worker
+/// registering at once, after a master restart or when a benchmark brings
+/// up its fleet) would otherwise all end together and all ask again
+/// together, every `wait`: at 10,000 workers, 10,000 calls in a burst
+/// that stalled heartbeats for seconds each 30 s. With the waits spread,
+/// the polls drift apart. A hash, not a random draw, so that the
+/// deterministic simulation replays.
+fn spread(wait: Duration, worker: &str, epoch: u64) -> Duration {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (worker, epoch).hash(&mut h);
+    let share = 0.5 + 0.5 * (h.finish() >> 11) as f64 / (1u64 << 53) as f64;
+    wait.mul_f64(share)
 }
 
 /// A client's wait for job `id`: its summary as soon as it has ended, or
@@ -195,6 +211,32 @@ mod tests {
         );
         assert!(lock(&st, "test").take_commands("w1", epoch + 1).reregister);
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// The waits of polls asked together end apart, each within its ask.
+    #[test]
+    fn long_poll_waits_are_spread() {
+        let wait = Duration::from_secs(30);
+        let mut ends: Vec<Duration> = (0..1000)
+            .map(|i| spread(wait, &format!("w{i:05}"), 1))
+            .collect();
+        assert!(ends.iter().all(|d| *d >= wait / 2 && *d <= wait));
+        assert_eq!(
+            spread(wait, "w00001", 1),
+            ends[1],
+            "the same poll, the same wait"
+        );
+        ends.sort();
+        // Over the whole half-interval, no clump: each tenth of it holds a
+        // tenth of the polls, give or take.
+        for k in 0..10 {
+            let lo = wait / 2 + wait / 20 * k;
+            let n = ends
+                .iter()
+                .filter(|d| **d >= lo && **d < lo + wait / 20)
+                .count();
+            assert!((60..=140).contains(&n), "{n} polls in tenth {k}");
+        }
     }
 
     /// A client waiting on a job hears of its end when it happens, and of a
