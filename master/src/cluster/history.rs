@@ -45,7 +45,8 @@ impl ResourceHistory {
         // is copied only the first time (at 10,000 workers, a copy each
         // time held the lock 25 ms a second).
         if !self.rings.contains_key(worker) {
-            (self.rings).insert(worker.to_string(), VecDeque::with_capacity(HISTORY_LEN));
+            let ring = VecDeque::with_capacity(HISTORY_LEN);
+            self.rings.insert(worker.to_string(), ring);
         }
         let ring = self.rings.get_mut(worker).expect("just inserted");
         if ring.len() == HISTORY_LEN {

@@ -211,14 +211,14 @@ impl MasterState {
         // a master restart fails the jobs that were running, and their map
         // outputs would stay on the workers for ever.
         for &id in &r.job_dirs {
-            match self.jobs.get(id) {
-                Some(j) if !j.state().is_final() => {}
-                Some(_) => out.send(&r.name, Command::CleanupJob(id)),
-                None => {
-                    tracing::info!(worker = %r.name, job = id, "sweeping the files of a job this master does not run");
-                    out.send(&r.name, Command::CleanupJob(id));
-                }
+            let job = self.jobs.get(id);
+            if job.is_some_and(|j| !j.state().is_final()) {
+                continue;
             }
+            if job.is_none() {
+                tracing::info!(worker = %r.name, job = id, "sweeping the files of a job this master does not run");
+            }
+            out.send(&r.name, Command::CleanupJob(id));
         }
         self.blocks
             .repin_on_register(&r.name, &self.cluster, &mut out);
