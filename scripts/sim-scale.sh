@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# The simulator at scale: every heartbeat policy on one cluster (default
-# 5000 nodes, 100 000 map tasks), one after another, each timed alone; a
-# markdown table of wall time, decision latency, peak memory and locality.
+# The simulator at scale: every policy on one cluster (default 10 000
+# nodes, 1 000 000 map tasks), one after another, each timed alone; a
+# markdown table of wall time, decision latency, peak memory and locality,
+# stamped with the commit. Targets: under 5 minutes and 2 GiB each.
 #
-#   scripts/sim-scale.sh [--nodes 5000] [--tasks 100000] [--seed 1]
-#                        [--schedulers a,b,...] [--out docs/sim/scale.md]
+#   scripts/sim-scale.sh [--nodes 10000] [--tasks 1000000] [--seed 1]
+#                        [--schedulers a,b,...] [--out docs/bench/scale/sim.md]
 #
-# Release build (built if missing). Run it on an otherwise idle machine:
-# wall times are the point.
+# Release build (built if missing; MR_BIN_DIR picks prebuilt binaries).
+# Run it on an otherwise idle machine: wall times are the point.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-NODES=5000 TASKS=100000 SEED=1 OUT="" 
-SCHEDULERS="fifo,fair,capacity,delay,matchmaking,fair+delay,fair+matchmaking,hybsmrp,lsap,lsap-fair,clqlmrs,acl,compat-nb,atlas"
+NODES=10000 TASKS=1000000 SEED=1 OUT=""
+SCHEDULERS="fifo,fair,capacity,delay,matchmaking,hybsmrp,lsap,lsap-fair,clqlmrs,acl,compat-nb,atlas"
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES=$2; shift 2 ;;
@@ -23,21 +24,31 @@ while [ $# -gt 0 ]; do
     *) echo "sim-scale.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-MR="$ROOT/target/release/mr"
-[ -x "$MR" ] || (cd "$ROOT" && cargo build --release -p cli --bin mr)
+if [ -n "${MR_BIN_DIR:-}" ]; then
+  MR="$MR_BIN_DIR/mr"
+else
+  MR="$ROOT/target/release/mr"
+  (cd "$ROOT" && cargo build --release -p cli --bin mr)
+fi
+[ -x "$MR" ] || { echo "sim-scale: no mr binary at $MR" >&2; exit 2; }
+COMMIT=$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ -n "$(cd "$ROOT" && git status --porcelain -- sched sim cli 2>/dev/null)" ]; then
+  COMMIT="$COMMIT with uncommitted changes"
+fi
 TMP=$(mktemp -d /tmp/mr-sim-scale.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 IFS=, read -r -a POLICIES <<< "$SCHEDULERS"
 for p in "${POLICIES[@]}"; do
-  echo "sim-scale: $p ..." >&2
+  echo "sim-scale: $p ($(date -u +%H:%M:%S)) ..." >&2
   /usr/bin/time -f "%M" -o "$TMP/$p.rss" "$MR" sim --nodes "$NODES" --tasks "$TASKS" --scheduler "$p" \
     --seed "$SEED" --json > "$TMP/$p.json"
 done
-table=$(python3 - "$TMP" "$NODES" "$TASKS" "$SEED" "$(nproc)" "$(uptime | sed 's/.*load average: //')" "${POLICIES[@]}" <<'PY'
+table=$(python3 - "$TMP" "$NODES" "$TASKS" "$SEED" "$(nproc)" "$(uptime | sed 's/.*load average: //')" "$COMMIT" "$(date -u +%F)" "${POLICIES[@]}" <<'PY'
 import json, sys
-tmp, nodes, tasks, seed, cores, load, *policies = sys.argv[1:]
-print(f"`mr sim --nodes {nodes} --tasks {tasks} --seed {seed} --scheduler P --json`, release build, "
-      f"one policy at a time, {cores} cores (load average before the table: {load}).\n")
+tmp, nodes, tasks, seed, cores, load, commit, day, *policies = sys.argv[1:]
+print(f"`mr sim --nodes {nodes} --tasks {tasks} --seed {seed} --scheduler P --json`, release build "
+      f"of commit {commit}, {day}, one policy at a time, {cores} cores (load average after the "
+      f"last run: {load}).\n")
 print("| policy | wall s | decisions | decision p50 ms | decision p99 ms | peak RSS MiB | locality rate | makespan s |")
 print("|---|---|---|---|---|---|---|---|")
 worst = 0.0
@@ -47,7 +58,9 @@ for p in policies:
     worst = max(worst, r["wall_s"])
     print(f"| {p} | {r['wall_s']:.1f} | {r['decisions']} | {r['decision_ms']['p50']:.3f} | "
           f"{r['decision_ms']['p99']:.3f} | {rss:.0f} | {r['locality_rate']:.3f} | {r['makespan_s']:.1f} |")
-print(f"\nSlowest: {worst:.1f} s.")
+print(f"\nSlowest: {worst:.1f} s (target: under 300 s); largest peak RSS: "
+      f"{max(int(open(f'{tmp}/{p}.rss').read().split()[-1]) for p in policies) / 1024:.0f} MiB "
+      f"(target: 2048 MiB).")
 PY
 )
 prose() { cat <<'MD'

@@ -182,6 +182,10 @@ pub struct LocalityIndex {
     /// Per rack: task → holders in the rack.
     rack_cache: Vec<BTreeMap<TaskId, u32>>,
     rack_disk: Vec<BTreeMap<TaskId, u32>>,
+    /// Per rack: the maps with a holder in it, by [`rack_key`] then id, so
+    /// that a policy whose rack price grows with the input takes the K
+    /// cheapest without a pass over the rack's maps.
+    rack_by_size: Vec<BTreeSet<(u64, TaskId)>>,
     /// Pending reduces by (job, position in `pending`).
     reduces: BTreeSet<(u64, usize)>,
     /// Maps that read a block some view node holds, by input size.
@@ -222,6 +226,7 @@ impl LocalityIndex {
             node_disk: vec![BTreeSet::new(); sites.len()],
             rack_cache: vec![BTreeMap::new(); racks],
             rack_disk: vec![BTreeMap::new(); racks],
+            rack_by_size: vec![BTreeSet::new(); racks],
             ..Default::default()
         };
         for (pos, t) in pending.iter().enumerate() {
@@ -397,6 +402,9 @@ impl LocalityIndex {
                 .entry(id)
                 .or_default() += 1;
         }
+        for r in self.holder_racks(e) {
+            self.rack_by_size[r as usize].insert((rack_key(e), id));
+        }
         let j = self.jobs.entry(id.job).or_default();
         j.maps += 1;
         j.bytes += e.input_bytes;
@@ -433,6 +441,9 @@ impl LocalityIndex {
             self.node_disk[h as usize].remove(&id);
             drop_one(&mut self.rack_disk[self.rack[h as usize] as usize], id);
         }
+        for r in self.holder_racks(e) {
+            self.rack_by_size[r as usize].remove(&(rack_key(e), id));
+        }
         if let Some(j) = self.jobs.get_mut(&id.job) {
             j.maps -= 1;
             j.bytes -= e.input_bytes;
@@ -444,6 +455,19 @@ impl LocalityIndex {
                 self.jobs.remove(&id.job);
             }
         }
+    }
+
+    /// The racks of `e`'s holders, each once.
+    fn holder_racks(&self, e: &Entry) -> Vec<u32> {
+        let mut r: Vec<u32> = e
+            .cache
+            .iter()
+            .chain(&e.disk)
+            .map(|&h| self.rack[h as usize])
+            .collect();
+        r.sort_unstable();
+        r.dedup();
+        r
     }
 
     /// The locality of indexed map `id` on node `n`, by the rule of
@@ -639,6 +663,14 @@ impl LocalityIndex {
             .map(|id| self.entries[id].pos)
     }
 
+    /// Positions of the maps with a holder in rack `r`, by [`rack_key`]
+    /// (smallest input first, generators as empty inputs), ties by id.
+    pub fn in_rack_by_size(&self, r: u32) -> impl Iterator<Item = usize> + '_ {
+        self.rack_by_size[r as usize]
+            .iter()
+            .map(|(_, id)| self.entries[id].pos)
+    }
+
     /// Positions of the maps with a holder in the view that read a block
     /// (not generators), smallest input first (ties by id).
     pub fn by_size(&self) -> impl Iterator<Item = usize> + '_ {
@@ -670,6 +702,16 @@ impl LocalityIndex {
         self.maps
             .range(job_maps(job))
             .map(|id| self.entries[id].pos)
+    }
+}
+
+/// A map's order in its racks' size lists: generators (which read nothing
+/// wherever they run) first, then by input size.
+fn rack_key(e: &Entry) -> u64 {
+    if e.generator {
+        0
+    } else {
+        e.input_bytes.saturating_add(1)
     }
 }
 

@@ -55,8 +55,8 @@
 
 use super::error::SchedError;
 use super::hungarian;
-use super::index::LocalityIndex;
-use super::pruned::{Cand, Problem, Prune, Slots};
+use super::index::{IdMap, LocalityIndex};
+use super::pruned::{Cand, Pools, Problem, Prune, Slots};
 use super::*;
 use std::collections::{BTreeMap, HashMap};
 
@@ -180,7 +180,7 @@ pub(crate) fn index_of(view: &ClusterView) -> Option<std::borrow::Cow<'_, Locali
 }
 
 /// Job → rank in queue order.
-pub(crate) fn queue_ranks(view: &ClusterView) -> HashMap<u64, usize> {
+pub(crate) fn queue_ranks(view: &ClusterView) -> IdMap<u64, usize> {
     view.jobs_fifo()
         .into_iter()
         .enumerate()
@@ -222,7 +222,10 @@ fn pruned_cands(view: &ClusterView, sel: &Slots<'_>) -> Option<Vec<Cand>> {
         (view.pending[p].kind == TaskKind::Map).then(|| (eq1_by_region(view, ix, p), 0.0))
     };
     let k = sel.k();
-    let mut picked = sel.local_lists(&costs);
+    // Eq. (1) on a node holding the input is 0 for every map, and at a
+    // rack's region DS/BW (the rack's bandwidth), 0 for a generator: it
+    // grows along the index's rack order.
+    let mut picked = sel.local_lists(&costs, Pools::Ordered);
     // The global lists: at the last region a generator costs 0, a task
     // whose input no node holds 1, any other DS over the cross-rack
     // bandwidth, so the K smallest inputs are the K cheapest.

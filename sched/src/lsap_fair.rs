@@ -53,7 +53,7 @@
 use super::error::SchedError;
 use super::index::IdMap;
 use super::lsap::{eq1_by_region, idle_nodes, solve_maps, solve_pruned_with, with_reduces, Costs};
-use super::pruned::{Cand, Prune, Slots};
+use super::pruned::{Cand, Pools, Prune, Slots};
 use super::*;
 use std::collections::{BTreeMap, HashMap};
 
@@ -474,7 +474,7 @@ impl LsapFair {
                 None
             }
         };
-        picked.extend(sel.local_lists(&dlt_price));
+        picked.extend(sel.local_lists(&dlt_price, Pools::Among(&dlt)));
         picked.extend(sel.cheapest(dlt.clone(), k, |p| {
             price(p).map_or(f64::INFINITY, |(c, e)| c[4] + e)
         }));

@@ -64,7 +64,7 @@
 use super::hungarian::{self, Implicit};
 use super::index::{IdMap, LocalityIndex};
 use super::*;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Where a node stands to a task's input, best first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -215,6 +215,23 @@ impl Cand {
     }
 }
 
+/// Which tasks [`Slots::local_lists`] prices, and how it finds the K
+/// cheapest of a node's or a rack's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Pools<'a> {
+    /// Every indexed map has a price; on a node holding its input it costs
+    /// the same as any other map held there, and at a rack's region its
+    /// price never falls along the index's rack order (generators, then by
+    /// input size). So a node's list is its first K maps by id and a
+    /// rack's its first K in that order (ties by id): read from the index
+    /// without a pass over the node's or the rack's maps, which at
+    /// 10,000 nodes and a million pending maps was most of a decision.
+    Ordered,
+    /// Only these tasks have a price: a node's or a rack's pool is the
+    /// ones held there, each priced.
+    Among(&'a [usize]),
+}
+
 /// The slots, their nodes' racks and factors, and what selection needs.
 pub(crate) struct Slots<'a> {
     pub view: &'a ClusterView,
@@ -224,7 +241,7 @@ pub(crate) struct Slots<'a> {
     /// σ per node; `None`: 1 everywhere.
     pub factor: Option<&'a [f64]>,
     /// Job → queue rank (ties between equal prices go to queue order).
-    pub rank: &'a HashMap<u64, usize>,
+    pub rank: &'a IdMap<u64, usize>,
 }
 
 impl Slots<'_> {
@@ -239,8 +256,9 @@ impl Slots<'_> {
 
     /// Queue order of the task at `pos`.
     pub(crate) fn queue_key(&self, pos: usize) -> (usize, TaskId) {
-        let t = &self.view.pending[pos];
-        (self.rank.get(&t.job).copied().unwrap_or(usize::MAX), t.id)
+        // The id from the index's compact record, not the task's.
+        let id = self.ix.at(pos).0;
+        (self.rank.get(&id.job).copied().unwrap_or(usize::MAX), id)
     }
 
     fn idle_nodes(&self) -> Vec<usize> {
@@ -268,24 +286,27 @@ impl Slots<'_> {
         if pool.len() <= k {
             return pool;
         }
-        let mut keyed: Vec<(f64, (usize, TaskId), usize)> = pool
+        self.cheapest_priced(pool.into_iter().map(|p| (p, price(p))).collect(), k)
+    }
+
+    /// The K cheapest of `priced` (then queue order).
+    fn cheapest_priced(&self, priced: Vec<(usize, f64)>, k: usize) -> Vec<usize> {
+        if k == 0 {
+            return vec![];
+        }
+        let mut keyed: Vec<(f64, (usize, TaskId), usize)> = priced
             .into_iter()
-            .map(|p| (price(p), self.queue_key(p), p))
+            .map(|(p, x)| (x, self.queue_key(p), p))
             .collect();
-        let by = |a: &(f64, (usize, TaskId), usize), b: &(f64, (usize, TaskId), usize)| {
-            a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))
-        };
-        keyed.select_nth_unstable_by(k - 1, by);
+        keyed.select_nth_unstable_by(k - 1, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         keyed.truncate(k);
         keyed.into_iter().map(|x| x.2).collect()
     }
 
     /// Where node `n` stands to the input of the task at `pos`.
     pub(crate) fn region(&self, pos: usize, n: usize) -> Region {
-        let (c, d) = self
-            .ix
-            .holders(self.view.pending[pos].id)
-            .unwrap_or((&[], &[]));
+        // By position: the holders inline, no lookup by id.
+        let (_, _, c, d) = self.ix.at(pos);
         let rack = self.ix.racks();
         let n32 = n as u32;
         let near = |h: &[u32]| h.iter().any(|&x| rack[x as usize] == rack[n]);
@@ -304,10 +325,7 @@ impl Slots<'_> {
 
     /// The region of rack `r`'s nodes that do not hold the task's input.
     fn rack_region(&self, pos: usize, r: u32) -> Region {
-        let (c, d) = self
-            .ix
-            .holders(self.view.pending[pos].id)
-            .unwrap_or((&[], &[]));
+        let (_, _, c, d) = self.ix.at(pos);
         let rack = self.ix.racks();
         if c.iter().any(|&x| rack[x as usize] == r) {
             Region::CacheRack
@@ -320,44 +338,78 @@ impl Slots<'_> {
 
     /// The per-node and per-rack lists of the lemma, and every map with
     /// nodes to avoid. `costs(pos)` is a task's price per region and its
-    /// constant, `None` for a task the policy leaves out. The global list
-    /// is the caller's.
+    /// constant, `None` for a task the policy leaves out; `pools` says
+    /// which tasks those are and how a list is drawn. The global list is
+    /// the caller's.
     pub(crate) fn local_lists(
         &self,
         costs: &dyn Fn(usize) -> Option<([f64; 5], f64)>,
+        pools: Pools<'_>,
     ) -> Vec<usize> {
         let k = self.k();
         let mut out: Vec<usize> = self.ix.avoiding().filter(|&p| costs(p).is_some()).collect();
         let nodes = self.idle_nodes();
         for &n in &nodes {
-            let pool: Vec<usize> = self.ix.held_on(n).filter(|&p| costs(p).is_some()).collect();
-            if pool.len() <= k {
-                out.extend(pool);
+            if let Pools::Ordered = pools {
+                out.extend(self.ix.held_on(n).take(k));
                 continue;
             }
+            // Each task priced once. On a node holding its input a task
+            // is at CacheNode or DiskNode; where the two prices agree the
+            // region need not be looked up.
             let sigma = self.sigma(n);
-            let priced: IdMap<usize, f64> = pool
-                .iter()
-                .filter_map(|&p| {
-                    costs(p).map(|(c, e)| (p, sigma * c[self.region(p, n) as usize] + e))
+            let priced: Vec<(usize, f64)> = self
+                .ix
+                .held_on(n)
+                .filter_map(|p| {
+                    let (c, e) = costs(p)?;
+                    let at = if c[0] == c[1] {
+                        c[0]
+                    } else {
+                        c[self.region(p, n) as usize]
+                    };
+                    Some((p, sigma * at + e))
                 })
                 .collect();
-            out.extend(self.cheapest(pool, k, |p| priced[&p]));
+            if priced.len() <= k {
+                out.extend(priced.into_iter().map(|(p, _)| p));
+                continue;
+            }
+            out.extend(self.cheapest_priced(priced, k));
         }
         let rack = self.ix.racks();
-        let mut by_rack: HashMap<u32, Vec<usize>> = HashMap::new();
+        let mut by_rack: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
         for &n in &nodes {
             by_rack.entry(rack[n]).or_default().push(n);
         }
-        let mut racks: Vec<(u32, Vec<usize>)> = by_rack.into_iter().collect();
-        racks.sort_unstable();
-        for (r, members) in racks {
-            let pool: Vec<usize> = self
-                .ix
-                .held_in_rack(r)
-                .filter(|&p| costs(p).is_some())
-                .collect();
-            if pool.len() <= k || !self.uniform_sigma(&members) {
+        // Among: each listed task under the racks of its holders.
+        let mut among_in: HashMap<u32, Vec<usize>> = HashMap::new();
+        if let Pools::Among(list) = pools {
+            for &p in list {
+                let (c, d) = self
+                    .ix
+                    .holders(self.view.pending[p].id)
+                    .unwrap_or((&[], &[]));
+                let mut rs: Vec<u32> = c.iter().chain(d).map(|&h| rack[h as usize]).collect();
+                rs.sort_unstable();
+                rs.dedup();
+                for r in rs.into_iter().filter(|r| by_rack.contains_key(r)) {
+                    among_in.entry(r).or_default().push(p);
+                }
+            }
+        }
+        for (r, members) in by_rack {
+            let uniform = self.uniform_sigma(&members);
+            let pool: Vec<usize> = match pools {
+                Pools::Ordered if uniform => {
+                    out.extend(self.ix.in_rack_by_size(r).take(k));
+                    continue;
+                }
+                // σ differs within the rack: the class is kept whole.
+                Pools::Ordered => self.ix.held_in_rack(r).collect(),
+                Pools::Among(_) => among_in.remove(&r).unwrap_or_default(),
+            };
+            if pool.len() <= k || !uniform {
                 out.extend(pool);
                 continue;
             }

@@ -476,6 +476,42 @@ fn indexed_queries_match_the_scan() {
                 assert_eq!((id, generator), (t.id, t.block.is_none()));
                 assert_eq!(Some((c, d)), fresh.locality_index().unwrap().holders(t.id));
             }
+            // Each rack's maps in size order (generators first), by a scan.
+            let ix = v.locality_index().unwrap();
+            let rack_of = |name: &String| {
+                let n = plain.nodes.iter().position(|n| &n.name == name)?;
+                Some(ix.racks()[n])
+            };
+            for r in 0..=ix.racks().iter().copied().max().unwrap_or(0) {
+                let mut want: Vec<(u64, TaskId)> = plain
+                    .pending
+                    .iter()
+                    .filter(|t| t.kind == TaskKind::Map)
+                    .filter(|t| {
+                        let held = t.cached_on.iter().chain(&t.replicas);
+                        held.filter_map(rack_of).any(|x| x == r)
+                    })
+                    .map(|t| {
+                        let key = if t.block.is_none() {
+                            0
+                        } else {
+                            t.input_bytes + 1
+                        };
+                        (key, t.id)
+                    })
+                    .collect();
+                want.sort_unstable();
+                let want: Vec<TaskId> = want.into_iter().map(|(_, id)| id).collect();
+                for w in [&v, &fresh] {
+                    let got: Vec<TaskId> = w
+                        .locality_index()
+                        .unwrap()
+                        .in_rack_by_size(r)
+                        .map(|p| w.pending[p].id)
+                        .collect();
+                    assert_eq!(got, want, "seed {seed} round {round} rack {r}");
+                }
+            }
             for node in &plain.nodes {
                 let avoid = |t: &PendingTask| !t.avoid.contains(&node.name);
                 for job in jobs.iter().copied().chain([999]) {
