@@ -201,14 +201,14 @@ pub(crate) fn region_prices(view: &ClusterView) -> Option<(f64, f64)> {
 /// is, DS/BW within its rack, DS/BW across racks; a generator is local
 /// anywhere, a task whose input no view node holds costs 1 anywhere.
 pub(crate) fn eq1_by_region(view: &ClusterView, ix: &LocalityIndex, pos: usize) -> [f64; 5] {
-    let t = &view.pending[pos];
-    if t.block.is_none() {
+    let (_, generator, c, d) = ix.at(pos);
+    if generator {
         return [0.0; 5];
     }
-    let (c, d) = ix.holders(t.id).unwrap_or((&[], &[]));
     if c.is_empty() && d.is_empty() {
         return [1.0; 5];
     }
+    let t = &view.pending[pos];
     let (rb, xb) = (view.rack_bandwidth, view.cross_rack_bandwidth);
     let a = transfer(t.input_bytes, rb);
     [0.0, 0.0, a, a, transfer(t.input_bytes, xb)]

@@ -271,7 +271,7 @@ struct Rations {
     /// GFC_i, eq. (6) over eq. (5).
     gfc: Vec<f64>,
     /// group(T) by T's job; a job the view lacks has none.
-    group_of_job: HashMap<u64, usize>,
+    group_of_job: IdMap<u64, usize>,
 }
 
 impl Rations {
@@ -456,7 +456,7 @@ impl LsapFair {
             }
         };
         // 29-35: C = FC + DLC per region.
-        let price = |p: usize| -> Option<([f64; 5], f64)> {
+        let price_of = |p: usize| -> Option<([f64; 5], f64)> {
             if view.pending[p].kind != TaskKind::Map {
                 return None;
             }
@@ -467,13 +467,20 @@ impl LsapFair {
                 Some(([1.0; 5], f))
             }
         };
-        let dlt_price = |p: usize| {
+        // The DLT's prices once each: the lists below ask for them several
+        // times (node, rack, overall, candidates).
+        let dlt_prices: IdMap<usize, ([f64; 5], f64)> = dlt
+            .iter()
+            .filter_map(|&p| price_of(p).map(|c| (p, c)))
+            .collect();
+        let price = |p: usize| -> Option<([f64; 5], f64)> {
             if in_dlt.contains_key(&p) {
-                price(p)
+                dlt_prices.get(&p).copied()
             } else {
-                None
+                price_of(p)
             }
         };
+        let dlt_price = |p: usize| dlt_prices.get(&p).copied();
         picked.extend(sel.local_lists(&dlt_price, Pools::Among(&dlt)));
         picked.extend(sel.cheapest(dlt.clone(), k, |p| {
             price(p).map_or(f64::INFINITY, |(c, e)| c[4] + e)

@@ -386,10 +386,8 @@ impl Slots<'_> {
         let mut among_in: HashMap<u32, Vec<usize>> = HashMap::new();
         if let Pools::Among(list) = pools {
             for &p in list {
-                let (c, d) = self
-                    .ix
-                    .holders(self.view.pending[p].id)
-                    .unwrap_or((&[], &[]));
+                // By position: the holders inline, no lookup by id.
+                let (_, _, c, d) = self.ix.at(p);
                 let mut rs: Vec<u32> = c.iter().chain(d).map(|&h| rack[h as usize]).collect();
                 rs.sort_unstable();
                 rs.dedup();
