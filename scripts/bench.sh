@@ -9,14 +9,20 @@
 # counts: the machine's speed moves between runs, the ratio much less),
 # where each job's time went (the summary's phases_s) and each worker's peak
 # memory. Every run's output is validated (see validate_run) before the
-# table is printed. Each floor run and each cluster run starts after a
-# `sync`, with nothing dirty in the page cache. The machine is measured as
-# it is: on a VM whose host takes freed memory back (free page reporting),
-# --hold-page-reporting holds reporting off while the script runs (a sysfs
-# change, undone at exit: scripts/quiet-memory.sh); the table says which.
+# table is printed. The machine is measured as it is, no kernel setting
+# changed: each floor run and each cluster run starts after a `sync` (with
+# nothing dirty in the page cache) and once the machine has settled (see
+# settle: free memory and the CPUs quiet), so that the memory one program
+# freed, which a VM's host takes back (free page reporting) a few seconds
+# later, is not handed back while the next one runs. --hold-page-reporting
+# holds reporting off instead (a sysfs change, undone at exit:
+# scripts/quiet-memory.sh); the table says which.
 #   scripts/bench.sh [--size 1GiB] [--dir DIR] [--block-size 64MiB] [--reducers 6]
 #                    [--jobs wordcount,sort,terasort,userjobs] [--cold] [--reps 1] [--no-floor]
 #                    [--rows FILE] [--hold-page-reporting]
+# MR_BIN_DIR=DIR: the binaries (mr, mr-master, mr-worker, example-wordcount)
+# from DIR, built beforehand; otherwise `cargo build --release` builds them
+# (into $CARGO_TARGET_DIR if set).
 # --reps N: each job runs N times on the same input, each run right after a
 # floor run; the table shows every run and the median of the N (job time,
 # phases; floor time and ratio with their range; memory: the highest).
@@ -58,7 +64,7 @@ while [ $# -gt 0 ]; do
     --no-floor|--no-local) FLOOR=0; shift ;;
     --rows) ROWS=$2; shift 2 ;;
     --hold-page-reporting) export MR_BENCH_HOLD_PAGE_REPORTING=1; shift ;;
-    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,50p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -74,12 +80,19 @@ if [ "$FLOOR" = 1 ] && [ "$BYTES" -gt $((2 << 30)) ]; then
   echo "bench: $SIZE does not fit the floor's memory (it holds the whole input): running without it (validators only)" >&2
   FLOOR=0
 fi
-cargo build --release --bins --workspace
+if [ -n "${MR_BIN_DIR:-}" ]; then
+  BIN=$(cd "$MR_BIN_DIR" && pwd)
+else
+  cargo build --release --bins --workspace
+  BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release"
+fi
+# scripts/cluster.sh starts the daemons from the same binaries.
+export MR_BIN_DIR="$BIN"
 # Free memory at the speed of memory: see scripts/quiet-memory.sh (a VM's
 # host takes freed memory back, and faulting it in again cost the jobs'
 # page-cache writes 1.6-2.6 s per GiB at random).
 . scripts/quiet-memory.sh
-MR="$ROOT/target/release/mr"
+MR="$BIN/mr"
 trap 'touch "$DIR/anon.stop" 2>/dev/null; scripts/cluster.sh down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"; quiet_memory_restore' EXIT
 quiet_memory_on
 # A worker is dead after 20 missed heartbeats (5 s, the default cluster
@@ -92,20 +105,62 @@ OUT="$DIR/bench.jsonl"; : > "$OUT"
 
 # Samples each worker's RssAnon every 100 ms into $DIR/anon.peak (name kB)
 # until the file $DIR/anon.stop appears (or the directory goes: an
-# interrupted run removes it).
+# interrupted run removes it). One process reading /proc: an awk forked per
+# worker per sample was 60 processes started a second beside the job timed.
 sample_anon() {
-  declare -A peak
-  while [ -d "$DIR" ] && [ ! -e "$DIR/anon.stop" ]; do
-    for p in "$DIR"/pids/w*.pid; do
-      n=$(basename "$p" .pid)
-      [ -e "$p" ] || continue
-      kb=$(awk '/^RssAnon/{print $2}' /proc/"$(cat "$p")"/status 2>/dev/null || echo 0)
-      [ "${kb:-0}" -gt "${peak[$n]:-0}" ] && peak[$n]=$kb
-    done
-    sleep 0.1
-  done
-  [ -d "$DIR" ] || return 0
-  for n in "${!peak[@]}"; do echo "$n ${peak[$n]}"; done | sort > "$DIR/anon.peak"
+  python3 - "$DIR" <<'PY'
+import glob, os, sys, time
+d = sys.argv[1]
+pids = {os.path.basename(p)[:-4]: open(p).read().strip() for p in glob.glob(f"{d}/pids/w*.pid")}
+peak = {n: 0 for n in pids}
+while os.path.isdir(d) and not os.path.exists(f"{d}/anon.stop"):
+    for n, pid in pids.items():
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("RssAnon:"):
+                        peak[n] = max(peak[n], int(line.split()[1]))
+                        break
+        except OSError:
+            pass
+    time.sleep(0.1)
+if os.path.isdir(d):
+    with open(f"{d}/anon.peak", "w") as f:
+        for n in sorted(peak):
+            f.write(f"{n} {peak[n]}\n")
+PY
+}
+
+# Waits until the machine has settled before a timed run: after a `sync`,
+# until, over each half second for 3 s in a row, free memory has moved by
+# less than 8 MiB and the CPUs have been at least 90 % idle (at most 90 s).
+# The memory a program freed goes back to a VM's host (free page
+# reporting) 2 s after it is freed, by a kernel worker: without the wait,
+# the run after a 2 GiB floor or after a job's deleted outputs shared the
+# CPUs with that work; and a build or a simulation running meanwhile takes
+# a core from the two-thread floor more than from the job's many threads.
+# No setting is changed; each wait is printed and kept in DIR/settle.log,
+# and the runs that started with the machine busy are listed with the table.
+settle() { # what-comes-next
+  sync
+  python3 - "$1" >> "$DIR/settle.log" <<'PY'
+import sys, time
+def sample():
+    free = next(int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemFree:"))
+    cpu = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return free, cpu[3] + cpu[4], sum(cpu)
+t0 = time.monotonic()
+quiet, (f0, i0, a0) = 0.0, sample()
+while quiet < 3.0 and time.monotonic() - t0 < 90:
+    time.sleep(0.5)
+    f1, i1, a1 = sample()
+    idle = (i1 - i0) / max(a1 - a0, 1)
+    quiet = quiet + 0.5 if abs(f1 - f0) < 8 << 10 and idle >= 0.9 else 0.0
+    f0, i0, a0 = f1, i1, a1
+print(f"{sys.argv[1]}: settled after {time.monotonic() - t0:.1f} s"
+      + ("" if quiet >= 3.0 else " BUSY: free memory or the CPUs still busy, gave up"), flush=True)
+PY
+  tail -n 1 "$DIR/settle.log" | sed 's/^/== settle: /' >&2
 }
 
 # The output of a run checked twice: by the job's validator (TeraValidate,
@@ -171,8 +226,8 @@ floor_run() { # label run job
   local label=$1 run=$2 job=$3
   echo "== $label: floor run ($run)" >&2
   cat "$DIR"/floor-in/part-* > /dev/null
-  # Each run starts with nothing dirty in the page cache.
-  sync
+  # Each run starts with nothing dirty in the page cache, the machine quiet.
+  settle "$label floor ($run)"
   "$MR" bench floor --job "$job" --input "$DIR"/floor-in/part-* --out "$DIR/floor.out" --json > "$DIR/floor-$run.json"
 }
 
@@ -184,7 +239,7 @@ cluster_run() { # label run-label job extra-job-args...
     "$MR" cache rm "/in-$label" >/dev/null
     sync; echo 3 > /proc/sys/vm/drop_caches || { echo "bench: --cold needs root to drop the page cache" >&2; exit 1; }
   fi
-  sync
+  settle "$label cluster ($run)"
   rm -f "$DIR/anon.stop"; sample_anon & local sampler=$!
   "$MR" job run "$job" --input "/in-$label" --output "/out-$label" --reducers "$REDUCERS" \
     --output-replication 1 "$@" --json > "$DIR/job-$run.json"
@@ -239,7 +294,7 @@ counts_of() { parts_of "$1" | while read -r p; do "$MR" fs cat "$p"; done | sort
 # The built-in WordCount, a job program and Python Streaming on one input
 # (see the header); rows go to DIR/userjobs.jsonl.
 userjobs() {
-  local label=userjobs prog="$ROOT/target/release/example-wordcount" ex="$ROOT/examples/streaming"
+  local label=userjobs prog="$BIN/example-wordcount" ex="$ROOT/examples/streaming"
   [ -x "$prog" ] || { echo "bench: $prog is missing (cargo build --release --workspace builds it)" >&2; exit 1; }
   echo "== $label: generating $SIZE with randomtextwriter" >&2
   "$MR" gen randomtextwriter --size "$SIZE" --output "/in-$label" >/dev/null
@@ -294,6 +349,9 @@ case ",$JOBS," in *,terasort,*) bench terasort teragen terasort ;; esac
 case ",$JOBS," in *,userjobs,*) userjobs > "$DIR/userjobs.txt" ;; esac
 
 [ -n "$ROWS" ] && cp "$OUT" "$ROWS"
+busy=$(grep -c BUSY "$DIR/settle.log" 2>/dev/null || true)
+echo "timed runs started on a settled machine: $(( $(grep -c . "$DIR/settle.log" 2>/dev/null || echo 0) - ${busy:-0} )) of $(grep -c . "$DIR/settle.log" 2>/dev/null || echo 0) (see settle in this script)"
+grep BUSY "$DIR/settle.log" 2>/dev/null | sed 's/^/  /' || true
 case "$QM_STATE" in
   held) echo "free page reporting: held off on request (--hold-page-reporting)" ;;
   *) echo "free page reporting: as the machine has it (no kernel setting changed)" ;;

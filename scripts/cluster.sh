@@ -75,14 +75,30 @@ names() { # every process name in the config: master, then workers
 pid_of() { local f="$DIR/pids/$1.pid"; [ -f "$f" ] && cat "$f" || true; }
 running() { local p; p=$(pid_of "$1"); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
 
+# Starts a daemon (log file, command...) in the background holding no file
+# descriptor of its starter's but its own stdin, stdout and stderr: a lock
+# its caller holds through an inherited descriptor (flock(1) around
+# scripts/bench.sh, quiet-memory.sh's fd 9) would otherwise stay held for
+# as long as the cluster runs.
+spawn() {
+  local log=$1; shift
+  (
+    for fd in /proc/"$BASHPID"/fd/*; do
+      fd=${fd##*/}
+      if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec setsid nohup "$@" >>"$log" 2>&1 < /dev/null
+  ) &
+}
+
 start_one() {
   local n=$1
   running "$n" && return 0
   mkdir -p "$DIR/pids" "$DIR/logs"
   if [ "$n" = master ]; then
-    setsid nohup "$BIN/mr-master" --config "$CONF" >>"$DIR/logs/$n.log" 2>&1 < /dev/null &
+    spawn "$DIR/logs/$n.log" "$BIN/mr-master" --config "$CONF"
   else
-    setsid nohup "$BIN/mr-worker" --config "$CONF" --name "$n" >>"$DIR/logs/$n.log" 2>&1 < /dev/null &
+    spawn "$DIR/logs/$n.log" "$BIN/mr-worker" --config "$CONF" --name "$n"
   fi
   echo $! > "$DIR/pids/$n.pid"
 }

@@ -129,8 +129,9 @@ pub(crate) enum BenchCmd {
     },
     /// A job's floor: its work done by a tight program in this process
     /// with two threads, timed. The program reads the input files into
-    /// memory (from the page cache once they have been read), counts the
-    /// words or sorts the records there, and writes the output the job
+    /// memory (from the page cache once they have been read; WordCount
+    /// maps them instead), counts the words or sorts the records there,
+    /// and writes the output the job
     /// would (WordCount's `word<TAB>count` lines, the sorts' records in total
     /// order) to one file with an fsync. scripts/bench.sh runs it on each
     /// job's input in the same run as the job and divides the job's time by

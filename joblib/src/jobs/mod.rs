@@ -13,6 +13,7 @@ pub mod registry;
 pub mod resolved;
 pub mod sort;
 pub mod swim;
+pub mod tally;
 pub mod terasort;
 pub mod wordcount;
 
