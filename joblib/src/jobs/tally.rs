@@ -11,7 +11,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// FxHash's step, 8 bytes at a time, for the long words: SipHash's DoS
 /// resistance buys nothing for a task counting its own input.
 #[derive(Default)]
-struct WordHasher(u64);
+pub struct WordHasher(u64);
 
 impl WordHasher {
     #[inline(always)]
@@ -52,11 +52,103 @@ struct Slot {
     count: u64,
 }
 
-/// Word counts, short words apart (see the module's comment).
-pub struct Tally {
+/// The words of 1 to 8 bytes, each one `u64`: an open table, linear
+/// probing, at most half full. The engine benchmark's floor counts with it
+/// too.
+pub struct ShortWords {
     slots: Vec<Slot>,
     shift: u32,
-    short: usize,
+    used: usize,
+}
+
+impl Default for ShortWords {
+    fn default() -> Self {
+        ShortWords {
+            slots: vec![Slot::default(); 1 << 12],
+            shift: 64 - 12,
+            used: 0,
+        }
+    }
+}
+
+impl ShortWords {
+    /// Distinct words held.
+    pub fn len(&self) -> usize {
+        self.used
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.used == 0
+    }
+
+    /// Adds `n` to the word `word` of `len` bytes (see [`short_word`]).
+    #[inline(always)]
+    pub fn add(&mut self, word: u64, len: u64, n: u64) {
+        let mask = self.slots.len() - 1;
+        let mut i = ((word ^ len).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize;
+        loop {
+            let s = &mut self.slots[i];
+            if s.word == word && s.len == len {
+                s.count += n;
+                return;
+            }
+            if s.len == 0 {
+                *s = Slot {
+                    word,
+                    len,
+                    count: n,
+                };
+                self.used += 1;
+                if self.used * 2 > self.slots.len() {
+                    self.grow();
+                }
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Doubles the table, at most half full after.
+    #[cold]
+    fn grow(&mut self) {
+        let bigger = vec![Slot::default(); self.slots.len() * 2];
+        let old = std::mem::replace(&mut self.slots, bigger);
+        self.shift -= 1;
+        self.used = 0;
+        for s in old.into_iter().filter(|s| s.len != 0) {
+            self.add(s.word, s.len, s.count);
+        }
+    }
+
+    /// Calls `f` on every word held with its count, in no order.
+    pub fn for_each(&self, mut f: impl FnMut(&[u8], u64)) {
+        for s in self.slots.iter().filter(|s| s.len != 0) {
+            f(&s.word.to_le_bytes()[..s.len as usize], s.count);
+        }
+    }
+}
+
+/// The word `text[start..end]` of 1 to 8 bytes as [`ShortWords`] keys it:
+/// little-endian, zero past its end. Read as the 8 bytes from `start`
+/// where `text` has them, so pass the whole line.
+#[inline(always)]
+pub fn short_word(text: &[u8], start: usize, end: usize) -> u64 {
+    let len = end - start;
+    let w = match text.get(start..start + 8) {
+        Some(b) => u64::from_le_bytes(b.try_into().expect("8 bytes")),
+        None => {
+            let mut b = [0u8; 8];
+            b[..len].copy_from_slice(&text[start..end]);
+            u64::from_le_bytes(b)
+        }
+    };
+    w & (u64::MAX >> (64 - 8 * len))
+}
+
+/// Word counts, short words apart (see the module's comment).
+#[derive(Default)]
+pub struct Tally {
+    short: ShortWords,
     long: HashMap<Vec<u8>, u64, BuildHasherDefault<WordHasher>>,
 }
 
@@ -66,21 +158,10 @@ impl std::fmt::Debug for Tally {
     }
 }
 
-impl Default for Tally {
-    fn default() -> Self {
-        Tally {
-            slots: vec![Slot::default(); 1 << 12],
-            shift: 64 - 12,
-            short: 0,
-            long: HashMap::default(),
-        }
-    }
-}
-
 impl Tally {
     /// Distinct words held.
     pub fn len(&self) -> usize {
-        self.short + self.long.len()
+        self.short.len() + self.long.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -96,15 +177,7 @@ impl Tally {
             self.add_long(&text[start..end]);
             return;
         }
-        let w = match text.get(start..start + 8) {
-            Some(b) => u64::from_le_bytes(b.try_into().expect("8 bytes")),
-            None => {
-                let mut b = [0u8; 8];
-                b[..len].copy_from_slice(&text[start..end]);
-                u64::from_le_bytes(b)
-            }
-        };
-        self.add_short(w & (u64::MAX >> (64 - 8 * len)), len as u64, 1);
+        self.short.add(short_word(text, start, end), len as u64, 1);
     }
 
     #[cold]
@@ -117,49 +190,9 @@ impl Tally {
         }
     }
 
-    #[inline(always)]
-    fn add_short(&mut self, word: u64, len: u64, n: u64) {
-        let mask = self.slots.len() - 1;
-        let mut i = ((word ^ len).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize;
-        loop {
-            let s = &mut self.slots[i];
-            if s.word == word && s.len == len {
-                s.count += n;
-                return;
-            }
-            if s.len == 0 {
-                *s = Slot {
-                    word,
-                    len,
-                    count: n,
-                };
-                self.short += 1;
-                if self.short * 2 > self.slots.len() {
-                    self.grow();
-                }
-                return;
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    /// Doubles the table, at most half full after.
-    #[cold]
-    fn grow(&mut self) {
-        let bigger = vec![Slot::default(); self.slots.len() * 2];
-        let old = std::mem::replace(&mut self.slots, bigger);
-        self.shift -= 1;
-        self.short = 0;
-        for s in old.into_iter().filter(|s| s.len != 0) {
-            self.add_short(s.word, s.len, s.count);
-        }
-    }
-
     /// Calls `f` on every word held with its count, in no order.
     pub fn for_each(&self, mut f: impl FnMut(&[u8], u64)) {
-        for s in self.slots.iter().filter(|s| s.len != 0) {
-            f(&s.word.to_le_bytes()[..s.len as usize], s.count);
-        }
+        self.short.for_each(&mut f);
         for (w, &n) in &self.long {
             f(w, n);
         }

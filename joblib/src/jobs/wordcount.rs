@@ -34,8 +34,7 @@ fn emit_counts(counts: Counts, out: &mut dyn Emit) {
 
 /// ASCII whitespace as C's `isspace` (which includes `\x0b`, unlike
 /// `u8::is_ascii_whitespace`): words are whatever lies between.
-#[cfg(any(test, not(target_arch = "x86_64")))]
-fn is_space(c: u8) -> bool {
+pub fn is_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
@@ -43,7 +42,7 @@ fn is_space(c: u8) -> bool {
 /// unsigned range check, and the space one compare, 16 bytes at a time.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn space_mask(b: &[u8; 64]) -> u64 {
+pub fn space_mask(b: &[u8; 64]) -> u64 {
     use std::arch::x86_64::*;
     // SAFETY: SSE2 is part of x86_64; the loads read 4 x 16 bytes of `b`.
     unsafe {
@@ -66,7 +65,7 @@ fn space_mask(b: &[u8; 64]) -> u64 {
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn space_mask(b: &[u8; 64]) -> u64 {
+pub fn space_mask(b: &[u8; 64]) -> u64 {
     b.iter()
         .enumerate()
         .fold(0, |m, (i, &c)| m | (is_space(c) as u64) << i)
@@ -81,9 +80,9 @@ pub fn for_each_word(line: &[u8], mut f: impl FnMut(&[u8])) {
 /// found 64 bytes at a time (a byte-by-byte loop was most of WordCount's
 /// map): the edges of the whitespace mask, where a byte differs from the
 /// one before it, alternate between a word's first byte and the byte past
-/// its end.
+/// its end. The engine benchmark's floor splits with it too.
 #[inline(always)]
-fn for_each_word_at(line: &[u8], mut f: impl FnMut(usize, usize)) {
+pub fn for_each_word_at(line: &[u8], mut f: impl FnMut(usize, usize)) {
     const NONE: usize = usize::MAX;
     let n = line.len();
     let (mut base, mut start, mut before) = (0usize, NONE, 1u64);

@@ -11,176 +11,24 @@
 //! `memcmp`, no copy); longer words go to a hash map of byte slices
 //! borrowing the input.
 
+//!
+//! The splitting and the short words' table are the job's own
+//! (`joblib::jobs::wordcount::for_each_word_at`, `joblib::jobs::tally`):
+//! the floor differs from the job only in what a job adds around them.
+
 use super::THREADS;
+use joblib::jobs::tally::{short_word, ShortWords, WordHasher};
+use joblib::jobs::wordcount::{for_each_word_at, is_space};
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// ASCII whitespace as C's `isspace`, the job's rule
-/// (`joblib::jobs::wordcount::for_each_word`): words are what lies between.
-const SPACE: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = matches!(i as u8, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
-        i += 1;
-    }
-    t
-};
-
-/// Bit `i` set when `b[i]` is whitespace: `\t` to `\r` are 9..=13, one
-/// unsigned range check, and the space one compare, 16 bytes at a time.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn space_mask(b: &[u8; 64]) -> u64 {
-    use std::arch::x86_64::*;
-    // SAFETY: SSE2 is part of x86_64; the loads read 4 x 16 bytes of `b`.
-    unsafe {
-        let (sp, nine, four) = (
-            _mm_set1_epi8(b' ' as i8),
-            _mm_set1_epi8(9),
-            _mm_set1_epi8(4),
-        );
-        let mut m = 0u64;
-        for k in 0..4 {
-            let v = _mm_loadu_si128(b.as_ptr().add(16 * k) as *const __m128i);
-            let t = _mm_sub_epi8(v, nine);
-            let ctrl = _mm_cmpeq_epi8(_mm_min_epu8(t, four), t);
-            let s = _mm_or_si128(ctrl, _mm_cmpeq_epi8(v, sp));
-            m |= (_mm_movemask_epi8(s) as u32 as u64) << (16 * k);
-        }
-        m
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn space_mask(b: &[u8; 64]) -> u64 {
-    b.iter()
-        .enumerate()
-        .fold(0, |m, (i, &c)| m | (SPACE[c as usize] as u64) << i)
-}
-
-/// FxHash's step over 8 bytes at a time, for the words longer than 8
-/// bytes: the map is private, so a multiply per 8 bytes beats SipHash.
-#[derive(Default)]
-pub struct WordHasher(u64);
-
-const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl WordHasher {
-    fn add(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(SEED);
-    }
-}
-
-impl Hasher for WordHasher {
-    /// Folds the high bits down: a product's low bits depend only on the
-    /// word's first bytes, and the table indexes buckets by the low bits.
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut b = [0u8; 8];
-            b[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(b));
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-}
+use std::hash::BuildHasherDefault;
 
 type LongWords<'a> = HashMap<&'a [u8], u64, BuildHasherDefault<WordHasher>>;
 
-/// One slot of [`ShortWords`]: a word of `len` bytes (0: empty) as a
-/// little-endian `u64`, zero past its end.
-#[derive(Clone, Copy, Default)]
-struct Slot {
-    word: u64,
-    len: u64,
-    count: u64,
-}
-
-/// Words of 1 to 8 bytes, linear probing, at most half full.
-struct ShortWords {
-    slots: Vec<Slot>,
-    shift: u32,
-    used: usize,
-}
-
-impl ShortWords {
-    fn new() -> ShortWords {
-        ShortWords {
-            slots: vec![Slot::default(); 1 << 12],
-            shift: 64 - 12,
-            used: 0,
-        }
-    }
-
-    #[inline(always)]
-    fn add(&mut self, word: u64, len: u64, n: u64) {
-        let mask = self.slots.len() - 1;
-        let mut i = ((word ^ len).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize;
-        loop {
-            let s = &mut self.slots[i];
-            if s.word == word && s.len == len {
-                s.count += n;
-                return;
-            }
-            if s.len == 0 {
-                *s = Slot {
-                    word,
-                    len,
-                    count: n,
-                };
-                self.used += 1;
-                if self.used * 2 > self.slots.len() {
-                    self.grow();
-                }
-                return;
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    #[cold]
-    fn grow(&mut self) {
-        let bigger = vec![Slot::default(); self.slots.len() * 2];
-        let old = std::mem::replace(&mut self.slots, bigger);
-        self.shift -= 1;
-        self.used = 0;
-        for s in old.into_iter().filter(|s| s.len != 0) {
-            self.add(s.word, s.len, s.count);
-        }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (Vec<u8>, u64)> + '_ {
-        self.slots
-            .iter()
-            .filter(|s| s.len != 0)
-            .map(|s| (s.word.to_le_bytes()[..s.len as usize].to_vec(), s.count))
-    }
-}
-
 /// One thread's tally.
+#[derive(Default)]
 pub struct Counter<'a> {
     short: ShortWords,
     long: LongWords<'a>,
-}
-
-impl Default for Counter<'_> {
-    fn default() -> Self {
-        Counter {
-            short: ShortWords::new(),
-            long: LongWords::default(),
-        }
-    }
 }
 
 impl<'a> Counter<'a> {
@@ -192,63 +40,23 @@ impl<'a> Counter<'a> {
             *self.long.entry(&text[start..end]).or_insert(0) += 1;
             return;
         }
-        let w = match text.get(start..start + 8) {
-            Some(b) => u64::from_le_bytes(b.try_into().expect("8 bytes")),
-            None => {
-                let mut b = [0u8; 8];
-                b[..len].copy_from_slice(&text[start..end]);
-                u64::from_le_bytes(b)
-            }
-        };
-        self.short
-            .add(w & (u64::MAX >> (64 - 8 * len)), len as u64, 1);
+        self.short.add(short_word(text, start, end), len as u64, 1);
     }
 
     /// Every word counted, with its bytes.
     fn into_counts(self) -> impl Iterator<Item = (Vec<u8>, u64)> + 'a {
-        let short: Vec<_> = self.short.iter().collect();
+        let mut short = Vec::with_capacity(self.short.len());
+        self.short.for_each(|w, n| short.push((w.to_vec(), n)));
         short
             .into_iter()
             .chain(self.long.into_iter().map(|(w, n)| (w.to_vec(), n)))
     }
 }
 
-/// Adds the words of `text` to `c`: a word is a maximal run of
-/// non-whitespace bytes, so the edges of the whitespace mask (a byte whose
-/// whitespace-ness differs from the one before it) alternate between a
-/// word's first byte and the byte just past its end.
+/// Adds the words of `text` (maximal runs of non-whitespace bytes, split
+/// as the job splits them) to `c`.
 pub fn count_words<'a>(text: &'a [u8], c: &mut Counter<'a>) {
-    const NONE: usize = usize::MAX;
-    let n = text.len();
-    let (mut base, mut start, mut before) = (0usize, NONE, 1u64);
-    while base < n {
-        let s = match text.get(base..base + 64) {
-            Some(b) => space_mask(b.try_into().expect("64 bytes")),
-            None => {
-                // Past the end counts as whitespace: it ends the last word.
-                let mut b = [b' '; 64];
-                b[..n - base].copy_from_slice(&text[base..]);
-                space_mask(&b)
-            }
-        };
-        let mut edges = s ^ ((s << 1) | before);
-        before = s >> 63;
-        while edges != 0 {
-            let i = base + edges.trailing_zeros() as usize;
-            edges &= edges - 1;
-            if start == NONE {
-                start = i;
-            } else {
-                c.word(text, start, i);
-                start = NONE;
-            }
-        }
-        base += 64;
-    }
-    // A word running to the end of a whole last block of 64.
-    if start != NONE {
-        c.word(text, start, n);
-    }
+    for_each_word_at(text, |start, end| c.word(text, start, end));
 }
 
 /// Cuts `files` into `THREADS` shares of about equal bytes, cutting a file
@@ -272,7 +80,7 @@ fn split_at_spaces<'a>(files: &[&'a [u8]]) -> Vec<Vec<&'a [u8]>> {
             } else {
                 rest.len().min(room)
             };
-            while cut < rest.len() && !SPACE[rest[cut] as usize] {
+            while cut < rest.len() && !is_space(rest[cut]) {
                 cut += 1;
             }
             let (a, b) = rest.split_at(cut);
@@ -336,6 +144,7 @@ pub fn render(counts: &[(Vec<u8>, u64)]) -> Vec<u8> {
 mod tests {
     use super::*;
     use joblib::jobs::wordcount::for_each_word;
+    use joblib::jobs::wordcount::space_mask;
     use std::collections::BTreeMap;
 
     /// The job's own word splitter, counted naively, each file apart.
@@ -371,7 +180,7 @@ mod tests {
             b.copy_from_slice(chunk);
             let m = space_mask(&b);
             for (i, &c) in chunk.iter().enumerate() {
-                assert_eq!(m >> i & 1 == 1, SPACE[c as usize], "byte {c:#x}");
+                assert_eq!(m >> i & 1 == 1, is_space(c), "byte {c:#x}");
             }
         }
         // Every byte as a word's neighbour, in runs crossing 64-byte blocks.
@@ -441,7 +250,7 @@ mod tests {
             for s in &shares[1..] {
                 assert!(
                     s.first().is_none_or(
-                        |p| p.first().is_none_or(|&c| SPACE[c as usize]) || files.contains(p)
+                        |p| p.first().is_none_or(|&c| is_space(c)) || files.contains(p)
                     ),
                     "{shares:?}"
                 );
