@@ -19,7 +19,7 @@
 # scripts/quiet-memory.sh); the table says which.
 #   scripts/bench.sh [--size 1GiB] [--dir DIR] [--block-size 64MiB] [--reducers 6]
 #                    [--jobs wordcount,sort,terasort,userjobs] [--cold] [--reps 1] [--no-floor]
-#                    [--rows FILE] [--hold-page-reporting]
+#                    [--rows FILE] [--hold-page-reporting] [--scheduler 'delay node_wait=2']
 # MR_BIN_DIR=DIR: the binaries (mr, mr-master, mr-worker, example-wordcount)
 # from DIR, built beforehand; otherwise `cargo build --release` builds them
 # (into $CARGO_TARGET_DIR if set).
@@ -35,6 +35,11 @@
 # in one process's memory (skipped anyway above 2 GiB); the output is then
 # checked by the validators only.
 # --rows FILE: also write one JSON row per run there (scripts/scaling.sh).
+# --scheduler SPEC: the policy the jobs run under (`mr admin scheduler set
+# SPEC`); the cluster's default, fifo, otherwise. The floor reads all of
+# its input locally; a job's maps read remotely where the policy places
+# them so (the table's "local %"), which fifo does in a second wave of maps
+# when the nodes with free slots hold none of the blocks left.
 # userjobs: WordCount three ways on the same input, taking turns in each
 # repetition: the built-in job, the same job as a program built against the
 # mrjob crate (examples/wordcount) and Hadoop Streaming in Python
@@ -50,7 +55,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SIZE=1GiB BLOCK=64MiB REDUCERS=6 JOBS=wordcount,sort,terasort,userjobs COLD=0 REPS=1 FLOOR=1 ROWS=
+SIZE=1GiB BLOCK=64MiB REDUCERS=6 JOBS=wordcount,sort,terasort,userjobs COLD=0 REPS=1 FLOOR=1 ROWS= SCHED=
 DIR=$(mktemp -d /tmp/mr-bench.XXXXXX)
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -63,8 +68,9 @@ while [ $# -gt 0 ]; do
     --reps) REPS=$2; shift 2 ;;
     --no-floor|--no-local) FLOOR=0; shift ;;
     --rows) ROWS=$2; shift 2 ;;
+    --scheduler) SCHED=$2; shift 2 ;;
     --hold-page-reporting) export MR_BENCH_HOLD_PAGE_REPORTING=1; shift ;;
-    -h|--help) sed -n '2,50p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -101,6 +107,9 @@ quiet_memory_on
 # re-replicated mid-job.
 scripts/cluster.sh up --workers 6 --racks 2 --dir "$DIR" --release --heartbeat 250ms --dead-after 20 --block-size "$BLOCK" --replication 2
 export MR_CONFIG="$DIR/cluster.toml"
+# SPEC is a name and its key=value settings, as `mr admin scheduler set` takes them.
+# shellcheck disable=SC2086
+[ -n "$SCHED" ] && "$MR" admin scheduler set $SCHED >/dev/null
 OUT="$DIR/bench.jsonl"; : > "$OUT"
 
 # Samples each worker's RssAnon every 100 ms into $DIR/anon.peak (name kB)
@@ -352,6 +361,7 @@ case ",$JOBS," in *,userjobs,*) userjobs > "$DIR/userjobs.txt" ;; esac
 busy=$(grep -c BUSY "$DIR/settle.log" 2>/dev/null || true)
 echo "timed runs started on a settled machine: $(( $(grep -c . "$DIR/settle.log" 2>/dev/null || echo 0) - ${busy:-0} )) of $(grep -c . "$DIR/settle.log" 2>/dev/null || echo 0) (see settle in this script)"
 grep BUSY "$DIR/settle.log" 2>/dev/null | sed 's/^/  /' || true
+echo "scheduler: ${SCHED:-fifo, the cluster default}"
 case "$QM_STATE" in
   held) echo "free page reporting: held off on request (--hold-page-reporting)" ;;
   *) echo "free page reporting: as the machine has it (no kernel setting changed)" ;;

@@ -4,11 +4,13 @@
 //! of the file exactly once: text lines (Hadoop's LineRecordReader rule),
 //! 100-byte TeraSort records (a partial last record is an error, never a
 //! short record), and length-prefixed key/value records (canonical: what
-//! decodes re-encodes to the same bytes).
+//! decodes re-encodes to the same bytes). Lines read in runs
+//! (`read_split_runs`, for maps that split on whitespace) must be the same
+//! lines joined by `\n`, and count as many records.
 #![no_main]
 
 use bytes::Bytes;
-use joblib::jobs::formats::{kv_encode, read_split, FormatError};
+use joblib::jobs::formats::{kv_encode, read_split, read_split_runs, FormatError};
 use joblib::jobs::InputFormat;
 use libfuzzer_sys::fuzz_target;
 
@@ -69,6 +71,21 @@ fuzz_target!(|data: &[u8]| {
                 want.pop();
             }
             assert_eq!(recs, want, "lines read across blocks {cuts:?}");
+            // In runs: the same lines, joined, as many records.
+            let (mut text, mut records) = (Vec::new(), 0);
+            for (i, (off, b)) in bs.iter().enumerate() {
+                let mut rest = bs[i + 1..].iter().map(|(_, b)| b.clone());
+                let mut next = || rest.next();
+                let st = read_split_runs(InputFormat::Lines, b, *off, &mut next, &mut |k, _| {
+                    text.extend_from_slice(k);
+                    text.push(b'\n');
+                })
+                .expect("lines never fail");
+                records += st.records as usize;
+            }
+            assert_eq!(records, want.len(), "lines counted in runs {cuts:?}");
+            let joined: Vec<u8> = want.iter().flat_map(|l| l.iter().chain(b"\n")).copied().collect();
+            assert_eq!(text, joined, "runs read across blocks {cuts:?}");
         }
         1 => {
             // TeraSort: 100-byte records, 10-byte keys. Small cuts make

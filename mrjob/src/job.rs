@@ -121,6 +121,13 @@ pub trait Job: Send + Sync {
         false
     }
     fn map(&self, ctx: &mut TaskCtx, key: &[u8], value: &[u8], out: &mut dyn Emit);
+    /// True when the map cannot tell one line of a `Lines` input from the
+    /// next (it splits on whitespace, `\n` included, as WordCount does):
+    /// the executor may then pass runs of whole lines, joined by their
+    /// `\n`s, many lines to a `map` call, which spares a call per line.
+    fn maps_runs_of_lines(&self) -> bool {
+        false
+    }
     /// Called once after the last `map` of a task, so that a map can emit
     /// what it gathered over its whole block (the validators emit one
     /// summary per block here). Executors must call it before closing the

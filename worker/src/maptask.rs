@@ -187,7 +187,11 @@ pub async fn run(
                     };
                     let stats = {
                         let mut on_record = |k: &[u8], v: &[u8]| job.map(&mut ctx, k, v, &mut emit);
-                        formats::read_split(format, &data, offset, &mut next, &mut on_record)
+                        let read = match job.maps_runs_of_lines() {
+                            true => formats::read_split_runs,
+                            false => formats::read_split,
+                        };
+                        read(format, &data, offset, &mut next, &mut on_record)
                     };
                     // Jobs that summarise a whole block (the validators) emit here.
                     job.map_finish(&mut ctx, &mut emit);

@@ -152,6 +152,10 @@ impl Job for WordCount {
     fn has_combiner(&self) -> bool {
         true
     }
+    /// Words never span a `\n`, so a run of lines splits as its lines do.
+    fn maps_runs_of_lines(&self) -> bool {
+        true
+    }
     fn map(&self, ctx: &mut TaskCtx, key: &[u8], _value: &[u8], out: &mut dyn Emit) {
         let full = {
             let mut held = lock(&self.held);
