@@ -120,8 +120,11 @@ fn read_lines(
 /// The most bytes of whole lines [`read_line_runs`] passes in one call: a
 /// map that holds what it read until a call ends (WordCount's counts,
 /// flushed between calls when full) stays bounded by its vocabulary, not
-/// by the block.
-pub const RUN_BYTES: usize = 1 << 20;
+/// by the block. Small enough that the map finds the run in the CPU's
+/// cache after the lines were counted in it: with 1 MiB runs WordCount's
+/// map took 5 % more CPU (1.25 against 1.19 user s for 20 maps of a 63 MB
+/// block; 1.14 without counting).
+pub const RUN_BYTES: usize = 1 << 16;
 
 /// As [`read_split`], but a `Lines` input is passed as runs of whole lines,
 /// up to [`RUN_BYTES`] a call, each run's lines joined by their `\n`s (the
