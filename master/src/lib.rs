@@ -13,6 +13,8 @@
 //!   reports, histories, recovery across a restart, the policy's state.
 //! - [`http`]: the REST API, the web UI and `/metrics` on `http_addr`.
 //! - [`stats`]: decision-latency and cache counters only `/metrics` reads.
+//! - [`lockmark`]: which thread holds the coordinator's lock, checked by
+//!   every file function of the job side.
 //! - [`error`]: the master's errors.
 //!
 //! Imports run one way: `grpc` and `http` → `core` → the owners; `jobs`
@@ -20,7 +22,8 @@
 //! the event's [`cluster::Outbox`], which `core` flushes into it. `cluster/command.rs` names the commands' payloads, which are
 //! plain-data files of the owners (`blocks/namespace.rs`, `jobs/launch.rs`,
 //! `jobs/report.rs`) that import nothing back: no file imports another that
-//! imports it.
+//! imports it. `tests/architecture.rs` fails on an import against these
+//! rules.
 
 pub mod blocks;
 pub mod cluster;
@@ -29,11 +32,12 @@ pub mod error;
 pub mod grpc;
 pub mod http;
 pub mod jobs;
+pub mod lockmark;
 pub mod stats;
 
 use crate::core::MasterState;
+use crate::core::Shared;
 use common::config::ClusterConfig;
-use grpc::Shared;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -121,15 +125,11 @@ where
         + 'static,
     IE: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let (interval, token, tls) = {
-        let s = crate::core::lock::lock(&state, "start");
-        let tls = rpc::tls::server_config(s.cfg(), "master")?;
-        (
-            s.cfg().heartbeat.interval,
-            rpc::auth::Tokens::from_config(s.cfg()),
-            tls,
-        )
-    };
+    // The certificate files are read off the lock: the web server may
+    // already be serving on the state (`run_with_http`).
+    let cfg = crate::core::lock::lock(&state, "start").cfg().clone();
+    let tls = rpc::tls::server_config(&cfg, "master")?;
+    let (interval, token) = (cfg.heartbeat.interval, rpc::auth::Tokens::from_config(&cfg));
     let mut server = tonic::transport::Server::builder();
     if let Some(t) = tls {
         tracing::info!("gRPC over TLS only; callers need a certificate of the cluster CA");

@@ -7,7 +7,6 @@
 //! when asked (counters that only reset with the master, as Prometheus
 //! expects of counters).
 
-use crate::jobs::report::AttemptReport;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -100,16 +99,13 @@ impl Stats {
             .observe(took.as_secs_f64());
     }
 
-    /// A task report the job manager accepted (not a stale one).
-    pub fn task_reported(&mut self, r: &AttemptReport) {
-        let is_map = r.task.is_some_and(|t| t.is_map);
-        if !is_map || !r.succeeded {
-            return;
-        }
-        let m = &r.metrics;
-        let read = m.bytes_cache + m.bytes_local + m.bytes_remote_rack + m.bytes_remote_off_rack;
-        let c = self.cache.entry(r.worker.clone()).or_default();
-        if m.locality == sched::Locality::CacheLocal.as_str() {
+    /// A map that succeeded on `worker` (a report the job manager
+    /// accepted, `AttemptReport::map_read`), at `locality`, having read
+    /// `read` bytes of input. Plain values, so that the counters import
+    /// nothing of the job side they count.
+    pub fn map_succeeded(&mut self, worker: &str, locality: &str, read: u64) {
+        let c = self.cache.entry(worker.to_string()).or_default();
+        if locality == sched::Locality::CacheLocal.as_str() {
             c.hits += 1;
         } else if read > 0 {
             c.misses += 1;
@@ -120,7 +116,7 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jobs::report::{AttemptRef, TaskMetrics};
+    use crate::jobs::report::{AttemptRef, AttemptReport, TaskMetrics};
 
     #[test]
     fn buckets_are_cumulative_and_inclusive() {
@@ -133,6 +129,8 @@ mod tests {
         assert_eq!(h.sum, 6.0);
     }
 
+    /// Only successful maps count (`AttemptReport::map_read` says which),
+    /// and a generator map, which read nothing, is neither.
     #[test]
     fn cache_hits_and_misses_come_from_successful_maps() {
         let report = |locality: &str, local: u64, is_map: bool, ok: bool| AttemptReport {
@@ -151,11 +149,17 @@ mod tests {
             ..Default::default()
         };
         let mut s = Stats::default();
-        s.task_reported(&report("cache_local", 0, true, true));
-        s.task_reported(&report("node_local", 10, true, true));
-        s.task_reported(&report("node_local", 0, true, true)); // a generator
-        s.task_reported(&report("node_local", 10, true, false)); // failed
-        s.task_reported(&report("", 10, false, true)); // a reduce
+        for r in [
+            report("cache_local", 0, true, true),
+            report("node_local", 10, true, true),
+            report("node_local", 0, true, true),   // a generator
+            report("node_local", 10, true, false), // failed
+            report("", 10, false, true),           // a reduce
+        ] {
+            if let Some((locality, read)) = r.map_read() {
+                s.map_succeeded(&r.worker, locality, read);
+            }
+        }
         let c = s.cache["w1"];
         assert_eq!((c.hits, c.misses), (1, 1));
     }

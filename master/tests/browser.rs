@@ -83,6 +83,15 @@ async fn browse(bin: &Path, profile: &Path, url: &str, extra: &[String]) -> Stri
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The browser, its profile, the UI's address and where pages are kept:
+/// what every page check opens pages with.
+struct Ui {
+    bin: PathBuf,
+    profile: PathBuf,
+    base: String,
+    artifacts: PathBuf,
+}
+
 fn count(hay: &str, needle: &str) -> usize {
     hay.matches(needle).count()
 }
@@ -149,9 +158,25 @@ async fn the_ui_shows_workers_jobs_and_the_task_timeline() {
     let profile = c.dir.join("chromium-profile");
     let base = format!("http://{}/", c.http);
     let artifacts = Cluster::artifacts();
+    let ui = Ui {
+        bin,
+        profile,
+        base,
+        artifacts,
+    };
+    login_form_without_a_token(&ui).await;
+    overview(&c, &ui, (maps, reduces), second).await;
+    job_page(&c, &ui, &done).await;
+    reader_sees_summaries(&c, &ui, maps).await;
+    screenshots(&c, &ui).await;
+}
 
-    // --- without a token: the login form, nothing fetched
-    let dom = browse(&bin, &profile, &base, &["--dump-dom".into()]).await;
+/// Without a token: the login form, nothing fetched.
+async fn login_form_without_a_token(ui: &Ui) {
+    let Ui {
+        bin, profile, base, ..
+    } = ui;
+    let dom = browse(bin, profile, base, &["--dump-dom".into()]).await;
     assert!(
         dom.contains("<section id=\"login\">"),
         "the login form shows:\n{dom}"
@@ -160,10 +185,18 @@ async fn the_ui_shows_workers_jobs_and_the_task_timeline() {
         !dom.contains("data-loaded="),
         "nothing loads without a token"
     );
+}
 
-    // --- the overview: racks, workers, both jobs with progress
+/// The overview: racks, workers, both jobs with progress.
+async fn overview(c: &Cluster, ui: &Ui, (maps, reduces): (u64, u64), second: u64) {
+    let Ui {
+        bin,
+        profile,
+        base,
+        artifacts,
+    } = ui;
     let url = format!("{base}#/?token={}", c.token);
-    let dom = browse(&bin, &profile, &url, &["--dump-dom".into()]).await;
+    let dom = browse(bin, profile, &url, &["--dump-dom".into()]).await;
     std::fs::write(artifacts.join("overview.html"), &dom).unwrap();
     assert!(
         dom.contains("data-loaded=\"overview\""),
@@ -203,10 +236,22 @@ async fn the_ui_shows_workers_jobs_and_the_task_timeline() {
     );
     assert!(dom.contains("data-active=\"fifo\""), "the active scheduler");
     assert!(!dom.contains("cannot reach the master"));
+}
 
-    // --- the job page: summary, locality mix, one timeline row per worker
+/// The job page: summary, locality mix, one timeline row per worker.
+async fn job_page(c: &Cluster, ui: &Ui, done: &serde_json::Value) {
+    let Ui {
+        bin,
+        profile,
+        base,
+        artifacts,
+    } = ui;
+    let (maps, reduces) = (
+        done["maps"].as_u64().unwrap(),
+        done["reduces"].as_u64().unwrap(),
+    );
     let url = format!("{base}#/job/1?token={}", c.token);
-    let dom = browse(&bin, &profile, &url, &["--dump-dom".into()]).await;
+    let dom = browse(bin, profile, &url, &["--dump-dom".into()]).await;
     std::fs::write(artifacts.join("job.html"), &dom).unwrap();
     assert!(
         dom.contains("data-loaded=\"job\""),
@@ -249,11 +294,19 @@ async fn the_ui_shows_workers_jobs_and_the_task_timeline() {
         );
     }
     assert!(dom.contains(&format!("maps {maps}/{maps}")));
+}
 
-    // --- a reader: every job (all the admin's) in summary, with neither a
-    // link nor a kill button; a job's page shows the refusal and the summary
+/// A reader: every job (all the admin's) in summary, with neither a
+/// link nor a kill button; a job's page shows the refusal and the summary.
+async fn reader_sees_summaries(c: &Cluster, ui: &Ui, maps: u64) {
+    let Ui {
+        bin,
+        profile,
+        base,
+        artifacts,
+    } = ui;
     let url = format!("{base}#/?token={}", c.reader_token);
-    let dom = browse(&bin, &profile, &url, &["--dump-dom".into()]).await;
+    let dom = browse(bin, profile, &url, &["--dump-dom".into()]).await;
     std::fs::write(artifacts.join("overview-reader.html"), &dom).unwrap();
     assert!(
         dom.contains("data-loaded=\"overview\""),
@@ -274,7 +327,7 @@ async fn the_ui_shows_workers_jobs_and_the_task_timeline() {
     );
     assert!(!dom.contains("/out/wc"), "no output path");
     let url = format!("{base}#/job/1?token={}", c.reader_token);
-    let dom = browse(&bin, &profile, &url, &["--dump-dom".into()]).await;
+    let dom = browse(bin, profile, &url, &["--dump-dom".into()]).await;
     std::fs::write(artifacts.join("job-reader.html"), &dom).unwrap();
     assert!(
         dom.contains("data-loaded=\"job\""),
@@ -289,8 +342,16 @@ async fn the_ui_shows_workers_jobs_and_the_task_timeline() {
         dom.contains(&format!("maps {maps}/{maps}")),
         "the summary's progress"
     );
+}
 
-    // --- screenshots, kept as test artifacts
+/// Screenshots, kept as test artifacts.
+async fn screenshots(c: &Cluster, ui: &Ui) {
+    let Ui {
+        bin,
+        profile,
+        base,
+        artifacts,
+    } = ui;
     for (name, url) in [
         ("overview.png", format!("{base}#/?token={}", c.token)),
         ("job.png", format!("{base}#/job/1?token={}", c.token)),
@@ -298,8 +359,8 @@ async fn the_ui_shows_workers_jobs_and_the_task_timeline() {
         let png = artifacts.join(name);
         let _ = std::fs::remove_file(&png);
         browse(
-            &bin,
-            &profile,
+            bin,
+            profile,
             &url,
             &[format!("--screenshot={}", png.display())],
         )

@@ -48,8 +48,15 @@ async fn auth_kill_and_scheduler_switch() {
         },
     )
     .await;
+    auth_is_required(&c).await;
+    the_ui_is_open_and_errors_are_json(&c).await;
+    dead_workers_and_empty_metrics(&c).await;
+    scheduler_switch(&c).await;
+    kill_a_queued_job(&c).await;
+}
 
-    // --- auth: every protected route refuses a missing or wrong token
+/// Auth: every protected route refuses a missing or wrong token.
+async fn auth_is_required(c: &Cluster) {
     for (method, path) in PROTECTED {
         let body = (*method != "GET").then_some("{}");
         let none = request(c.http, method, path, None, body).await;
@@ -72,6 +79,9 @@ async fn auth_kill_and_scheduler_switch() {
             assert_eq!(r.status, 401, "{method} {path} with Authorization: {auth}");
         }
     }
+}
+
+async fn the_ui_is_open_and_errors_are_json(c: &Cluster) {
     // The UI's files are open: they hold no data.
     for (path, kind) in [
         ("/", "text/html"),
@@ -119,8 +129,10 @@ async fn auth_kill_and_scheduler_switch() {
     assert_eq!(fsck["missing"], json!([]));
     assert_eq!(c.send("POST", "/api/jobs/7/kill", None).await.status, 404);
     assert_eq!(c.get("/api/jobs/7/kill").await.status, 405);
+}
 
-    // --- dead workers are shown, and the empty cluster's metrics parse
+/// Dead workers are shown, and the empty cluster's metrics parse.
+async fn dead_workers_and_empty_metrics(c: &Cluster) {
     let w = c.api("/api/workers").await;
     assert_eq!(w["ui"], format!("http://{}/", c.http));
     assert!(w["workers"]
@@ -131,14 +143,16 @@ async fn auth_kill_and_scheduler_switch() {
     let cache = c.api("/api/cache").await;
     assert_eq!(cache["workers"].as_array().unwrap().len(), 2);
     assert_eq!(cache["used_bytes"], 0);
-    let m = metrics(&c).await;
+    let m = metrics(c).await;
     assert_eq!(
         m[&sample("mr_worker_up", &[("worker", "w1"), ("rack", "r1")])],
         0.0
     );
     assert_eq!(m[&sample("mr_jobs", &[("state", "queued")])], 0.0);
+}
 
-    // --- scheduler: read, switch, refuse what is invalid
+/// Scheduler: read, switch, refuse what is invalid.
+async fn scheduler_switch(c: &Cluster) {
     let s = c.api("/api/scheduler").await;
     assert_eq!(s["name"], "fifo");
     assert_eq!(s["params"], json!({}));
@@ -196,8 +210,10 @@ async fn auth_kill_and_scheduler_switch() {
         "lsap",
         "a refused switch changes nothing"
     );
+}
 
-    // --- kill: a generator job stays queued without workers
+/// Kill: a generator job stays queued without workers.
+async fn kill_a_queued_job(c: &Cluster) {
     let mut conn = rpc::dfs::master_conn(&c.grpc.to_string(), &c.token).unwrap();
     let params = mrjob::JobParams {
         size: 1 << 20,
@@ -228,7 +244,7 @@ async fn auth_kill_and_scheduler_switch() {
     assert_eq!(j["scheduler"], "lsap");
     assert_eq!(j["tasks"], json!([]));
     assert_eq!(
-        metrics(&c).await[&sample("mr_jobs", &[("state", "queued")])],
+        metrics(c).await[&sample("mr_jobs", &[("state", "queued")])],
         1.0
     );
     let r = c.send("POST", &format!("/api/jobs/{id}/kill"), None).await;
@@ -247,7 +263,7 @@ async fn auth_kill_and_scheduler_switch() {
         .mr_json(&["job", "status", &id.to_string(), "--json"])
         .await;
     assert_eq!(status["state"], "killed");
-    let m = metrics(&c).await;
+    let m = metrics(c).await;
     assert_eq!(m[&sample("mr_jobs", &[("state", "killed")])], 1.0);
     assert_eq!(
         m[&sample("mr_scheduler_active", &[("policy", "lsap")])],
@@ -280,6 +296,18 @@ async fn endpoints_match_the_cli_and_metrics_count_the_work() {
         },
     )
     .await;
+    let (first, second) = run_two_wordcounts(&c).await;
+    let maps = (first["maps"].as_u64().unwrap() + second["maps"].as_u64().unwrap()) as f64;
+    let cli = workers_match_cluster_status(&c).await;
+    jobs_match_job_status(&c, &first, &second).await;
+    let stat = files_match_fs(&c).await;
+    cache_counts_the_maps(&c, &stat, maps).await;
+    metrics_count_the_work(&c, &first, &second, &cli, maps).await;
+}
+
+/// A file of several blocks and two WordCount runs over it, the second
+/// after every block is cached; their `--json` summaries.
+async fn run_two_wordcounts(c: &Cluster) -> (Value, Value) {
     c.put_text("/in/text", 20_000).await; // about 1 MiB: 4 blocks of 256 KiB
     let stat = c.mr_json(&["fs", "stat", "/in/text", "--json"]).await;
     let nblocks = stat["blocks"].as_array().unwrap().len();
@@ -326,9 +354,11 @@ async fn endpoints_match_the_cli_and_metrics_count_the_work() {
         ])
         .await;
     assert_eq!(second["state"], "succeeded");
-    let maps = (first["maps"].as_u64().unwrap() + second["maps"].as_u64().unwrap()) as f64;
+    (first, second)
+}
 
-    // --- /api/workers is `mr cluster status --json` plus a history
+/// /api/workers is `mr cluster status --json` plus a history.
+async fn workers_match_cluster_status(c: &Cluster) -> Value {
     let cli = c.mr_json(&["cluster", "status", "--json"]).await;
     assert_eq!(cli["ui"], format!("http://{}/", c.http));
     let text = c.mr(&["cluster", "status"]).await;
@@ -378,14 +408,17 @@ async fn endpoints_match_the_cli_and_metrics_count_the_work() {
             assert_eq!(h[k].as_array().unwrap().len(), n, "history {k}");
         }
     }
+    cli
+}
 
-    // --- /api/jobs is `mr job list --json`; /api/jobs/{id} is `job status` plus tasks
+/// /api/jobs is `mr job list --json`; /api/jobs/{id} is `job status` plus tasks.
+async fn jobs_match_job_status(c: &Cluster, first: &Value, second: &Value) {
     assert_eq!(
         c.api("/api/jobs").await,
         c.mr_json(&["job", "list", "--json"]).await
     );
     let names: BTreeSet<&str> = ["w1", "w2", "w3", "w4"].into();
-    for summary in [&first, &second] {
+    for summary in [first, second] {
         let id = summary["job_id"].as_u64().unwrap();
         let mut detail = c.api(&format!("/api/jobs/{id}")).await;
         let tasks = detail.as_object_mut().unwrap().remove("tasks").unwrap();
@@ -428,8 +461,10 @@ async fn endpoints_match_the_cli_and_metrics_count_the_work() {
             );
         }
     }
+}
 
-    // --- files, a file, a block
+/// Files, a file, a block.
+async fn files_match_fs(c: &Cluster) -> Value {
     for path in ["/", "/in", "/out", "/out/wc1"] {
         let q = format!("/api/files?path={path}");
         assert_eq!(
@@ -449,8 +484,11 @@ async fn endpoints_match_the_cli_and_metrics_count_the_work() {
         assert_eq!(v["replication"], 2);
         assert_eq!(v["replicas"].as_array().unwrap().len(), 2);
     }
+    stat
+}
 
-    // --- the cache: what the cache reports said, and the maps' outcomes
+/// The cache: what the cache reports said, and the maps' outcomes.
+async fn cache_counts_the_maps(c: &Cluster, stat: &Value, maps: f64) {
     let cache = c.api("/api/cache").await;
     let ws = cache["workers"].as_array().unwrap();
     let cached: u64 = ws
@@ -473,14 +511,22 @@ async fn endpoints_match_the_cli_and_metrics_count_the_work() {
         outcomes as f64, maps,
         "every WordCount map read its block once"
     );
+}
 
-    // --- /metrics
+/// /metrics.
+async fn metrics_count_the_work(
+    c: &Cluster,
+    first: &Value,
+    second: &Value,
+    cli: &Value,
+    maps: f64,
+) {
     let r = c.get("/metrics").await;
     assert_eq!(
         r.header("content-type"),
         Some("text/plain; version=0.0.4; charset=utf-8")
     );
-    let m = metrics(&c).await;
+    let m = metrics(c).await;
     for w in ["w1", "w2", "w3", "w4"] {
         let rack = if w == "w1" || w == "w3" { "r1" } else { "r2" };
         let l = [("worker", w), ("rack", rack)];

@@ -85,6 +85,14 @@ async fn start_with(name: &str, tls: bool) -> (Master, common::config::ClusterCo
     (m, cfg)
 }
 
+/// A connection per role: the admin, two users and a reader.
+struct Conns {
+    adm: rpc::dfs::MasterConn,
+    ann: rpc::dfs::MasterConn,
+    bob: rpc::dfs::MasterConn,
+    rob: rpc::dfs::MasterConn,
+}
+
 fn conn(m: &Master, token: &str) -> rpc::dfs::MasterConn {
     rpc::dfs::master_conn(&m.grpc.to_string(), token).unwrap()
 }
@@ -202,9 +210,21 @@ async fn a_worker_certificate_names_the_worker_it_registers_as() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_role_over_grpc() {
     let m = start("grpc").await;
-    let (mut adm, mut ann, mut bob, mut rob) =
-        (conn(&m, ADMIN), conn(&m, ANN), conn(&m, BOB), conn(&m, ROB));
+    let mut r = Conns {
+        adm: conn(&m, ADMIN),
+        ann: conn(&m, ANN),
+        bob: conn(&m, BOB),
+        rob: conn(&m, ROB),
+    };
+    reader_changes_nothing(&mut r).await;
+    let (a1, a2) = users_own_what_they_make(&mut r).await;
+    users_change_only_their_own(&mut r, a1).await;
+    leases_are_the_writers(&mut r).await;
+    owners_and_the_admin_act(&mut r, (a1, a2)).await;
+}
 
+async fn reader_changes_nothing(r: &mut Conns) {
+    let Conns { rob, .. } = r;
     // A reader reads, and changes nothing.
     assert_eq!(code(rob.list_jobs(proto::Empty {}).await), Code::Ok);
     assert_eq!(code(rob.cluster_status(proto::Empty {}).await), Code::Ok);
@@ -222,7 +242,16 @@ async fn each_role_over_grpc() {
     );
     let del = proto::PathRequest { path: "/x".into() };
     assert_eq!(code(rob.delete_file(del).await), Code::PermissionDenied);
+}
 
+/// A user writes files and submits jobs, owned by them; returns ann's two
+/// jobs.
+async fn users_own_what_they_make(r: &mut Conns) -> (u64, u64) {
+    let Conns { ann, bob, rob, .. } = r;
+    let create = proto::CreateFileRequest {
+        path: "/r/f".into(),
+        ..Default::default()
+    };
     // A user writes files, owned by them; another user may neither delete
     // nor overwrite them.
     let lease = ann
@@ -285,7 +314,13 @@ async fn each_role_over_grpc() {
         (j2["owner"].as_str(), j2["queue"].as_str()),
         (Some("ann"), Some("night"))
     );
+    (a1, a2)
+}
 
+/// A user changes neither another's job, the scheduler, caches nor safe
+/// mode.
+async fn users_change_only_their_own(r: &mut Conns, a1: u64) {
+    let Conns { ann, bob, rob, .. } = r;
     // ...but not another's job, the scheduler, caches or safe mode.
     let e = bob
         .kill_job(proto::JobRequest { job_id: a1 })
@@ -334,7 +369,10 @@ async fn each_role_over_grpc() {
     };
     assert_eq!(code(rob.safe_mode(get).await), Code::Ok);
     assert_eq!(code(rob.fsck(proto::Empty {}).await), Code::Ok);
+}
 
+async fn leases_are_the_writers(r: &mut Conns) {
+    let Conns { adm, ann, bob, rob } = r;
     // A write's lease is recovered by its writer or the admin only: nobody
     // else publishes or, by an overwrite, replaces another's partial file.
     let open = proto::CreateFileRequest {
@@ -373,7 +411,14 @@ async fn each_role_over_grpc() {
     ann.create_file(open).await.unwrap();
     let r = adm.recover_lease(recover).await.unwrap().into_inner();
     assert_eq!(r.outcome, "removed");
+}
 
+async fn owners_and_the_admin_act(r: &mut Conns, (a1, a2): (u64, u64)) {
+    let Conns { adm, ann, rob, .. } = r;
+    let fair = proto::SchedulerRequest {
+        name: "fair".into(),
+        ..Default::default()
+    };
     // The owner deletes their own files; the owner kills their own job; the
     // admin kills anyone's and sets the scheduler.
     let del = proto::PathRequest {

@@ -24,36 +24,12 @@
 //! `decommissioning`.
 
 use super::Blocks;
+use crate::cluster::leaving::{AdminState, StopAnswer};
 use crate::cluster::Cluster;
 use crate::error::Result;
 use common::placement::Candidate;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-
-/// Where a worker is on its way out, as `mr cluster status` shows it
-/// (HDFS's `AdminStates`, with `draining` for a worker's own SIGTERM).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum AdminState {
-    #[default]
-    Normal,
-    /// Shutting down on SIGTERM: its blocks are copied away meanwhile.
-    Draining,
-    /// Decommissioned by an operator; its blocks are not yet safe elsewhere.
-    Decommissioning,
-    /// Decommissioned by an operator, and nothing it holds is needed: it can be stopped.
-    Decommissioned,
-}
-
-impl AdminState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AdminState::Normal => "normal",
-            AdminState::Draining => "draining",
-            AdminState::Decommissioning => "decommissioning",
-            AdminState::Decommissioned => "decommissioned",
-        }
-    }
-}
 
 /// What the last drain pass found, kept so that heartbeats and `cluster
 /// status` read it without a pass of their own.
@@ -84,18 +60,6 @@ impl DrainTally {
             sole: BTreeSet::new(),
         }
     }
-}
-
-/// The heartbeat answer's word on whether this worker may go.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StopAnswer {
-    /// It holds replicas nobody else has enough of: an orchestrator must
-    /// not take it away (its `/readyz` says so).
-    pub unsafe_to_stop: bool,
-    /// Of its blocks not yet safe elsewhere, how many the master can still
-    /// copy: a draining worker waits for 0. 0 with `unsafe_to_stop` means
-    /// no other worker can take them, so waiting would not help.
-    pub blocks_to_copy: u64,
 }
 
 /// The live workers and which of them are leaving, for one pass.

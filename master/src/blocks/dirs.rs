@@ -4,8 +4,8 @@
 
 use super::namespace::{Edit, DIR_MODE};
 use super::Blocks;
+use crate::blocks::namespace::is_staging;
 use crate::cluster::Outbox;
-use crate::core::is_staging;
 use crate::error::{MasterError, Result};
 use common::path::DfsPath;
 

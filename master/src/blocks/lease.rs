@@ -95,7 +95,7 @@ impl PendingFile {
     /// Written by a job's task: a worker's write, or a part in staging
     /// (only running jobs' tasks may write there). Its job ends the write.
     fn by_task(&self) -> bool {
-        self.writer.is_some() || crate::core::is_staging(&self.path)
+        self.writer.is_some() || crate::blocks::namespace::is_staging(&self.path)
     }
 }
 

@@ -4,6 +4,13 @@
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+/// `/_staging` or a path under it: the runtime's job staging, removed at
+/// every start. Here, below every owner, because the namespace's rules
+/// (`dirs.rs`, `lease.rs`), job submission and the edge all refuse it.
+pub fn is_staging(path: &str) -> bool {
+    path == "/_staging" || path.starts_with("/_staging/")
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BlockMeta {
     pub id: u64,

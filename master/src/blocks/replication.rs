@@ -4,7 +4,7 @@
 //! sources but do not count, and are never trimmed: they are what is
 //! being copied away.
 
-use super::Blocks;
+use super::{BlockOwner, Blocks};
 use crate::cluster::{Cluster, Command, Outbox};
 use common::placement::{choose_targets, Candidate};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -37,123 +37,172 @@ impl Blocks {
         self.replicating
             .retain(|_, t| now.saturating_duration_since(*t) < timeout);
         let nodes = self.targets(cluster);
-        let anyone_leaving = nodes.len() < cluster.candidates().len();
+        let pass = Pass {
+            cluster,
+            anyone_leaving: nodes.len() < cluster.candidates().len(),
+            nodes: &nodes,
+            now,
+        };
         let mut issued = 0;
         for &id in ids {
-            let Some(&owner) = self.owners.get(&id) else {
-                continue;
-            };
-            // The common case, a block at its factor with nobody leaving
-            // and nothing corrupt, decided without a copy of its holders.
-            let held = self.locations.count(id);
-            if held == owner.replication as usize
-                && held > 0
-                && !anyone_leaving
-                && !self.corrupt.contains_key(&id)
-            {
-                self.replicating.remove(&id);
-                self.missing.remove(&id);
-                continue;
-            }
-            let live: Vec<String> = self.locations.of(id).cloned().collect();
-            // What counts toward `want`: `live` less the leaving workers'.
-            let counted: Vec<String> = live
-                .iter()
-                .filter(|n| !self.is_leaving(n, cluster))
-                .cloned()
-                .collect();
-            let want = owner.replication as usize;
-            if !counted.is_empty() && counted.len() >= want {
-                self.replicating.remove(&id);
-                self.missing.remove(&id);
-                // Good copies are back: the corrupt ones go, and good ones
-                // beyond the factor.
-                let corrupt = self.corrupt.remove(&id).unwrap_or_default();
-                let rack = |n: &str| cluster.candidate(n).map(|c| c.rack);
-                for victim in choose_excess(&counted, &corrupt, want, rack) {
-                    if corrupt.contains(&victim) {
-                        tracing::info!(block = id, worker = %victim, "deleting a corrupt replica now replaced");
-                    } else {
-                        tracing::info!(block = id, worker = %victim, "removing an excess replica");
-                        self.locations.remove(id, &victim);
-                    }
-                    out.send(&victim, Command::DeleteBlock(id));
-                    issued += 1;
-                }
-                continue;
-            }
-            if live.is_empty() {
-                // Missing: nothing to copy from. Said once, and listed by fsck.
-                if self.missing.insert(id) {
-                    let corrupt = self.corrupt.get(&id).map_or(0, |s| s.len());
-                    tracing::error!(
-                        block = id,
-                        corrupt_replicas = corrupt,
-                        "block has no live good replica: missing (see `mr admin fsck`)"
-                    );
-                }
-                continue;
-            }
-            self.missing.remove(&id);
-            if self.replicating.contains_key(&id) {
-                continue;
-            }
-            if counted.len() < want {
-                let existing: Vec<Candidate> = counted
-                    .iter()
-                    .filter_map(|n| cluster.candidate(n))
-                    .collect();
-                // A corrupt holder is no target: its copy would be deleted.
-                let exclude: HashSet<String> = self
-                    .corrupt
-                    .get(&id)
-                    .cloned()
-                    .unwrap_or_default()
-                    .into_iter()
-                    .collect();
-                let targets = choose_targets(
-                    &nodes,
-                    &existing,
-                    &exclude,
-                    None,
-                    want - counted.len(),
-                    &mut self.rng,
-                );
-                if targets.is_empty() {
-                    // Every other node holds a copy, some of them corrupt
-                    // (a small cluster): the corrupt copies must make room,
-                    // or the block stays short for ever. A good copy
-                    // exists (`live` is not empty), so none of them is the
-                    // last; the freed nodes are targets on the next pass.
-                    // This is HDFS's "live + corrupt > replication" case.
-                    for w in self.corrupt.remove(&id).unwrap_or_default() {
-                        tracing::info!(block = id, worker = %w,
-                            "deleting a corrupt replica to make room for a good copy");
-                        out.send(&w, Command::DeleteBlock(id));
-                        issued += 1;
-                    }
-                    continue;
-                }
-                let source = live[self.rng.usize(..live.len())].clone();
-                let addrs: Vec<String> = targets
-                    .iter()
-                    .filter_map(|t| cluster.get(&t.name).map(|w| w.addr.clone()))
-                    .collect();
-                tracing::info!(block = id, from = %source, to = ?targets.iter().map(|t| &t.name).collect::<Vec<_>>(),
-                    "re-replicating under-replicated block");
-                out.send(
-                    &source,
-                    Command::Replicate {
-                        block: owner.meta,
-                        targets: addrs,
-                    },
-                );
-                self.replicating.insert(id, now);
-                issued += 1;
-            }
+            issued += self.replicate_block(id, &pass, out);
         }
         issued
     }
+
+    /// Block `id` back to its factor: trimmed, reported missing or copied.
+    /// Returns how many commands were queued.
+    fn replicate_block(&mut self, id: u64, pass: &Pass, out: &mut Outbox) -> usize {
+        let Some(&owner) = self.owners.get(&id) else {
+            return 0;
+        };
+        // The common case, a block at its factor with nobody leaving
+        // and nothing corrupt, decided without a copy of its holders.
+        let held = self.locations.count(id);
+        if held == owner.replication as usize
+            && held > 0
+            && !pass.anyone_leaving
+            && !self.corrupt.contains_key(&id)
+        {
+            self.replicating.remove(&id);
+            self.missing.remove(&id);
+            return 0;
+        }
+        let live: Vec<String> = self.locations.of(id).cloned().collect();
+        // What counts toward `want`: `live` less the leaving workers'.
+        let counted: Vec<String> = live
+            .iter()
+            .filter(|n| !self.is_leaving(n, pass.cluster))
+            .cloned()
+            .collect();
+        let want = owner.replication as usize;
+        if !counted.is_empty() && counted.len() >= want {
+            self.replicating.remove(&id);
+            self.missing.remove(&id);
+            return self.trim(id, &counted, want, pass.cluster, out);
+        }
+        if live.is_empty() {
+            // Missing: nothing to copy from. Said once, and listed by fsck.
+            if self.missing.insert(id) {
+                let corrupt = self.corrupt.get(&id).map_or(0, |s| s.len());
+                tracing::error!(
+                    block = id,
+                    corrupt_replicas = corrupt,
+                    "block has no live good replica: missing (see `mr admin fsck`)"
+                );
+            }
+            return 0;
+        }
+        self.missing.remove(&id);
+        if self.replicating.contains_key(&id) || counted.len() >= want {
+            return 0;
+        }
+        self.copy_up(id, &owner, &live, &counted, pass, out)
+    }
+
+    /// Good copies are back: the corrupt ones go, and good ones beyond the
+    /// factor.
+    fn trim(
+        &mut self,
+        id: u64,
+        counted: &[String],
+        want: usize,
+        cluster: &Cluster,
+        out: &mut Outbox,
+    ) -> usize {
+        let mut issued = 0;
+        let corrupt = self.corrupt.remove(&id).unwrap_or_default();
+        let rack = |n: &str| cluster.candidate(n).map(|c| c.rack);
+        for victim in choose_excess(counted, &corrupt, want, rack) {
+            if corrupt.contains(&victim) {
+                tracing::info!(block = id, worker = %victim, "deleting a corrupt replica now replaced");
+            } else {
+                tracing::info!(block = id, worker = %victim, "removing an excess replica");
+                self.locations.remove(id, &victim);
+            }
+            out.send(&victim, Command::DeleteBlock(id));
+            issued += 1;
+        }
+        issued
+    }
+
+    /// An under-replicated block with a good copy in `live`: one copy
+    /// command to a random holder, for every missing replica at once.
+    fn copy_up(
+        &mut self,
+        id: u64,
+        owner: &BlockOwner,
+        live: &[String],
+        counted: &[String],
+        pass: &Pass,
+        out: &mut Outbox,
+    ) -> usize {
+        let cluster = pass.cluster;
+        let want = owner.replication as usize;
+        let existing: Vec<Candidate> = counted
+            .iter()
+            .filter_map(|n| cluster.candidate(n))
+            .collect();
+        // A corrupt holder is no target: its copy would be deleted.
+        let exclude: HashSet<String> = self
+            .corrupt
+            .get(&id)
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let targets = choose_targets(
+            pass.nodes,
+            &existing,
+            &exclude,
+            None,
+            want - counted.len(),
+            &mut self.rng,
+        );
+        if targets.is_empty() {
+            // Every other node holds a copy, some of them corrupt (a small
+            // cluster): the corrupt copies must make room, or the block
+            // stays short for ever. A good copy exists (`live` is not
+            // empty), so none of them is the last; the freed nodes are
+            // targets on the next pass. This is HDFS's "live + corrupt >
+            // replication" case.
+            let mut issued = 0;
+            for w in self.corrupt.remove(&id).unwrap_or_default() {
+                tracing::info!(block = id, worker = %w,
+                    "deleting a corrupt replica to make room for a good copy");
+                out.send(&w, Command::DeleteBlock(id));
+                issued += 1;
+            }
+            return issued;
+        }
+        let source = live[self.rng.usize(..live.len())].clone();
+        let addrs: Vec<String> = targets
+            .iter()
+            .filter_map(|t| cluster.get(&t.name).map(|w| w.addr.clone()))
+            .collect();
+        tracing::info!(block = id, from = %source, to = ?targets.iter().map(|t| &t.name).collect::<Vec<_>>(),
+            "re-replicating under-replicated block");
+        out.send(
+            &source,
+            Command::Replicate {
+                block: owner.meta,
+                targets: addrs,
+            },
+        );
+        self.replicating.insert(id, pass.now);
+        1
+    }
+}
+
+/// What one replication pass shares across its blocks.
+struct Pass<'a> {
+    cluster: &'a Cluster,
+    /// Where copies may go: live workers that are not leaving.
+    nodes: &'a [Candidate],
+    /// Some live worker is leaving, so a block at its factor may still
+    /// count too few.
+    anyone_leaving: bool,
+    now: Instant,
 }
 
 /// The replicas to delete from a block with at least `want` good ones

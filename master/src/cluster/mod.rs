@@ -9,6 +9,7 @@ pub mod addr;
 pub mod command;
 pub mod doorbell;
 pub mod history;
+pub mod leaving;
 pub mod outbox;
 pub mod status;
 
@@ -140,7 +141,7 @@ pub struct Reply {
     pub commands: Vec<Command>,
     /// Heartbeats only: whether the worker may go now
     /// (`blocks/decommission.rs`); the default elsewhere.
-    pub stop: crate::blocks::decommission::StopAnswer,
+    pub stop: leaving::StopAnswer,
 }
 
 impl Reply {

@@ -1,7 +1,7 @@
 //! `mr cluster status`: every worker as configured or last heard from.
 
+use super::leaving::AdminState;
 use super::{Cluster, ResourceVector};
-use crate::blocks::decommission::AdminState;
 use common::config::ClusterConfig;
 
 #[derive(Debug, Clone, Default, PartialEq)]

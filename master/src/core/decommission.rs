@@ -3,7 +3,7 @@
 //! each tick; these only change the durable set and say where a worker is.
 
 use super::MasterState;
-use crate::blocks::decommission::AdminState;
+use crate::cluster::leaving::AdminState;
 use crate::cluster::status::WorkerStatus;
 use crate::cluster::Outbox;
 use crate::error::{MasterError, Result};

@@ -3,9 +3,9 @@
 //! block or task, what its heartbeats are told, and the durable set.
 
 use super::*;
-use crate::blocks::decommission::AdminState;
 use crate::blocks::files::{AddBlock, CreateFile};
 use crate::blocks::namespace::{BlockMeta, Edit, FileMeta};
+use crate::cluster::leaving::AdminState;
 use crate::cluster::Heartbeat;
 use std::path::PathBuf;
 

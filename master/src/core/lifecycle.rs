@@ -159,7 +159,9 @@ impl MasterState {
         let mut view = self.event_view(now);
         if let (Some(t), Some(view)) = (r.task, &view) {
             if outcome != Outcome::Ignored {
-                self.stats.task_reported(&r);
+                if let Some((locality, read)) = r.map_read() {
+                    self.stats.map_succeeded(&r.worker, locality, read);
+                }
                 self.jobs.tell_policy(view, &r, &t);
             }
         }

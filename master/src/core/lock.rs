@@ -11,37 +11,17 @@
 //! forget it. A holder that queued nothing writes nothing and waits for
 //! nothing.
 //!
-//! The guard also marks its thread as holding the lock, so that the
-//! functions that touch files ([`assert_unlocked`]) can refuse to run
-//! under it. That is sound because a std `MutexGuard` cannot be held across
-//! an `.await` in a handler tonic or axum spawns (the future would not be
-//! `Send`): while the mark is set, the thread does nothing but the locked
-//! step.
+//! The guard also marks its thread as holding the lock (`lockmark.rs`), so
+//! that the functions that touch files
+//! ([`assert_unlocked`](crate::lockmark::assert_unlocked)) can refuse to
+//! run under it.
 
 use super::MasterState;
-use std::cell::Cell;
+use crate::lockmark;
 use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-
-thread_local! {
-    static HELD: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Panics, in debug builds, when the calling thread holds the coordinator's
-/// lock; logs an error in release builds. Called by every function of the
-/// master that reads or writes a file other than the edit log, whose
-/// append is the one slow step the lock must cover (namespace changes are
-/// durable in their order).
-pub fn assert_unlocked(what: &str) {
-    if HELD.with(Cell::get) {
-        if cfg!(debug_assertions) {
-            panic!("{what} under the master's lock");
-        }
-        tracing::error!("{what} under the master's lock");
-    }
-}
 
 /// How long one site held the lock.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -86,7 +66,7 @@ pub struct Held<'a> {
 /// (see `common::sync::lock`).
 pub fn lock<'a>(state: &'a Mutex<MasterState>, site: &'static str) -> Held<'a> {
     let guard = common::sync::lock(state);
-    HELD.with(|h| h.set(true));
+    lockmark::set(true);
     let queued = guard.jobs().disk().queued();
     Held {
         guard: Some(guard),
@@ -121,7 +101,7 @@ impl Drop for Held<'_> {
         let held = self.since.elapsed();
         guard.lock_holds_mut().record(self.site, held);
         drop(guard);
-        HELD.with(|h| h.set(false));
+        lockmark::set(false);
         if let Some(disk) = files {
             disk.drain();
         }
@@ -142,16 +122,5 @@ mod tests {
         assert_eq!(a.count, 2);
         assert_eq!(a.max, Duration::from_millis(3));
         assert_eq!(a.total, Duration::from_millis(4));
-    }
-
-    /// The check itself can fail: under the mark it panics (tests build
-    /// with debug assertions), and the mark goes with the guard.
-    #[test]
-    fn file_work_under_the_mark_panics() {
-        HELD.with(|h| h.set(true));
-        let r = std::panic::catch_unwind(|| assert_unlocked("a test write"));
-        HELD.with(|h| h.set(false));
-        assert!(r.is_err());
-        assert_unlocked("a test write");
     }
 }

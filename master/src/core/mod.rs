@@ -25,6 +25,7 @@ pub mod wait;
 
 use crate::blocks::files::{AddBlock, CompleteFile, CreateFile, Created, NewBlock};
 use crate::blocks::lease::Recovered;
+use crate::blocks::namespace::is_staging;
 use crate::blocks::pins::CacheChange;
 use crate::blocks::safemode::SafeModeStatus;
 use crate::blocks::Blocks;
@@ -36,7 +37,12 @@ use crate::jobs::Jobs;
 use common::config::ClusterConfig;
 pub use decommission::Decommission;
 use sched::Trigger;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+/// The master's shared state. A std `Mutex`, not a tokio one: no handler
+/// awaits while holding it.
+pub type Shared = Arc<Mutex<MasterState>>;
 
 /// What `mr admin safemode` asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,12 +50,6 @@ pub enum SafeModeAction {
     Get,
     Enter,
     Leave,
-}
-
-/// `/_staging` or a path under it: the runtime's job staging, removed at
-/// every start.
-pub fn is_staging(path: &str) -> bool {
-    path == "/_staging" || path.starts_with("/_staging/")
 }
 
 /// The job whose staging `path` is in, if it is in one.

@@ -3,7 +3,8 @@
 //! lock released (the guard drains the job side's file queue when dropped,
 //! `jobs/disk.rs`), and, where the outcome matters, a second locked step
 //! that acts on it. The gRPC and HTTP handlers call these instead of
-//! taking the lock themselves.
+//! taking the lock themselves (`http/api.rs` splits a job's page the same
+//! way, next to the view it renders).
 
 use super::lock::lock;
 use super::MasterState;
@@ -12,9 +13,7 @@ use crate::jobs::schedstate;
 use crate::jobs::submit::SubmitJob;
 use rpc::auth::Identity;
 use sched::SchedulerSpec;
-use serde_json::Value;
 use std::sync::Mutex;
-use std::time::Instant;
 
 /// A job submission: validated and its `submitted` record queued under
 /// the lock; the record written; then the job admitted and placed at once
@@ -66,17 +65,4 @@ pub fn job_history(state: &Mutex<MasterState>, who: &Identity, id: u64) -> Resul
         s.jobs().job_history(id)?
     };
     history.read()
-}
-
-/// `GET /api/jobs/{id}` (see `http/views.rs`), if `who` may see the job.
-pub fn job_detail(state: &Mutex<MasterState>, who: &Identity, id: u64) -> Result<Value> {
-    let (v, file) = {
-        let s = lock(state, "http_job");
-        crate::jobs::owner::may_see(who, &s.jobs().job_json(id)?, id)?;
-        crate::http::views::job_detail(&s, id, Instant::now())?
-    };
-    match file {
-        Some(h) => Ok(crate::http::views::with_history(v, &h.read()?)),
-        None => Ok(v),
-    }
 }

@@ -7,13 +7,13 @@ pub mod convert;
 pub mod tokens;
 
 use crate::core::lock::Held;
-use crate::core::MasterState;
+use crate::core::Shared;
 use crate::error::MasterError;
 use common::blocktoken::Access;
 use proto::master_server::{Master, MasterServer};
 use proto::*;
 use rpc::auth::{identity, Role, TokenCheck, Tokens};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
@@ -31,10 +31,6 @@ impl From<MasterError> for Status {
         }
     }
 }
-
-/// The master's shared state. A std `Mutex`, not a tokio one: no handler
-/// awaits while holding it.
-pub type Shared = Arc<Mutex<MasterState>>;
 
 /// The master's gRPC service over `state`, refusing calls without a known
 /// token; each handler then checks the caller's role.
@@ -124,7 +120,7 @@ impl Master for MasterService {
         let who = identity(&req);
         who.require(Role::User, "write files")?;
         let staging = common::path::DfsPath::parse_file(&req.get_ref().path)
-            .is_ok_and(|p| crate::core::is_staging(p.as_str()));
+            .is_ok_and(|p| crate::blocks::namespace::is_staging(p.as_str()));
         if staging && !who.worker {
             // A job's staging is written by its tasks, on workers: a user's
             // file there could make the job fail (issue 39).

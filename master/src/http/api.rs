@@ -6,8 +6,8 @@
 
 use super::error::ApiError;
 use super::{lock, views};
+use crate::core::Shared;
 use crate::error::MasterError;
-use crate::grpc::Shared;
 use axum::body::Bytes;
 use axum::extract::{Extension, Path, Query, State};
 use axum::http::header;
@@ -57,7 +57,22 @@ pub async fn job(
     Path(raw): Path<String>,
 ) -> ApiResult {
     let id = id(&raw, "job")?;
-    json(crate::core::offlock::job_detail(&s, &who, id)?)
+    json(job_detail(&s, &who, id)?)
+}
+
+/// `GET /api/jobs/{id}` (see `http/views.rs`), if `who` may see the job:
+/// an earlier run's job's attempts are read from its history file once the
+/// lock is released.
+fn job_detail(state: &Shared, who: &Identity, id: u64) -> Result<Value, MasterError> {
+    let (v, file) = {
+        let s = lock(state, "http_job");
+        crate::jobs::owner::may_see(who, &s.jobs().job_json(id)?, id)?;
+        views::job_detail(&s, id, std::time::Instant::now())?
+    };
+    match file {
+        Some(h) => Ok(views::with_history(v, &h.read()?)),
+        None => Ok(v),
+    }
 }
 
 #[tracing::instrument(skip_all, fields(job = %raw))]

@@ -21,7 +21,7 @@ pub mod ui;
 pub mod views;
 
 use crate::cluster::history::HISTORY_EVERY;
-use crate::grpc::Shared;
+use crate::core::Shared;
 use axum::routing::{get, post};
 use axum::Router;
 use std::future::Future;
@@ -37,11 +37,11 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let (token, tls) = {
-        let s = lock(&state, "http_start");
-        let tls = rpc::tls::web_config(s.cfg(), "master").map_err(std::io::Error::other)?;
-        (rpc::auth::Tokens::from_config(s.cfg()), tls)
-    };
+    // The certificate files are read off the lock: the gRPC side may
+    // already be serving on the state.
+    let cfg = lock(&state, "http_start").cfg().clone();
+    let tls = rpc::tls::web_config(&cfg, "master").map_err(std::io::Error::other)?;
+    let token = rpc::auth::Tokens::from_config(&cfg);
     tracing::info!(addr = %listener.local_addr()?, tls = tls.is_some(),
         "web UI, REST API and /metrics listening");
     let sampler = tokio::spawn(sample(state.clone()));

@@ -104,7 +104,7 @@ impl Disk {
         self.queued.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// How many ops were ever queued (see [`crate::core::lock`]).
+    /// How many ops were ever queued (see `core/lock.rs`).
     pub fn queued(&self) -> u64 {
         self.queued.load(Ordering::Relaxed)
     }
@@ -140,7 +140,7 @@ impl Disk {
     /// Writes everything queued, in order; returns once every op queued
     /// before the call is on disk. Never under the coordinator's lock.
     pub fn drain(&self) {
-        crate::core::lock::assert_unlocked("a job file write");
+        crate::lockmark::assert_unlocked("a job file write");
         let _writer = common::sync::lock(&self.writer);
         loop {
             // Popped under `writer`: the next drainer waits for this op too.

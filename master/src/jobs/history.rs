@@ -28,7 +28,7 @@ pub fn lines(records: &[Value], summary: &Value) -> Vec<String> {
 /// the `submitted` record that [`super::recovery`] needs, never a
 /// truncated file. Called by [`super::disk::Disk`], off the lock.
 pub fn write_file(dir: &Path, id: u64, records: &[Value], summary: &Value) -> std::io::Result<()> {
-    crate::core::lock::assert_unlocked("a job history write");
+    crate::lockmark::assert_unlocked("a job history write");
     std::fs::create_dir_all(dir)?;
     let path = dir.join(format!("job-{id}.jsonl"));
     let tmp = dir.join(format!("job-{id}.jsonl.tmp"));
@@ -55,7 +55,7 @@ impl History {
         match self {
             History::Lines(l) => Ok(l),
             History::File(p) => {
-                crate::core::lock::assert_unlocked("a job history read");
+                crate::lockmark::assert_unlocked("a job history read");
                 match std::fs::read_to_string(&p) {
                     Ok(t) => Ok(t.lines().map(str::to_string).collect()),
                     Err(e) => Err(MasterError::NotFound(format!(

@@ -37,7 +37,7 @@ fn file(dir: &Path, id: u64) -> std::path::PathBuf {
 /// Writes the job's first history record, durably, before its id is
 /// returned to the client (queued by `disk.rs`, written off the lock).
 pub fn record_submitted(dir: &Path, id: u64, summary: &Value) -> std::io::Result<()> {
-    crate::core::lock::assert_unlocked("a job's submitted record");
+    crate::lockmark::assert_unlocked("a job's submitted record");
     std::fs::create_dir_all(dir)?;
     let mut s = summary.clone();
     s["type"] = json!("submitted");

@@ -76,6 +76,18 @@ pub struct AttemptReport {
 }
 
 impl AttemptReport {
+    /// A succeeded map's locality and the input bytes it read (cache, local
+    /// disk or another worker; a generator's are 0), or `None` for any
+    /// other attempt.
+    pub fn map_read(&self) -> Option<(&str, u64)> {
+        if !self.succeeded || !self.task.is_some_and(|t| t.is_map) {
+            return None;
+        }
+        let m = &self.metrics;
+        let read = m.bytes_cache + m.bytes_local + m.bytes_remote_rack + m.bytes_remote_off_rack;
+        Some((&m.locality, read))
+    }
+
     /// What a learning policy is told of the attempt.
     pub fn for_policy(&self, t: &AttemptRef, job_name: String) -> sched::TaskReport {
         let m = &self.metrics;

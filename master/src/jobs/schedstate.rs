@@ -64,7 +64,7 @@ fn decode(file: &str) -> Result<&str, String> {
 /// checksum and length match it; a bad file is logged and ignored (the
 /// policy starts from what it knows by default).
 pub fn read(data_dir: &Path, name: &str) -> Option<String> {
-    crate::core::lock::assert_unlocked("a scheduler state read");
+    crate::lockmark::assert_unlocked("a scheduler state read");
     let p = path(data_dir, name);
     let file = std::fs::read_to_string(&p).ok()?;
     match decode(&file) {
@@ -98,7 +98,7 @@ pub fn load(data_dir: &Path, sched: &mut dyn Scheduler) {
 /// Writes `text` as policy `name`'s state (queued by `disk.rs`, written
 /// off the lock).
 pub fn write(data_dir: &Path, name: &str, text: &str) {
-    crate::core::lock::assert_unlocked("a scheduler state write");
+    crate::lockmark::assert_unlocked("a scheduler state write");
     let p = path(data_dir, name);
     let write = || -> std::io::Result<()> {
         let dir = p.parent().expect("has a parent");

@@ -3,10 +3,11 @@
 
 use super::disk::Submitted;
 use super::{Job, JobSpec, JobState, Jobs, MapInput};
-use crate::blocks::namespace::{FileMeta, Namespace};
+use crate::blocks::namespace::{is_staging, FileMeta, Namespace};
 use crate::error::{MasterError, Result};
 use common::config::{validate_block_size, validate_replication, ClusterConfig};
 use common::path::DfsPath;
+use mrjob::JobParams;
 use std::time::Instant;
 
 /// Default bytes of map output sorted in memory before a spill: Hadoop's
@@ -71,9 +72,73 @@ impl Jobs {
         } else {
             mrjob::JobPlan::from_json(&req.plan_json).map_err(bad)?
         };
-        let params = mrjob::spec::params_from_json(&req.params_json).map_err(bad)?;
-        let output = DfsPath::parse_file(&req.output).map_err(|e| bad(format!("output: {e}")))?;
-        if crate::core::is_staging(output.as_str()) {
+        let mut params = mrjob::spec::params_from_json(&req.params_json).map_err(bad)?;
+        let output = self.check_output(&req.output, ns)?;
+        let map_only = plan.map_only;
+        let reducers = if map_only { 0 } else { req.reducers };
+        if !map_only && !(1..=MAX_REDUCERS).contains(&reducers) {
+            return Err(bad(format!(
+                "reducers must be between 1 and {MAX_REDUCERS}, not {}",
+                req.reducers
+            )));
+        }
+        let sizes = Sizes::of(&req, cfg)?;
+        let slowstart = check_reduce_params(&params)?;
+        let (map_inputs, maps) = plan_maps(&req, &plan, &params, ns)?;
+        if plan.partitioning == mrjob::Partitioning::TotalOrder
+            && !map_only
+            && req.splits.len() + 1 != reducers as usize
+        {
+            return Err(bad(format!(
+                "{} partitions by sampled ranges: it needs {} split points for {reducers} reducers, got {}",
+                req.job,
+                reducers.saturating_sub(1),
+                req.splits.len()
+            )));
+        }
+        self.inherit_counters(&req, &plan, &mut params);
+        let id = self.next_id;
+        let spec = JobSpec {
+            job: req.job.clone(),
+            inputs: req.inputs.clone(),
+            output: output.to_string(),
+            reducers,
+            params_json: mrjob::spec::params_to_json(&params),
+            params,
+            is_validator: plan.validator,
+            plan_json: plan.to_json(),
+            output_replication: sizes.replication,
+            output_block_size: sizes.block_size,
+            splits: req.splits,
+            // The fair and capacity policies' pools: the owner's, unless
+            // the submitter named one.
+            queue: if !req.queue.is_empty() {
+                req.queue.clone()
+            } else if !req.owner.is_empty() {
+                req.owner.clone()
+            } else {
+                req.queue
+            },
+            sort_buffer_bytes: sizes.sort_buffer,
+            map_only,
+            slowstart,
+            owner: req.owner.clone(),
+        };
+        let sched_name = self.spec.name.clone();
+        let job = Job::new(id, id, spec, map_inputs, maps, &sched_name, now);
+        let record = self.disk.record_submitted(id, job.summary());
+        self.next_id += 1;
+        tracing::info!(job = id, name = %req.job, maps, reducers, scheduler = %sched_name, "job submitted");
+        self.admitting.insert(id, job);
+        Ok((id, record))
+    }
+
+    /// The output path, refused when it exists, lies under a file or the
+    /// staging area, or overlaps a job's output that has not ended: two
+    /// jobs' commits would fight over it.
+    fn check_output(&self, output: &str, ns: &Namespace) -> Result<DfsPath> {
+        let output = DfsPath::parse_file(output).map_err(|e| bad(format!("output: {e}")))?;
+        if is_staging(output.as_str()) {
             return Err(bad(format!(
                 "output {output}: /_staging/ is reserved for the runtime's job staging"
             )));
@@ -91,156 +156,31 @@ impl Jobs {
                 "output {output} overlaps the output of job {id}, which has not ended"
             )));
         }
-        let map_only = plan.map_only;
-        let reducers = if map_only { 0 } else { req.reducers };
-        if !map_only && !(1..=MAX_REDUCERS).contains(&reducers) {
-            return Err(bad(format!(
-                "reducers must be between 1 and {MAX_REDUCERS}, not {}",
-                req.reducers
-            )));
+        Ok(output)
+    }
+
+    /// A job whose plan inherits counters takes them from the newest
+    /// succeeded job that wrote one of its inputs (a sort's validator
+    /// compares with what the sort's maps counted on its input).
+    fn inherit_counters(&self, req: &SubmitJob, plan: &mrjob::JobPlan, params: &mut JobParams) {
+        if plan.inherit.is_empty() {
+            return;
         }
-        let replication = if req.output_replication == 0 {
-            cfg.dfs.replication
-        } else {
-            req.output_replication
+        let made_input = |j: &&Job| {
+            j.state() == JobState::Succeeded
+                && req
+                    .inputs
+                    .iter()
+                    .any(|i| DfsPath::parse(i).is_ok_and(|p| p.as_str() == j.spec().output))
         };
-        validate_replication(replication).map_err(|e| bad(format!("output replication: {e}")))?;
-        let out_bs = if req.output_block_size == 0 {
-            cfg.dfs.block_size
-        } else {
-            req.output_block_size
-        };
-        validate_block_size(out_bs).map_err(bad)?;
-        let sort_buffer = if req.sort_buffer_bytes == 0 {
-            DEFAULT_SORT_BUFFER
-        } else {
-            req.sort_buffer_bytes
-        };
-        common::config::validate_sort_buffer(sort_buffer).map_err(bad)?;
-        // The reduce's shuffle settings, checked here so that a typo fails
-        // the submission rather than every reduce attempt (and the job).
-        if let Some(v) = params.extra.get("shuffle_memory") {
-            common::config::parse_shuffle_memory(v).map_err(bad)?;
-        }
-        if let Some(v) = params.extra.get("shuffle_in_place") {
-            if v != "true" && v != "false" {
-                return Err(bad(format!("bad shuffle_in_place {v:?}: true or false")));
-            }
-        }
-        let slowstart = match params.extra.get("slowstart") {
-            None => 1.0,
-            Some(v) => v
-                .parse::<f64>()
-                .ok()
-                .filter(|f| (0.0..=1.0).contains(f))
-                .ok_or_else(|| {
-                    bad(format!(
-                        "bad slowstart {v:?}: the fraction of maps done before the reduces start, \
-                         0 to 1 (Hadoop's mapreduce.job.reduce.slowstart.completedmaps)"
-                    ))
-                })?,
-        };
-        let input_format = plan.input_format;
-        let (map_inputs, maps) = if input_format == mrjob::InputFormat::Generated {
-            if !req.inputs.is_empty() {
-                return Err(bad(format!(
-                    "{} is a generator: it takes no --input",
-                    req.job
-                )));
-            }
-            if params.maps == 0 || params.maps > MAX_GENERATOR_MAPS {
-                return Err(bad(format!(
-                    "maps must be between 1 and {MAX_GENERATOR_MAPS}"
-                )));
-            }
-            if params.size == 0 {
-                return Err(bad("a generator needs --size greater than 0".into()));
-            }
-            (vec![], params.maps)
-        } else {
-            let inputs = resolve_inputs(ns, &req.inputs)?;
-            if let mrjob::InputFormat::Fixed { len, .. } = input_format {
-                for (path, f) in &inputs {
-                    if f.size() % len as u64 != 0 {
-                        return Err(bad(format!(
-                            "{path} is {} bytes, not a multiple of the {len}-byte records {} reads",
-                            f.size(),
-                            req.job
-                        )));
-                    }
-                }
-            }
-            let mi = map_inputs(&inputs);
-            // Only empty files: no map runs, and each reducer commits an
-            // empty part, as Hadoop and Spark do, so a pipeline whose
-            // earlier stage produced nothing goes on.
-            let n = mi.len() as u32;
-            (mi, n)
-        };
-        if plan.partitioning == mrjob::Partitioning::TotalOrder
-            && !map_only
-            && req.splits.len() + 1 != reducers as usize
-        {
-            return Err(bad(format!(
-                "{} partitions by sampled ranges: it needs {} split points for {reducers} reducers, got {}",
-                req.job,
-                reducers.saturating_sub(1),
-                req.splits.len()
-            )));
-        }
-        let mut params = params;
-        if !plan.inherit.is_empty() {
-            // Compare with what the sort's maps counted on its input.
-            let made_input = |j: &&Job| {
-                j.state() == JobState::Succeeded
-                    && req
-                        .inputs
-                        .iter()
-                        .any(|i| DfsPath::parse(i).is_ok_and(|p| p.as_str() == j.spec().output))
-            };
-            let all = self.live.values().chain(self.ended.values());
-            if let Some(src) = all.filter(made_input).max_by_key(|j| j.id()) {
-                for (k, name) in &plan.inherit {
-                    if let Some(v) = src.counters().get(k) {
-                        params.extra.entry(name.clone()).or_insert(v.to_string());
-                    }
+        let all = self.live.values().chain(self.ended.values());
+        if let Some(src) = all.filter(made_input).max_by_key(|j| j.id()) {
+            for (k, name) in &plan.inherit {
+                if let Some(v) = src.counters().get(k) {
+                    params.extra.entry(name.clone()).or_insert(v.to_string());
                 }
             }
         }
-        let id = self.next_id;
-        let spec = JobSpec {
-            job: req.job.clone(),
-            inputs: req.inputs.clone(),
-            output: output.to_string(),
-            reducers,
-            params_json: mrjob::spec::params_to_json(&params),
-            params,
-            is_validator: plan.validator,
-            plan_json: plan.to_json(),
-            output_replication: replication,
-            output_block_size: out_bs,
-            splits: req.splits,
-            // The fair and capacity policies' pools: the owner's, unless
-            // the submitter named one.
-            queue: if !req.queue.is_empty() {
-                req.queue.clone()
-            } else if !req.owner.is_empty() {
-                req.owner.clone()
-            } else {
-                req.queue
-            },
-            sort_buffer_bytes: sort_buffer,
-            map_only,
-            slowstart,
-            owner: req.owner.clone(),
-        };
-        let sched_name = self.spec.name.clone();
-        let job = Job::new(id, id, spec, map_inputs, maps, &sched_name, now);
-        let record = self.disk.record_submitted(id, job.summary());
-        self.next_id += 1;
-        tracing::info!(job = id, name = %req.job, maps, reducers, scheduler = %sched_name, "job submitted");
-        self.admitting.insert(id, job);
-        Ok((id, record))
     }
 
     /// Job `id`'s `submitted` record is on disk: the job joins the queue
@@ -258,6 +198,115 @@ impl Jobs {
     pub fn refuse(&mut self, id: u64) {
         self.admitting.remove(&id);
     }
+}
+
+/// The output's replication and block size and the map's sort buffer,
+/// with 0 in the request meaning the cluster's default.
+struct Sizes {
+    replication: u32,
+    block_size: u64,
+    sort_buffer: u64,
+}
+
+impl Sizes {
+    fn of(req: &SubmitJob, cfg: &ClusterConfig) -> Result<Sizes> {
+        let replication = if req.output_replication == 0 {
+            cfg.dfs.replication
+        } else {
+            req.output_replication
+        };
+        validate_replication(replication).map_err(|e| bad(format!("output replication: {e}")))?;
+        let block_size = if req.output_block_size == 0 {
+            cfg.dfs.block_size
+        } else {
+            req.output_block_size
+        };
+        validate_block_size(block_size).map_err(bad)?;
+        let sort_buffer = if req.sort_buffer_bytes == 0 {
+            DEFAULT_SORT_BUFFER
+        } else {
+            req.sort_buffer_bytes
+        };
+        common::config::validate_sort_buffer(sort_buffer).map_err(bad)?;
+        Ok(Sizes {
+            replication,
+            block_size,
+            sort_buffer,
+        })
+    }
+}
+
+/// The reduce's shuffle settings, checked here so that a typo fails the
+/// submission rather than every reduce attempt (and the job); returns the
+/// slow-start fraction.
+fn check_reduce_params(params: &JobParams) -> Result<f64> {
+    if let Some(v) = params.extra.get("shuffle_memory") {
+        common::config::parse_shuffle_memory(v).map_err(bad)?;
+    }
+    if let Some(v) = params.extra.get("shuffle_in_place") {
+        if v != "true" && v != "false" {
+            return Err(bad(format!("bad shuffle_in_place {v:?}: true or false")));
+        }
+    }
+    match params.extra.get("slowstart") {
+        None => Ok(1.0),
+        Some(v) => v
+            .parse::<f64>()
+            .ok()
+            .filter(|f| (0.0..=1.0).contains(f))
+            .ok_or_else(|| {
+                bad(format!(
+                    "bad slowstart {v:?}: the fraction of maps done before the reduces start, \
+                     0 to 1 (Hadoop's mapreduce.job.reduce.slowstart.completedmaps)"
+                ))
+            }),
+    }
+}
+
+/// The job's map inputs and map count: a generator's maps read nothing,
+/// any other job has one map per input block.
+fn plan_maps(
+    req: &SubmitJob,
+    plan: &mrjob::JobPlan,
+    params: &JobParams,
+    ns: &Namespace,
+) -> Result<(Vec<MapInput>, u32)> {
+    let input_format = plan.input_format;
+    if input_format == mrjob::InputFormat::Generated {
+        if !req.inputs.is_empty() {
+            return Err(bad(format!(
+                "{} is a generator: it takes no --input",
+                req.job
+            )));
+        }
+        if params.maps == 0 || params.maps > MAX_GENERATOR_MAPS {
+            return Err(bad(format!(
+                "maps must be between 1 and {MAX_GENERATOR_MAPS}"
+            )));
+        }
+        if params.size == 0 {
+            return Err(bad("a generator needs --size greater than 0".into()));
+        }
+        return Ok((vec![], params.maps));
+    }
+    let inputs = resolve_inputs(ns, &req.inputs)?;
+    if let mrjob::InputFormat::Fixed { len, .. } = input_format {
+        for (path, f) in &inputs {
+            if f.size() % len as u64 != 0 {
+                return Err(bad(format!(
+                    "{path} is {} bytes, not a multiple of the {len}-byte records {} reads",
+                    f.size(),
+                    req.job
+                )));
+            }
+        }
+    }
+    let mi = map_inputs(&inputs);
+    // Only empty files: no map runs, and each reducer commits an empty
+    // part, as Hadoop and Spark do, so a pipeline whose earlier stage
+    // produced nothing goes on.
+    let n = mi.len() as u32;
+    Ok((mi, n))
 }
 
 /// Input paths (files or directories) → files in path order; names
