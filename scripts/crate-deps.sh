@@ -23,7 +23,8 @@ allowed = {
     "sim": {"sched"},
     "master": {"common", "mrjob", "proto", "rpc", "sched"},
     "worker": {"common", "joblib", "mrjob", "proto", "rpc"},
-    "cli": {"common", "joblib", "mrjob", "proto", "rpc", "sched", "sim"},
+    "bench": {"common", "joblib", "mrjob", "proto", "rpc", "sched", "sim"},
+    "cli": {"bench", "common", "joblib", "mrjob", "proto", "rpc", "sched", "sim"},
     "simtest": {"common", "master", "proto", "rpc"},
     "example-wordcount": {"mrjob"},
     "example-grep": {"mrjob"},
@@ -32,9 +33,11 @@ allowed = {
 }
 # Allowed as dev-dependencies only (tests), on top of the above: the
 # tests of the master issue certificates with the issuance of the CLI,
-# which no daemon links.
+# which no daemon links; the tests of the bench floor check it against
+# the one-process engine of the CLI (`mr local`).
 allowed_dev = {
     "master": {"cli"},
+    "bench": {"cli"},
 }
 meta = json.load(sys.stdin)
 ours = {p["name"] for p in meta["packages"]}

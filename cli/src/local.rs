@@ -11,7 +11,7 @@
 
 use bytes::Bytes;
 use joblib::jobs::formats::{self, read_split, write_record, FormatError};
-use joblib::jobs::{Emit, InputFormat, Job, JobParams, Partitioning, TaskCtx};
+use joblib::jobs::{Emit, InputFormat, Job, JobParams, OutputFormat, Partitioning, TaskCtx};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -86,28 +86,10 @@ pub fn try_run_local(
     let format = job.input_format(params);
     let oformat = job.output_format(params);
     let mut counters = BTreeMap::new();
-    let new_ctx = |index: usize| TaskCtx {
-        params: params.clone(),
-        index: index as u32,
-        counters: BTreeMap::new(),
-    };
+    let new_ctx = |index: usize| task_ctx(params, index);
 
     if format == InputFormat::Generated {
-        let maps = params.maps.max(1) as usize;
-        let res = par_map(maps, threads, |i| {
-            let mut ctx = new_ctx(i);
-            let mut part = Vec::new();
-            job.generate(&mut ctx, &mut |k: &[u8], v: &[u8]| {
-                write_record(oformat, k, v, &mut part)
-            });
-            (part, ctx.counters)
-        });
-        let mut parts = Vec::with_capacity(maps);
-        for (p, c) in res {
-            parts.push(p);
-            add_counters(&mut counters, c);
-        }
-        return Ok(LocalRun { parts, counters });
+        return Ok(generate(job, params, threads, oformat));
     }
 
     let chunks = cut(format, input, threads, opts.min_chunk)?;
@@ -132,23 +114,7 @@ pub fn try_run_local(
     let nchunks = chunks.len() - 1;
 
     if job.map_only() {
-        let res = par_map(nchunks, threads, |c| {
-            let mut ctx = new_ctx(c);
-            let mut part = Vec::new();
-            let r = map_chunk(
-                c,
-                &mut |k: &[u8], v: &[u8]| write_record(oformat, k, v, &mut part),
-                &mut ctx,
-            );
-            r.map(|()| (part, ctx.counters))
-        });
-        let mut parts = Vec::with_capacity(nchunks);
-        for r in res {
-            let (p, c) = r?;
-            parts.push(p);
-            add_counters(&mut counters, c);
-        }
-        return Ok(LocalRun { parts, counters });
+        return map_only(params, nchunks, threads, oformat, &map_chunk);
     }
 
     let reducers = reducers.max(1) as usize;
@@ -199,45 +165,9 @@ pub fn try_run_local(
     }
 
     if deferred {
-        let per_run = (100_000 / runs.len()).max(1);
-        let mut sample = Vec::new();
-        for r in &runs {
-            let es = &r.parts[0];
-            let step = (es.len() / per_run).max(1);
-            sample.extend(es.iter().step_by(step).map(|e| r.key(e).to_vec()));
-        }
-        let splits = formats::choose_splits(sample, reducers as u32);
-        for r in &mut runs {
-            let old = std::mem::take(&mut r.parts[0]);
-            let mut parts = vec![Vec::new(); reducers];
-            for e in old {
-                parts[formats::range_partition(r.key(&e), &splits) as usize].push(e);
-            }
-            r.parts = parts;
-        }
+        split_by_sample(&mut runs, reducers);
     }
-
-    // Sort every (map, partition) run in parallel, biggest first.
-    {
-        let mut work: Vec<(&[u8], &mut Vec<Entry>)> = Vec::new();
-        for Run { arena, parts } in runs.iter_mut() {
-            for p in parts.iter_mut() {
-                work.push((arena.as_slice(), p));
-            }
-        }
-        work.sort_by_key(|w| std::cmp::Reverse(w.1.len()));
-        let queue = Mutex::new(work.into_iter());
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| loop {
-                    let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
-                    let Some((arena, es)) = next else { break };
-                    sort_entries(arena, es);
-                });
-            }
-        });
-    }
-
+    sort_runs(&mut runs, threads);
     let res = par_map(reducers, threads, |p| {
         let mut ctx = new_ctx(p);
         let mut out = Vec::new();
@@ -258,6 +188,109 @@ pub fn try_run_local(
         add_counters(&mut counters, c);
     }
     Ok(LocalRun { parts, counters })
+}
+
+/// A map-only job: each chunk's map output is a part.
+fn map_only<F>(
+    params: &JobParams,
+    nchunks: usize,
+    threads: usize,
+    oformat: OutputFormat,
+    map_chunk: &F,
+) -> Result<LocalRun, FormatError>
+where
+    F: Fn(usize, &mut dyn Emit, &mut TaskCtx) -> Result<(), FormatError> + Sync,
+{
+    let res = par_map(nchunks, threads, |c| {
+        let mut ctx = task_ctx(params, c);
+        let mut part = Vec::new();
+        let r = map_chunk(
+            c,
+            &mut |k: &[u8], v: &[u8]| write_record(oformat, k, v, &mut part),
+            &mut ctx,
+        );
+        r.map(|()| (part, ctx.counters))
+    });
+    let mut counters = BTreeMap::new();
+    let mut parts = Vec::with_capacity(nchunks);
+    for r in res {
+        let (p, c) = r?;
+        parts.push(p);
+        add_counters(&mut counters, c);
+    }
+    Ok(LocalRun { parts, counters })
+}
+
+/// A task's context: the job's parameters, its index, no counters yet.
+fn task_ctx(params: &JobParams, index: usize) -> TaskCtx {
+    TaskCtx {
+        params: params.clone(),
+        index: index as u32,
+        counters: BTreeMap::new(),
+    }
+}
+
+/// A generator job (no input): `params.maps` parts, in parallel.
+fn generate(job: &dyn Job, params: &JobParams, threads: usize, oformat: OutputFormat) -> LocalRun {
+    let maps = params.maps.max(1) as usize;
+    let res = par_map(maps, threads, |i| {
+        let mut ctx = task_ctx(params, i);
+        let mut part = Vec::new();
+        job.generate(&mut ctx, &mut |k: &[u8], v: &[u8]| {
+            write_record(oformat, k, v, &mut part)
+        });
+        (part, ctx.counters)
+    });
+    let mut counters = BTreeMap::new();
+    let mut parts = Vec::with_capacity(maps);
+    for (p, c) in res {
+        parts.push(p);
+        add_counters(&mut counters, c);
+    }
+    LocalRun { parts, counters }
+}
+
+/// Total order without usable split points: the map output went to one
+/// partition; split points are chosen from a sample of it, and every run
+/// split by them into `reducers` partitions.
+fn split_by_sample(runs: &mut [Run], reducers: usize) {
+    let per_run = (100_000 / runs.len()).max(1);
+    let mut sample = Vec::new();
+    for r in runs.iter() {
+        let es = &r.parts[0];
+        let step = (es.len() / per_run).max(1);
+        sample.extend(es.iter().step_by(step).map(|e| r.key(e).to_vec()));
+    }
+    let splits = formats::choose_splits(sample, reducers as u32);
+    for r in runs.iter_mut() {
+        let old = std::mem::take(&mut r.parts[0]);
+        let mut parts = vec![Vec::new(); reducers];
+        for e in old {
+            parts[formats::range_partition(r.key(&e), &splits) as usize].push(e);
+        }
+        r.parts = parts;
+    }
+}
+
+/// Sorts every (map, partition) run in parallel, biggest first.
+fn sort_runs(runs: &mut [Run], threads: usize) {
+    let mut work: Vec<(&[u8], &mut Vec<Entry>)> = Vec::new();
+    for Run { arena, parts } in runs.iter_mut() {
+        for p in parts.iter_mut() {
+            work.push((arena.as_slice(), p));
+        }
+    }
+    work.sort_by_key(|w| std::cmp::Reverse(w.1.len()));
+    let queue = Mutex::new(work.into_iter());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                let Some((arena, es)) = next else { break };
+                sort_entries(arena, es);
+            });
+        }
+    });
 }
 
 fn add_counters(into: &mut BTreeMap<String, u64>, from: BTreeMap<String, u64>) {

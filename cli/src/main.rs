@@ -55,7 +55,7 @@ enum Cmd {
     Config(cmd::config::ConfigCmd),
     /// Benchmarks: a matrix of workloads × schedulers on the cluster, the
     /// CLQLMRS sweeps, and scheduler decision latency (no cluster needed).
-    Bench(cli::bench::command::BenchArgs),
+    Bench(bench::BenchArgs),
     /// Simulate a cluster of up to thousands of nodes running the real
     /// placement policies (discrete events, seeded: no cluster needed).
     Sim(cmd::sim::SimArgs),
@@ -110,7 +110,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Sim(a) => cmd::sim::dispatch(a),
         Cmd::Config(c) => cmd::config::dispatch(config, c),
         // The cluster file for the subcommands that talk to the cluster.
-        Cmd::Bench(b) => cli::bench::command::dispatch(config, b).await,
+        Cmd::Bench(b) => cli::harness::run(config, b).await,
         Cmd::Admin(c) => cmd::admin::dispatch(config, c).await,
         // The cluster file always.
         Cmd::Fs(c) => cmd::fs::dispatch(&cmd::load_config(config)?, c).await,

@@ -35,11 +35,19 @@ fn s(p: &Path) -> &str {
 fn the_written_file_loads_and_round_trips_the_flags() {
     let d = scratch("round-trip");
     let out = d.join("cluster.toml");
+    let text = init_with_every_flag(&d, &out);
+    every_flag_loads_back(&d, &out);
+    replaced_only_with_force(&out, &text);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// `mr config init` with every flag, into `out`; the file's text.
+fn init_with_every_flag(d: &Path, out: &Path) -> String {
     let (ok, stdout, err) = mr(&[
         "config",
         "init",
         "--out",
-        s(&out),
+        s(out),
         "--comment",
         "written by the test",
         "--token",
@@ -74,7 +82,7 @@ fn the_written_file_loads_and_round_trips_the_flags() {
         "--cache",
         "32MiB",
         "--workers-dir",
-        s(&d),
+        s(d),
         "--worker",
         "name=w1,addr=127.0.0.1:7101,rack=r1",
         "--worker",
@@ -84,13 +92,18 @@ fn the_written_file_loads_and_round_trips_the_flags() {
     ]);
     assert!(ok, "{err}");
     assert!(stdout.contains("3 workers"), "{stdout}");
-    let text = std::fs::read_to_string(&out).unwrap();
+    let text = std::fs::read_to_string(out).unwrap();
     assert!(text.starts_with("# written by the test\n"), "{text}");
     assert!(
         text.contains("# what the test built\n[network]\n"),
         "{text}"
     );
-    let c = ClusterConfig::load(&out).unwrap();
+    text
+}
+
+/// The file `init_with_every_flag` wrote loads with every flag's value.
+fn every_flag_loads_back(d: &Path, out: &Path) {
+    let c = ClusterConfig::load(out).unwrap();
     assert_eq!(c.token, "sekrit");
     assert_eq!(c.master.addr, "127.0.0.1:7070");
     assert_eq!(c.master.http_addr.as_deref(), Some("127.0.0.1:7080"));
@@ -137,13 +150,17 @@ fn the_written_file_loads_and_round_trips_the_flags() {
             ("w3", "127.0.0.1:7103", "r1", 3, 1, 32 << 20, d.join("w3")),
         ]
     );
+}
 
+/// An existing file is replaced only with --force, with a new token, and
+/// stays private; the check mode reads it.
+fn replaced_only_with_force(out: &Path, text: &str) {
     // Not over an existing file without --force; with it, a new token.
     let again = [
         "config",
         "init",
         "--out",
-        s(&out),
+        s(out),
         "--master",
         "127.0.0.1:7070",
         "--master-dir",
@@ -154,30 +171,29 @@ fn the_written_file_loads_and_round_trips_the_flags() {
         std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).unwrap().permissions())
             & 0o777
     };
-    assert_eq!(mode(&out), 0o600);
-    std::fs::set_permissions(&out, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    assert_eq!(mode(out), 0o600);
+    std::fs::set_permissions(out, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
     let (ok, _, err) = mr(&again);
     assert!(!ok);
     assert!(err.contains("exists: pass --force"), "{err}");
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
+    assert_eq!(std::fs::read_to_string(out).unwrap(), text);
     let (ok, _, err) = mr(&[&again[..], &["--force"]].concat());
     assert!(ok, "{err}");
-    assert_eq!(mode(&out), 0o600, "a replaced file is made private too");
-    let c = ClusterConfig::load(&out).unwrap();
+    assert_eq!(mode(out), 0o600, "a replaced file is made private too");
+    let c = ClusterConfig::load(out).unwrap();
     assert_eq!(c.token.len(), 32, "a random token: {}", c.token);
     assert!(c.workers.is_empty());
     // Left out: the loader's defaults, and no section a launcher did not ask for.
     assert_eq!(c.dfs.block_size, 64 << 20);
     assert_eq!(c.heartbeat.dead_after, 5);
-    let text = std::fs::read_to_string(&out).unwrap();
+    let text = std::fs::read_to_string(out).unwrap();
     assert!(
         !text.contains("[scheduler]") && !text.contains("[network]"),
         "{text}"
     );
     // The check mode (no --master) reads the file --config names.
-    let (ok, stdout, err) = mr(&["-c", s(&out), "config", "init"]);
+    let (ok, stdout, err) = mr(&["-c", s(out), "config", "init"]);
     assert!(ok && stdout.contains("valid"), "{stdout}{err}");
-    std::fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]

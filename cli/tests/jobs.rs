@@ -176,10 +176,25 @@ fn terasort_output_is_sorted_and_a_permutation() {
         ],
     );
     assert_eq!(val["state"], "succeeded", "{val}");
-    // Independent check: the parts in order are sorted by the 10-byte key,
-    // and hold exactly the input's records.
-    let out: Vec<u8> = parts(&c, "/sorted").concat();
-    let input: Vec<u8> = parts(&c, "/tera").concat();
+    a_sorted_permutation_of(&c, "/sorted", "/tera");
+    // Every worker here shares the host: the reduces read every segment
+    // (one per map and reduce) in place.
+    let segments = v["maps"].as_u64().unwrap() * 3;
+    assert_eq!(count(&v, "shuffle_segments_in_place"), segments, "{v}");
+    streamed_spools_what_memory_cannot_hold(&c, segments);
+    slow_start_pushes_each_map_output(&c);
+}
+
+/// A job counter, 0 when absent.
+fn count(v: &Value, k: &str) -> u64 {
+    v["counters"][k].as_u64().unwrap_or(0)
+}
+
+/// Independent check: the parts of `out` in order are sorted by the
+/// 10-byte key, and hold exactly `input`'s records.
+fn a_sorted_permutation_of(c: &Cluster, out: &str, input: &str) {
+    let out: Vec<u8> = parts(c, out).concat();
+    let input: Vec<u8> = parts(c, input).concat();
     assert_eq!(out.len(), input.len());
     assert_eq!(out.len() % 100, 0);
     let recs: Vec<&[u8]> = out.chunks(100).collect();
@@ -192,15 +207,13 @@ fn terasort_output_is_sorted_and_a_permutation() {
     a.sort();
     b.sort();
     assert!(a == b, "output is not a permutation of the input");
-    // Every worker here shares the host: the reduces read every segment
-    // (one per map and reduce) in place.
-    let count = |v: &Value, k: &str| v["counters"][k].as_u64().unwrap_or(0);
-    let segments = v["maps"].as_u64().unwrap() * 3;
-    assert_eq!(count(&v, "shuffle_segments_in_place"), segments, "{v}");
-    // Streamed instead, with room in memory for about one segment: the
-    // rest is spooled, and the output is the same bytes.
+}
+
+/// Streamed instead, with room in memory for about one segment: the rest
+/// is spooled, and the output is the same bytes.
+fn streamed_spools_what_memory_cannot_hold(c: &Cluster, segments: u64) {
     let streamed = run_json(
-        &c,
+        c,
         &[
             "job",
             "run",
@@ -227,12 +240,14 @@ fn terasort_output_is_sorted_and_a_permutation() {
         mem >= 1 && spooled >= 1 && mem + spooled == segments,
         "{streamed}"
     );
-    assert_eq!(parts(&c, "/sorted-streamed"), parts(&c, "/sorted"));
+    assert_eq!(parts(c, "/sorted-streamed"), parts(c, "/sorted"));
+}
 
-    // Reduce slow-start: with `slowstart=0` the reduces start at once. The
-    // maps are held until all three reduces run, so every map output
-    // reaches them pushed as its map finishes (over gRPC, not in place);
-    // the output is the same bytes.
+/// Reduce slow-start: with `slowstart=0` the reduces start at once. The
+/// maps are held until all three reduces run, so every map output reaches
+/// them pushed as its map finishes (over gRPC, not in place); the output
+/// is the same bytes.
+fn slow_start_pushes_each_map_output(c: &Cluster) {
     let release = c.dir.join("release-maps");
     let hold = format!("hold_maps={}", release.display());
     let id = c.mr_ok(&[
@@ -263,7 +278,7 @@ fn terasort_output_is_sorted_and_a_permutation() {
     let done = c.json(&["job", "wait", &id, "--json"]);
     assert_eq!(done["state"], "succeeded", "{done}");
     assert_eq!(count(&done, "shuffle_segments_in_place"), 0, "{done}");
-    assert_eq!(parts(&c, "/sorted-early"), parts(&c, "/sorted"));
+    assert_eq!(parts(c, "/sorted-early"), parts(c, "/sorted"));
 }
 
 #[test]

@@ -135,9 +135,14 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
     let got = counts(&c.output("/wc"));
     assert_eq!(got, counts(&c.output("/wc-builtin")));
     assert_eq!(got.len(), 7);
+    the_reducer_combines_too(&c, &m, &r, &got);
+    map_only_keeps_the_mappers_lines(&c, &data);
+    no_reducer_sorts_the_map_output(&c, &m);
+}
 
-    // The reducer as the combiner too: the same counts, fewer records
-    // shuffled.
+/// The reducer as the combiner too: the same counts as `got`, fewer
+/// records shuffled.
+fn the_reducer_combines_too(c: &Cluster, m: &Path, r: &Path, got: &BTreeMap<String, u64>) {
     let v: Value = c.json(&[
         "job",
         "run",
@@ -153,9 +158,9 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
         "--reducer",
         "python3 r.py",
         "--file",
-        path(&m),
+        path(m),
         "--file",
-        path(&r),
+        path(r),
         "--reducers",
         "2",
         "--json",
@@ -166,9 +171,11 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
         v["counters"]["combine_output_records"].as_u64().unwrap(),
     );
     assert!(cout < cin / 100, "combined {cin} into {cout}: {v}");
-    assert_eq!(counts(&c.output("/wc-comb")), got);
+    assert_eq!(&counts(&c.output("/wc-comb")), got);
+}
 
-    // Map-only: the mapper's lines as they are, tabs and all.
+/// Map-only: the mapper's lines as they are, tabs and all.
+fn map_only_keeps_the_mappers_lines(c: &Cluster, data: &[u8]) {
     let v: Value = c.json(&[
         "job",
         "run",
@@ -187,8 +194,10 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
     assert_eq!(v["reduces"].as_u64(), Some(0), "{v}");
     let want: Vec<u8> = data.to_ascii_uppercase();
     assert_eq!(sorted_lines(&c.output("/upper")), sorted_lines(&want));
+}
 
-    // No reducer: the identity reduce writes the sorted map output.
+/// No reducer: the identity reduce writes the sorted map output.
+fn no_reducer_sorts_the_map_output(c: &Cluster, m: &Path) {
     c.mr_ok(&[
         "job",
         "run",
@@ -200,7 +209,7 @@ fn python_streaming_wordcount_matches_the_builtin_and_map_only_keeps_lines() {
         "--mapper",
         "python3 m.py",
         "--file",
-        path(&m),
+        path(m),
         "--reducers",
         "1",
     ]);

@@ -123,7 +123,7 @@ fn a_small_slice_replays_validated_with_its_scaled_sizes_and_slot_use() {
     );
     assert_eq!(read_csv(&out.join("solo.csv")).len(), 4);
     // The header `mr sim heldout` rebuilds the cluster from, as written.
-    let meta = cli::bench::heldout::parse_summary(&summary).unwrap();
+    let meta = bench::heldout::parse_summary(&summary).unwrap();
     assert_eq!(
         (
             meta.shape.nodes,

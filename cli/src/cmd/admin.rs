@@ -479,6 +479,89 @@ pub async fn recommission(cfg: &ClusterConfig, worker: &str, json: bool) -> anyh
     Ok(())
 }
 
+/// A probe call's outcome: refused as Unauthenticated is printed, anything
+/// else goes to `bad`.
+fn judge<T>(what: &str, r: Result<T, tonic::Status>, bad: &mut Vec<String>) {
+    match r {
+        Err(s) if s.code() == tonic::Code::Unauthenticated => {
+            println!("refused  {what}: {}", s.message())
+        }
+        Err(s) => bad.push(format!("{what}: {:?} {}", s.code(), s.message())),
+        Ok(_) => bad.push(format!("{what}: ACCEPTED")),
+    }
+}
+/// Every method of the master's service, on client `$c` (with or
+/// without a token: another type each): the generated clients have one
+/// function per rpc.
+macro_rules! master_all {
+    ($c:expr, $tag:expr, $bad:expr) => {{
+        let c = &mut $c;
+        macro_rules! m {
+            ($name:ident, $req:expr) => {
+                judge(
+                    &format!("master {} {}", stringify!($name), $tag),
+                    c.$name($req).await,
+                    $bad,
+                )
+            };
+        }
+        m!(register, proto::RegisterRequest::default());
+        m!(heartbeat, proto::HeartbeatRequest::default());
+        m!(report_bad_block, proto::ReportBadBlockRequest::default());
+        m!(create_file, proto::CreateFileRequest::default());
+        m!(add_block, proto::AddBlockRequest::default());
+        m!(complete_file, proto::CompleteFileRequest::default());
+        m!(abandon_file, proto::AbandonFileRequest::default());
+        m!(get_file, proto::PathRequest::default());
+        m!(list_files, proto::PathRequest::default());
+        m!(delete_file, proto::PathRequest::default());
+        m!(mkdir, proto::MkdirRequest::default());
+        m!(set_attr, proto::SetAttrRequest::default());
+        m!(renew_lease, proto::AbandonFileRequest::default());
+        m!(cache_file, proto::CacheFileRequest::default());
+        m!(set_cache_capacity, proto::CacheCapacityRequest::default());
+        m!(cluster_status, proto::Empty::default());
+        m!(submit_job, proto::SubmitJobRequest::default());
+        m!(get_job, proto::JobRequest::default());
+        m!(list_jobs, proto::Empty::default());
+        m!(kill_job, proto::JobRequest::default());
+        m!(job_history, proto::JobRequest::default());
+        m!(set_scheduler, proto::SchedulerRequest::default());
+        m!(get_scheduler, proto::Empty::default());
+        m!(task_update, proto::TaskUpdateRequest::default());
+        m!(await_commands, proto::WorkerPoll::default());
+        m!(take_commands, proto::WorkerPoll::default());
+        m!(wait_job, proto::WaitJobRequest::default());
+        m!(safe_mode, proto::SafeModeRequest::default());
+        m!(fsck, proto::Empty::default());
+        m!(recover_lease, proto::PathRequest::default());
+        m!(decommission, proto::DecommissionRequest::default());
+        m!(recommission, proto::DecommissionRequest::default());
+    }};
+}
+
+/// Every method of a worker's service, as `master_all` for the master's.
+macro_rules! worker_all {
+    ($c:expr, $tag:expr, $addr:expr, $bad:expr) => {{
+        let c = &mut $c;
+        let w = |m: &str| format!("worker {} {m} {}", $addr, $tag);
+        let r = c
+            .write_block(tokio_stream::iter(vec![proto::WriteBlockChunk::default()]))
+            .await;
+        judge(&w("write_block"), r, $bad);
+        let r = c.read_block(proto::ReadBlockRequest::default()).await;
+        judge(&w("read_block"), r, $bad);
+        let r = c
+            .fetch_partition(proto::FetchPartitionRequest::default())
+            .await;
+        judge(&w("fetch_partition"), r, $bad);
+        let r = c
+            .locate_partition(proto::FetchPartitionRequest::default())
+            .await;
+        judge(&w("locate_partition"), r, $bad);
+    }};
+}
+
 /// `mr admin auth-probe`: every method of the master's and the workers'
 /// gRPC services, called with no token and with a wrong token, must come
 /// back Unauthenticated (the token check runs before any handler, so the
@@ -501,82 +584,6 @@ pub async fn auth_probe(cfg: &ClusterConfig, workers: &[String]) -> anyhow::Resu
             )
         }
     };
-    fn judge<T>(what: &str, r: Result<T, tonic::Status>, bad: &mut Vec<String>) {
-        match r {
-            Err(s) if s.code() == tonic::Code::Unauthenticated => {
-                println!("refused  {what}: {}", s.message())
-            }
-            Err(s) => bad.push(format!("{what}: {:?} {}", s.code(), s.message())),
-            Ok(_) => bad.push(format!("{what}: ACCEPTED")),
-        }
-    }
-    // Every method: the generated clients have one function per rpc.
-    macro_rules! master_all {
-        ($c:expr, $tag:expr, $bad:expr) => {{
-            let c = &mut $c;
-            macro_rules! m {
-                ($name:ident, $req:expr) => {
-                    judge(
-                        &format!("master {} {}", stringify!($name), $tag),
-                        c.$name($req).await,
-                        $bad,
-                    )
-                };
-            }
-            m!(register, proto::RegisterRequest::default());
-            m!(heartbeat, proto::HeartbeatRequest::default());
-            m!(report_bad_block, proto::ReportBadBlockRequest::default());
-            m!(create_file, proto::CreateFileRequest::default());
-            m!(add_block, proto::AddBlockRequest::default());
-            m!(complete_file, proto::CompleteFileRequest::default());
-            m!(abandon_file, proto::AbandonFileRequest::default());
-            m!(get_file, proto::PathRequest::default());
-            m!(list_files, proto::PathRequest::default());
-            m!(delete_file, proto::PathRequest::default());
-            m!(mkdir, proto::MkdirRequest::default());
-            m!(set_attr, proto::SetAttrRequest::default());
-            m!(renew_lease, proto::AbandonFileRequest::default());
-            m!(cache_file, proto::CacheFileRequest::default());
-            m!(set_cache_capacity, proto::CacheCapacityRequest::default());
-            m!(cluster_status, proto::Empty::default());
-            m!(submit_job, proto::SubmitJobRequest::default());
-            m!(get_job, proto::JobRequest::default());
-            m!(list_jobs, proto::Empty::default());
-            m!(kill_job, proto::JobRequest::default());
-            m!(job_history, proto::JobRequest::default());
-            m!(set_scheduler, proto::SchedulerRequest::default());
-            m!(get_scheduler, proto::Empty::default());
-            m!(task_update, proto::TaskUpdateRequest::default());
-            m!(await_commands, proto::WorkerPoll::default());
-            m!(take_commands, proto::WorkerPoll::default());
-            m!(wait_job, proto::WaitJobRequest::default());
-            m!(safe_mode, proto::SafeModeRequest::default());
-            m!(fsck, proto::Empty::default());
-            m!(recover_lease, proto::PathRequest::default());
-            m!(decommission, proto::DecommissionRequest::default());
-            m!(recommission, proto::DecommissionRequest::default());
-        }};
-    }
-    macro_rules! worker_all {
-        ($c:expr, $tag:expr, $addr:expr, $bad:expr) => {{
-            let c = &mut $c;
-            let w = |m: &str| format!("worker {} {m} {}", $addr, $tag);
-            let r = c
-                .write_block(tokio_stream::iter(vec![proto::WriteBlockChunk::default()]))
-                .await;
-            judge(&w("write_block"), r, $bad);
-            let r = c.read_block(proto::ReadBlockRequest::default()).await;
-            judge(&w("read_block"), r, $bad);
-            let r = c
-                .fetch_partition(proto::FetchPartitionRequest::default())
-                .await;
-            judge(&w("fetch_partition"), r, $bad);
-            let r = c
-                .locate_partition(proto::FetchPartitionRequest::default())
-                .await;
-            judge(&w("locate_partition"), r, $bad);
-        }};
-    }
     let wrong = format!("not-{}", cfg.token);
     let mut bad = Vec::new();
     let ch = chan(cfg.master.addr.clone()).await?;

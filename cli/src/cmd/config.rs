@@ -333,6 +333,67 @@ fn random_token() -> anyhow::Result<String> {
 /// the sections and keys in the order the launchers always wrote them.
 pub fn render(l: &Layout) -> anyhow::Result<String> {
     use anyhow::bail;
+    check_flags(l)?;
+    let token = match &l.token {
+        Some(t) if t.is_empty() || t.chars().any(char::is_control) => {
+            bail!("--token must be non-empty, with no control characters")
+        }
+        Some(t) => t.clone(),
+        None => random_token()?,
+    };
+
+    let mut f = String::new();
+    for c in &l.comments {
+        for line in c.lines() {
+            writeln!(f, "# {line}")?;
+        }
+    }
+    writeln!(f, "token = {}", q(&token))?;
+    writeln!(f, "\n[master]\naddr = {}", q(&l.master))?;
+    if let Some(h) = &l.http {
+        writeln!(f, "http_addr = {}   # web UI, REST API, /metrics", q(h))?;
+    }
+    writeln!(f, "data_dir = {}", q(path_str(&l.master_dir)?))?;
+    writeln!(
+        f,
+        "\n[dfs]\nblock_size = {}\nreplication = {}",
+        q(&l.block_size),
+        l.replication
+    )?;
+    if let Some(s) = &l.scan_interval {
+        writeln!(f, "scan_interval = {}", q(s))?;
+    }
+    writeln!(f, "\n[heartbeat]\ninterval = {}", q(&l.heartbeat))?;
+    if let Some(n) = l.dead_after {
+        writeln!(f, "dead_after = {n}")?;
+    }
+    write_scheduler(&mut f, l)?;
+    write_network(&mut f, l)?;
+    for w in &l.workers {
+        writeln!(
+            f,
+            "\n[[workers]]\nname = {}\naddr = {}\nrack = {}\nmap_slots = {}\nreduce_slots = {}\ncache = {}\ndata_dir = {}",
+            q(&w.name),
+            q(&w.addr),
+            q(&w.rack),
+            w.map_slots,
+            w.reduce_slots,
+            q(&w.cache),
+            q(path_str(&w.data_dir)?)
+        )?;
+    }
+    // The loader has the last word (scheduler names and parameters, worker
+    // names, duplicate addresses): what is written always loads.
+    ClusterConfig::parse(&f)
+        .and_then(|c| sched::check_config(&c))
+        .map_err(|e| anyhow::anyhow!("the flags make an invalid cluster file: {e}"))?;
+    Ok(f)
+}
+
+/// The flags the file's loader would refuse, refused first with the flag's
+/// name.
+fn check_flags(l: &Layout) -> anyhow::Result<()> {
+    use anyhow::bail;
     let addr_ok = |flag: &str, a: &str| -> anyhow::Result<()> {
         if a.parse::<SocketAddr>().is_err() {
             bail!("{flag} {a:?} is not an IP:port address (e.g. 127.0.0.1:7070)");
@@ -380,39 +441,11 @@ pub fn render(l: &Layout) -> anyhow::Result<String> {
         };
         sched::build(&spec).map_err(|e| anyhow::anyhow!("--scheduler: {e}"))?;
     }
-    let token = match &l.token {
-        Some(t) if t.is_empty() || t.chars().any(char::is_control) => {
-            bail!("--token must be non-empty, with no control characters")
-        }
-        Some(t) => t.clone(),
-        None => random_token()?,
-    };
+    Ok(())
+}
 
-    let mut f = String::new();
-    for c in &l.comments {
-        for line in c.lines() {
-            writeln!(f, "# {line}")?;
-        }
-    }
-    writeln!(f, "token = {}", q(&token))?;
-    writeln!(f, "\n[master]\naddr = {}", q(&l.master))?;
-    if let Some(h) = &l.http {
-        writeln!(f, "http_addr = {}   # web UI, REST API, /metrics", q(h))?;
-    }
-    writeln!(f, "data_dir = {}", q(path_str(&l.master_dir)?))?;
-    writeln!(
-        f,
-        "\n[dfs]\nblock_size = {}\nreplication = {}",
-        q(&l.block_size),
-        l.replication
-    )?;
-    if let Some(s) = &l.scan_interval {
-        writeln!(f, "scan_interval = {}", q(s))?;
-    }
-    writeln!(f, "\n[heartbeat]\ninterval = {}", q(&l.heartbeat))?;
-    if let Some(n) = l.dead_after {
-        writeln!(f, "dead_after = {n}")?;
-    }
+/// `[scheduler]` and `[scheduler.params]`, when a flag set them.
+fn write_scheduler(f: &mut String, l: &Layout) -> std::fmt::Result {
     if l.scheduler.is_some() || l.speculative || !l.scheduler_params.is_empty() {
         writeln!(f, "\n[scheduler]")?;
         if let Some(s) = &l.scheduler {
@@ -428,6 +461,11 @@ pub fn render(l: &Layout) -> anyhow::Result<String> {
             }
         }
     }
+    Ok(())
+}
+
+/// `[network]`, when a flag set it.
+fn write_network(f: &mut String, l: &Layout) -> std::fmt::Result {
     if l.network.is_some() || l.host_rate.is_some() || l.uplink_rate.is_some() {
         writeln!(f)?;
         if let Some(c) = &l.network_comment {
@@ -444,25 +482,7 @@ pub fn render(l: &Layout) -> anyhow::Result<String> {
             writeln!(f, "uplink_rate = {}", q(r))?;
         }
     }
-    for w in &l.workers {
-        writeln!(
-            f,
-            "\n[[workers]]\nname = {}\naddr = {}\nrack = {}\nmap_slots = {}\nreduce_slots = {}\ncache = {}\ndata_dir = {}",
-            q(&w.name),
-            q(&w.addr),
-            q(&w.rack),
-            w.map_slots,
-            w.reduce_slots,
-            q(&w.cache),
-            q(path_str(&w.data_dir)?)
-        )?;
-    }
-    // The loader has the last word (scheduler names and parameters, worker
-    // names, duplicate addresses): what is written always loads.
-    ClusterConfig::parse(&f)
-        .and_then(|c| sched::check_config(&c))
-        .map_err(|e| anyhow::anyhow!("the flags make an invalid cluster file: {e}"))?;
-    Ok(f)
+    Ok(())
 }
 
 /// Writes the cluster file to `out`; an existing file only with `force`.

@@ -260,26 +260,9 @@ async fn job_submit(a: &JobArgs) -> anyhow::Result<Submit> {
     })
 }
 
-/// Everything `job run`/`job submit`/`gen` can say about a job.
-#[derive(Debug, Clone, Default)]
-pub struct Submit {
-    pub job: String,
-    pub inputs: Vec<String>,
-    pub output: String,
-    pub reducers: u32,
-    pub params: JobParams,
-    pub output_replication: u32,
-    pub output_block_size: u64,
-    pub queue: String,
-    pub sort_buffer: u64,
-    /// The declared plan of a job that is not built in (streaming, a
-    /// program); `None`: the built-in job `job`'s.
-    pub plan: Option<mrjob::JobPlan>,
-    /// Local files to ship with the job (a program's binary first).
-    pub ship: Vec<std::path::PathBuf>,
-    /// The first shipped file is the job's program.
-    pub program: bool,
-}
+/// The request is the harness's too (`mr bench` submits through
+/// [`submit`]), so it is defined in the crate below.
+pub use bench::client::Submit;
 
 /// Validates what the client can check alone, samples split points for
 /// total-order jobs, and submits. Returns the job id.

@@ -11,7 +11,6 @@ pub mod fs;
 pub mod glob;
 pub mod job;
 pub mod local;
-pub mod schedbench;
 pub mod sim;
 pub mod userjob;
 
@@ -46,24 +45,8 @@ fn config_error(path: &Path, e: ConfigError) -> anyhow::Error {
     }
 }
 
-/// How Sort's records are framed; clap refuses any other word.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum RecordFormat {
-    /// Length-prefixed key and value (what `mr gen randomwriter` writes).
-    Kv,
-    /// Text lines, KEY<TAB>VALUE.
-    Lines,
-}
-
-/// A size flag (`64MiB`) for clap: [`common::units::parse_size`].
-pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
-    common::units::parse_size(s).map_err(|e| e.to_string())
-}
-
-/// A duration flag (`3s`) for clap: [`common::units::parse_duration`].
-pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    common::units::parse_duration(s).map_err(|e| e.to_string())
-}
+/// The flag parsers `mr bench` shares, from the crate below.
+pub(crate) use bench::args::{parse_duration, parse_size, RecordFormat};
 
 #[cfg(test)]
 mod tests {

@@ -2,8 +2,8 @@
 //! same cluster and seed, as a table or as `{"results": [...]}`.
 
 use super::parse_size;
-use crate::bench::plot::{self, Series};
 use crate::output::table;
+use bench::plot::{self, Series};
 use clap::Subcommand;
 use sched::SchedulerSpec;
 use sim::scenario::{self, Figure, SCENARIOS};
@@ -189,12 +189,12 @@ pub fn dispatch(a: SimArgs) -> anyhow::Result<()> {
             fit_rep,
             out,
         }) => {
-            let fit = crate::bench::heldout::FitChoice {
+            let fit = bench::heldout::FitChoice {
                 load: fit_load.clone(),
                 policy: fit_policy.clone(),
                 rep: *fit_rep,
             };
-            let path = crate::bench::heldout::run(dirs, &fit, out.as_deref())?;
+            let path = bench::heldout::run(dirs, &fit, out.as_deref())?;
             eprintln!("report: {}", path.display());
             return Ok(());
         }
@@ -279,13 +279,13 @@ pub struct TraceArgs {
 }
 
 /// The simulator's schedule for a trace slice, scaled as `mr bench trace`
-/// scales it (`crate::bench::trace`): the same rows give the same map
+/// scales it (`bench::trace`): the same rows give the same map
 /// counts and, at the same compression, the same arrival times. With a
 /// load, the compression comes from the task model's node-local map time
 /// over the map slots. Each job has the row's reduces (at most
 /// `max_reduces`) fetching its scaled shuffle bytes.
 pub fn trace_workload(t: &TraceArgs) -> anyhow::Result<Vec<sim::config::JobSpec>> {
-    use crate::bench::{load, trace};
+    use bench::{load, trace};
     let file = t.file.display().to_string();
     let text = std::fs::read_to_string(&t.file)
         .map_err(|e| anyhow::anyhow!("cannot read the trace {file}: {e}"))?;
