@@ -7,8 +7,10 @@
 # (scripts/tls-test.sh, about 10 s, the same), the container test
 # (scripts/docker-test.sh, about 40 s), the SSH deployment test
 # (scripts/deploy-test.sh, about 60 s), the Kubernetes manifests validated
-# offline (scripts/k8s-validate.sh, under a minute) and the Docker Swarm test
-# (scripts/swarm-test.sh, about 70 s, then again with --tls).
+# offline (scripts/k8s-validate.sh, under a minute), the Docker Swarm test
+# (scripts/swarm-test.sh, about 70 s, then again with --tls) and the
+# documentation's `sh test` steps run as written (scripts/docs-test.sh,
+# about a minute).
 #
 # As root on Debian it first installs what these tests need
 # (scripts/install-deps.sh). Under CI=true a test that cannot run fails
@@ -47,3 +49,4 @@ scripts/deploy-test.sh
 scripts/k8s-validate.sh
 scripts/swarm-test.sh
 scripts/swarm-test.sh --tls
+scripts/docs-test.sh
