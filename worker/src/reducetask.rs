@@ -180,60 +180,21 @@ pub async fn run(
         index: t.index,
         counters: Default::default(),
     };
-    let part = t.index;
-    let seg_dir = dir.join(format!("reduce-{part}-{}", t.attempt));
+    let seg_dir = dir.join(format!("reduce-{}-{}", t.index, t.attempt));
     tokio::fs::create_dir_all(&seg_dir)
         .await
         .map_err(Failure::from_err)?;
-    let total = match r.maps_total {
-        0 => r.map_outputs.len(),
-        n => n as usize,
-    };
-    let (memory, in_place) = shuffle_settings(&ctx.params)?;
-    let budget = Arc::new(Budget(AtomicU64::new(memory)));
-    let want = Arc::new(Want {
-        job_id: t.job_id,
-        part,
-        token: r.shuffle_token.clone(),
-    });
-    let fetch = |m: MapOutputLocation| {
-        let node = node.clone();
-        let want = want.clone();
-        let budget = budget.clone();
-        let path = seg_dir.join(format!("seg-{}", m.map_index));
-        let local = in_place && same_host(&node, &m);
-        async move {
-            let seg = fetch_segment(&node, &want, &m, &path, &budget, local).await;
-            crate::progress::bump();
-            seg.map(|s| (m.map_index, s))
-        }
-    };
     let shuffle_start = std::time::Instant::now();
-    let fetches = gather(r.map_outputs, feed, total, fetch).await?;
-    let mut segments = Vec::new();
-    let mut shuffled = 0;
-    for seg in fetches {
-        shuffled += seg.len();
-        let kind = match &seg {
-            Segment::File { path, .. } if path.starts_with(&seg_dir) => "spooled",
-            Segment::File { .. } => "in_place",
-            Segment::Mem(_) => "in_memory",
-        };
-        ctx.count(&format!("shuffle_segments_{kind}"), 1);
-        segments.push(seg);
-    }
+    let segments = shuffle(&node, &t, r, feed, &seg_dir, &mut ctx).await?;
     let shuffle_s = shuffle_start.elapsed().as_secs_f64();
+    let shuffled = segments.iter().map(Segment::len).sum();
     let opts = output.put_options(&node.me.name);
-    let path = output.path;
     let rt = tokio::runtime::Handle::current();
-    let n2 = node.clone();
-    let seg_dir2 = seg_dir.clone();
     let (written, records_in, records_out, ctx, phases) =
         crate::progress::spawn_blocking(move || -> Result<_, Failure> {
             let merge_start = std::time::Instant::now();
             let mut w =
-                OutputWriter::create(n2.clone(), rt, &path, &opts).map_err(Failure::from_err)?;
-            let blocked = w.blocked_clock();
+                OutputWriter::create(node, rt, &output.path, &opts).map_err(Failure::from_err)?;
             let mapped = segments
                 .iter()
                 .map(Segment::map)
@@ -242,91 +203,10 @@ pub async fn run(
             let runs: Vec<&[u8]> = mapped.iter().map(Mapped::bytes).collect();
             let (records_in, merge_s, reduce_s) = match (&code, &ext) {
                 (Code::Builtin(job), _) => {
-                    let mut err = None;
-                    let mut emit = |k: &[u8], v: &[u8]| {
-                        if err.is_some() {
-                            return;
-                        }
-                        if let Err(e) = w.write_with(|b| formats::write_record(oformat, k, v, b)) {
-                            err = Some(e);
-                        }
-                    };
-                    // The reduce phase is the reduce function's time, timed on one
-                    // key group in REDUCE_SAMPLE and scaled (two clock reads per
-                    // group cost TeraSort, one record a group, 4 % of its CPU; one
-                    // group in 8 still cost 2.4 %), plus every wait on the
-                    // output's block writes, counted whole.
-                    const REDUCE_SAMPLE: u64 = 32;
-                    let mut groups = 0u64;
-                    let mut sampled_s = 0.0;
-                    let records_in = merge_grouped_slices(&runs, &mut |k, vals| {
-                        groups += 1;
-                        if groups % REDUCE_SAMPLE == 1 {
-                            crate::progress::bump();
-                            let (t, b0) = (std::time::Instant::now(), blocked.get());
-                            job.reduce(&mut ctx, k, vals, &mut emit);
-                            sampled_s += t.elapsed().as_secs_f64() - (blocked.get() - b0);
-                        } else {
-                            job.reduce(&mut ctx, k, vals, &mut emit);
-                        }
-                        Ok(())
-                    })
-                    .map_err(Failure::from_err)?;
-                    let (t, b0) = (std::time::Instant::now(), blocked.get());
-                    job.reduce_finish(&mut ctx, &mut emit);
-                    let whole_s =
-                        (t.elapsed().as_secs_f64() - (blocked.get() - b0)).max(0.0) + blocked.get();
-                    if let Some(e) = err {
-                        return Err(Failure::from_err(e));
-                    }
-                    let (merge_s, reduce_s) = split_phases(
-                        merge_start.elapsed().as_secs_f64(),
-                        sampled_s,
-                        groups.div_ceil(REDUCE_SAMPLE),
-                        groups,
-                        whole_s,
-                    );
-                    (records_in, merge_s, reduce_s)
+                    reduce_builtin(job.as_ref(), &mut ctx, &runs, &mut w, oformat, merge_start)?
                 }
-                // The merge feeds the child on its own thread, and the
-                // child's time is the reduce's: the two overlap, so the
-                // whole loop is counted as the reduce phase.
                 (Code::External(_), Some(a)) => {
-                    let start = std::time::Instant::now();
-                    let feed = |put: &mut dyn FnMut(&[u8], &[u8])| {
-                        merge_grouped_slices(&runs, &mut |k, vals| {
-                            for v in vals {
-                                put(k, v);
-                            }
-                            Ok(())
-                        })
-                    };
-                    let mut put = |k: &[u8], v: &[u8]| {
-                        w.write_with(|b| formats::write_record(oformat, k, v, b))
-                            .map_err(std::io::Error::other)
-                    };
-                    let records_in = match a.child(TaskMode::Reduce) {
-                        Some(c) => {
-                            let ran = child::run(c, &a.killer, feed, &mut put)?;
-                            crate::external::add_counters(&mut ctx, ran.counters);
-                            ran.fed
-                        }
-                        // Streaming without a reducer: the identity reduce.
-                        None => {
-                            let mut e = None;
-                            let n = feed(&mut |k: &[u8], v: &[u8]| {
-                                if e.is_none() {
-                                    e = put(k, v).err();
-                                }
-                            });
-                            if let Some(e) = e {
-                                return Err(Failure::from_err(e));
-                            }
-                            n
-                        }
-                    }
-                    .map_err(Failure::from_err)?;
-                    (records_in, 0.0, start.elapsed().as_secs_f64())
+                    reduce_external(a, &mut ctx, &runs, &mut w, oformat)?
                 }
                 (Code::External(_), None) => unreachable!("prepared above"),
             };
@@ -334,7 +214,7 @@ pub async fn run(
             let commit_start = std::time::Instant::now();
             let n = w.finish().map_err(Failure::from_err)?;
             let commit_s = commit_start.elapsed().as_secs_f64();
-            let _ = std::fs::remove_dir_all(&seg_dir2);
+            let _ = std::fs::remove_dir_all(&seg_dir);
             Ok((
                 n,
                 records_in,
@@ -358,6 +238,156 @@ pub async fn run(
         counters: ctx.counters,
         ..Default::default()
     })
+}
+
+/// The shuffle: this reduce's partition of every map's output, in map
+/// order, each segment counted in `ctx` by how it came (read in place,
+/// fetched into memory, or spooled to `seg_dir`).
+async fn shuffle(
+    node: &Arc<Node>,
+    t: &TaskRef,
+    r: ReduceTask,
+    feed: Option<Feed>,
+    seg_dir: &Path,
+    ctx: &mut TaskCtx,
+) -> Result<Vec<Segment>, Failure> {
+    let total = match r.maps_total {
+        0 => r.map_outputs.len(),
+        n => n as usize,
+    };
+    let (memory, in_place) = shuffle_settings(&ctx.params)?;
+    let budget = Arc::new(Budget(AtomicU64::new(memory)));
+    let want = Arc::new(Want {
+        job_id: t.job_id,
+        part: t.index,
+        token: r.shuffle_token.clone(),
+    });
+    let fetch = |m: MapOutputLocation| {
+        let node = node.clone();
+        let want = want.clone();
+        let budget = budget.clone();
+        let path = seg_dir.join(format!("seg-{}", m.map_index));
+        let local = in_place && same_host(&node, &m);
+        async move {
+            let seg = fetch_segment(&node, &want, &m, &path, &budget, local).await;
+            crate::progress::bump();
+            seg.map(|s| (m.map_index, s))
+        }
+    };
+    let segments = gather(r.map_outputs, feed, total, fetch).await?;
+    for seg in &segments {
+        let kind = match seg {
+            Segment::File { path, .. } if path.starts_with(seg_dir) => "spooled",
+            Segment::File { .. } => "in_place",
+            Segment::Mem(_) => "in_memory",
+        };
+        ctx.count(&format!("shuffle_segments_{kind}"), 1);
+    }
+    Ok(segments)
+}
+
+/// A built-in job's reduce over the merged `runs`, written to `w`: the
+/// records read, and the merge and reduce phases' seconds.
+fn reduce_builtin(
+    job: &dyn mrjob::Job,
+    ctx: &mut TaskCtx,
+    runs: &[&[u8]],
+    w: &mut OutputWriter,
+    oformat: mrjob::OutputFormat,
+    merge_start: std::time::Instant,
+) -> Result<(u64, f64, f64), Failure> {
+    let blocked = w.blocked_clock();
+    let mut err = None;
+    let mut emit = |k: &[u8], v: &[u8]| {
+        if err.is_some() {
+            return;
+        }
+        if let Err(e) = w.write_with(|b| formats::write_record(oformat, k, v, b)) {
+            err = Some(e);
+        }
+    };
+    // The reduce phase is the reduce function's time, timed on one key
+    // group in REDUCE_SAMPLE and scaled (two clock reads per group cost
+    // TeraSort, one record a group, 4 % of its CPU; one group in 8 still
+    // cost 2.4 %), plus every wait on the output's block writes, counted
+    // whole.
+    const REDUCE_SAMPLE: u64 = 32;
+    let mut groups = 0u64;
+    let mut sampled_s = 0.0;
+    let records_in = merge_grouped_slices(runs, &mut |k, vals| {
+        groups += 1;
+        if groups % REDUCE_SAMPLE == 1 {
+            crate::progress::bump();
+            let (t, b0) = (std::time::Instant::now(), blocked.get());
+            job.reduce(ctx, k, vals, &mut emit);
+            sampled_s += t.elapsed().as_secs_f64() - (blocked.get() - b0);
+        } else {
+            job.reduce(ctx, k, vals, &mut emit);
+        }
+        Ok(())
+    })
+    .map_err(Failure::from_err)?;
+    let (t, b0) = (std::time::Instant::now(), blocked.get());
+    job.reduce_finish(ctx, &mut emit);
+    let whole_s = (t.elapsed().as_secs_f64() - (blocked.get() - b0)).max(0.0) + blocked.get();
+    if let Some(e) = err {
+        return Err(Failure::from_err(e));
+    }
+    let (merge_s, reduce_s) = split_phases(
+        merge_start.elapsed().as_secs_f64(),
+        sampled_s,
+        groups.div_ceil(REDUCE_SAMPLE),
+        groups,
+        whole_s,
+    );
+    Ok((records_in, merge_s, reduce_s))
+}
+
+/// An external job's reduce: the merge feeds the child on its own thread,
+/// and the child's time is the reduce's. The two overlap, so the whole
+/// loop is counted as the reduce phase (merge 0).
+fn reduce_external(
+    a: &Attempt,
+    ctx: &mut TaskCtx,
+    runs: &[&[u8]],
+    w: &mut OutputWriter,
+    oformat: mrjob::OutputFormat,
+) -> Result<(u64, f64, f64), Failure> {
+    let start = std::time::Instant::now();
+    let feed = |put: &mut dyn FnMut(&[u8], &[u8])| {
+        merge_grouped_slices(runs, &mut |k, vals| {
+            for v in vals {
+                put(k, v);
+            }
+            Ok(())
+        })
+    };
+    let mut put = |k: &[u8], v: &[u8]| {
+        w.write_with(|b| formats::write_record(oformat, k, v, b))
+            .map_err(std::io::Error::other)
+    };
+    let records_in = match a.child(TaskMode::Reduce) {
+        Some(c) => {
+            let ran = child::run(c, &a.killer, feed, &mut put)?;
+            crate::external::add_counters(ctx, ran.counters);
+            ran.fed
+        }
+        // Streaming without a reducer: the identity reduce.
+        None => {
+            let mut e = None;
+            let n = feed(&mut |k: &[u8], v: &[u8]| {
+                if e.is_none() {
+                    e = put(k, v).err();
+                }
+            });
+            if let Some(e) = e {
+                return Err(Failure::from_err(e));
+            }
+            n
+        }
+    }
+    .map_err(Failure::from_err)?;
+    Ok((records_in, 0.0, start.elapsed().as_secs_f64()))
 }
 
 /// Fetches this partition of all `total` maps' outputs, at most

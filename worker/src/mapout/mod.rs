@@ -15,105 +15,19 @@
 //! map wrote (a disk or a network that flips a bit must fail the fetch, not
 //! change a job's output), as Hadoop's `IFile` checksums each segment.
 
+mod entry;
+mod index;
+
 use crate::merge::{key_prefix, merge_grouped, merge_records};
 use bytes::Bytes;
+use entry::*;
+pub use index::{output_path, MapOutputIndex, PartInfo, INDEX_ENTRY};
 use joblib::jobs::formats::kv_encode;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// A combiner: a key and its values in, records out.
-pub type Combiner =
-    Arc<dyn Fn(&[u8], &mut dyn Iterator<Item = &[u8]>, &mut dyn FnMut(&[u8], &[u8])) + Send + Sync>;
-
-/// Where attempt `attempt` of map `index` keeps its output in the job's
-/// directory `dir` (its index beside it, `.index` appended).
-pub fn output_path(dir: &Path, index: u32, attempt: u32) -> PathBuf {
-    dir.join(format!("map-{index}-{attempt}.out"))
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct PartInfo {
-    pub offset: u64,
-    pub len: u64,
-    pub records: u64,
-    /// CRC32C of the partition's `len` bytes.
-    pub crc32c: u32,
-}
-
-/// Bytes per partition in an index file: offset, length, records, CRC32C
-/// (as a u64).
-pub const INDEX_ENTRY: usize = 32;
-
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct MapOutputIndex {
-    pub parts: Vec<PartInfo>,
-}
-
-impl MapOutputIndex {
-    pub fn write(&self, path: &Path) -> io::Result<()> {
-        let mut b = Vec::with_capacity(self.parts.len() * INDEX_ENTRY);
-        for p in &self.parts {
-            b.extend_from_slice(&p.offset.to_le_bytes());
-            b.extend_from_slice(&p.len.to_le_bytes());
-            b.extend_from_slice(&p.records.to_le_bytes());
-            b.extend_from_slice(&u64::from(p.crc32c).to_le_bytes());
-        }
-        fs::write(path, b)
-    }
-
-    pub fn read(path: &Path) -> io::Result<Self> {
-        Self::parse(&fs::read(path)?)
-    }
-
-    /// Decodes an index file's bytes: 32 bytes (offset, length, records,
-    /// CRC32C) per partition.
-    pub fn parse(b: &[u8]) -> io::Result<Self> {
-        if !b.len().is_multiple_of(INDEX_ENTRY) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "map output index has a bad length",
-            ));
-        }
-        let u = |s: &[u8]| u64::from_le_bytes(s.try_into().expect("8 bytes"));
-        Ok(MapOutputIndex {
-            parts: b
-                .chunks(INDEX_ENTRY)
-                .map(|c| PartInfo {
-                    offset: u(&c[..8]),
-                    len: u(&c[8..16]),
-                    records: u(&c[16..24]),
-                    crc32c: u(&c[24..]) as u32,
-                })
-                .collect(),
-        })
-    }
-}
-
-/// Index entry of one buffered record: 24 bytes, so the index costs little
-/// next to the data it sorts. `prefix` holds the key's first 8 bytes
-/// big-endian: comparing it settles almost every comparison of random keys
-/// (TeraSort's) without touching the arena.
-#[derive(Clone, Copy)]
-struct Entry {
-    prefix: u64,
-    /// The partition, with [`IN_SOURCE`] set when `offset` is in the
-    /// source block rather than the arena.
-    partition: u32,
-    /// The key's length; in the source, its low 24 bits, and the high 8
-    /// the bytes between key and value (the value's length field of a
-    /// key-value record).
-    klen: u32,
-    offset: u32,
-    vlen: u32,
-}
-
-/// The flag of an [`Entry`] whose record lies in the source block.
-const IN_SOURCE: u32 = 1 << 31;
-/// The longest key indexed in the source, and the widest gap after it.
-const SOURCE_KEY: usize = (1 << 24) - 1;
-const SOURCE_GAP: usize = 255;
 /// Below this many entries the index is sorted by comparison.
 const RADIX_MIN: usize = 512;
 /// How many records ahead of the copy [`MapOutputBuffer::prefetch`] asks for.
@@ -122,95 +36,9 @@ const PREFETCH_AHEAD: usize = 16;
 /// that each goes straight through it.
 const WRITE_CHUNK: usize = 1 << 20;
 
-#[inline]
-fn prefetch(b: &u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it reads nothing the program sees and
-    // cannot fault, and `b` is a valid reference anyway.
-    #[allow(unused_unsafe)]
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((b as *const u8).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = b;
-}
-
-/// Bits per radix digit: 256 buckets, whose write positions stay in the
-/// L1 cache while a pass scatters (11-bit digits took fewer passes and
-/// each took longer: 22.5 ms against 20 ms for 670,000 entries).
-const DIGIT_BITS: u32 = 8;
-/// The digits of an entry's radix key, least significant first: 8 of the
-/// key prefix, then 4 of the partition.
-const DIGITS: usize = 12;
-const PREFIX_DIGITS: usize = 8;
-
-fn digit(e: &Entry, d: usize) -> usize {
-    let mask = (1 << DIGIT_BITS) - 1;
-    if d < PREFIX_DIGITS {
-        (e.prefix >> (DIGIT_BITS as usize * d)) as usize & mask
-    } else {
-        (e.part() >> (DIGIT_BITS as usize * (d - PREFIX_DIGITS))) as usize & mask
-    }
-}
-
-/// A stable least-significant-digit radix sort by (partition, prefix).
-/// One pass counts every digit; a digit the whole index shares (the
-/// partition's high bits, a prefix's common bits) costs no pass.
-fn radix_sort(index: &mut Vec<Entry>) {
-    let n = index.len();
-    let mut counts = vec![[0usize; 1 << DIGIT_BITS]; DIGITS];
-    for e in index.iter() {
-        for (d, c) in counts.iter_mut().enumerate() {
-            c[digit(e, d)] += 1;
-        }
-    }
-    let mut other: Vec<Entry> = crate::hugepages::with_capacity(n);
-    for (d, c) in counts.iter().enumerate() {
-        if c.contains(&n) {
-            continue;
-        }
-        let mut at = [0usize; 1 << DIGIT_BITS];
-        let mut sum = 0;
-        for (a, k) in at.iter_mut().zip(c) {
-            *a = sum;
-            sum += k;
-        }
-        // Every slot is written below; after a swap `other` holds the
-        // last pass's entries, as long.
-        other.resize(n, index[0]);
-        for e in index.iter() {
-            let b = digit(e, d);
-            other[at[b]] = *e;
-            at[b] += 1;
-        }
-        std::mem::swap(index, &mut other);
-    }
-}
-
-impl Entry {
-    fn part(&self) -> u32 {
-        self.partition & !IN_SOURCE
-    }
-
-    fn in_source(&self) -> bool {
-        self.partition & IN_SOURCE != 0
-    }
-
-    /// Where the key and the value start, and the key's length.
-    fn layout(&self) -> (usize, usize, usize) {
-        let (klen, gap) = if self.in_source() {
-            (
-                (self.klen as usize) & SOURCE_KEY,
-                (self.klen >> 24) as usize,
-            )
-        } else {
-            (self.klen as usize, 0)
-        };
-        let k = self.offset as usize;
-        (k, k + klen + gap, klen)
-    }
-}
+/// A combiner: a key and its values in, records out.
+pub type Combiner =
+    Arc<dyn Fn(&[u8], &mut dyn Iterator<Item = &[u8]>, &mut dyn FnMut(&[u8], &[u8])) + Send + Sync>;
 
 struct Spill {
     path: PathBuf,
