@@ -24,7 +24,7 @@ pub const REDUCE_SALT: u32 = 0x7265_6400;
 
 /// The largest ratio a job accepts: a row whose shuffle is a thousand times
 /// its input would make a thousand copies of every record, which the
-/// harness caps before it gets here (see `cli::bench::trace`).
+/// harness caps before it gets here (see `bench::trace`).
 pub const MAX_RATIO: f64 = 64.0;
 
 #[derive(Debug, Default)]
@@ -114,7 +114,7 @@ impl Builtin for Swim {}
 
 /// What a job over `input` (whole 100-byte records) must write with these
 /// ratios: (records, the wrapping sum of each record's CRC32C over key then
-/// value), the figures `cli::bench::oracle::RecordSum` computes from the
+/// value), the figures `bench::oracle::RecordSum` computes from the
 /// output.
 pub fn expected(input: &[u8], shuffle_ratio: f64, output_ratio: f64) -> (u64, u64) {
     let (mut records, mut sum) = (0u64, 0u64);
