@@ -409,7 +409,7 @@ impl Atlas {
     }
 
     /// The maps node `n` takes for its free slots.
-    fn assign_maps<'v>(&mut self, view: &'v ClusterView, n: &NodeView) -> Vec<Assignment> {
+    fn assign_maps(&mut self, view: &ClusterView, n: &NodeView) -> Vec<Assignment> {
         if n.free_map_slots == 0 {
             return vec![];
         }
@@ -427,85 +427,7 @@ impl Atlas {
         };
         let slow = self.slowdown(n);
         let usable = |t: &PendingTask| !t.avoids(&n.name, &view.nodes);
-        // Each job's tasks local to n, best first: by level; then those
-        // with no cached copy elsewhere (a cached copy is cheaper to read
-        // where it is); then those with the fewest other idle holders
-        // (LSAP's Figure 1: leave to another idle node what it can run
-        // locally); then by index.
-        let idle = |h: &String| *h != n.name && view.node(h).is_some_and(|x| x.free_map_slots > 0);
-        let mut local: HashMap<u64, Vec<Local<'v>>> = HashMap::new();
-        let mut add_local = |t: &'v PendingTask| {
-            let level = view.locality(t, n);
-            if level.is_local() && t.kind == TaskKind::Map && usable(t) {
-                let cached_elsewhere =
-                    level != Locality::CacheLocal && t.cached_on.iter().any(|h| *h != n.name);
-                let alts = t
-                    .cached_on
-                    .iter()
-                    .chain(&t.replicas)
-                    .filter(|h| idle(h))
-                    .count();
-                local.entry(t.job).or_default().push(Local {
-                    key: (level, cached_elsewhere, alts, t.id.index),
-                    t,
-                });
-            }
-        };
-        match view
-            .locality_index()
-            .and_then(|ix| Some((ix, ix.node_position(&n.name)?)))
-        {
-            // With the index: the level and the other idle holders from
-            // node positions (the same answers as above, without a lookup
-            // by name per holder: at 10,000 nodes and a million maps a
-            // node holds hundreds of maps, looked at on every decision).
-            Some((ix, p)) => {
-                let mut add = |q: usize| {
-                    let (id, _, c, d) = ix.at(q);
-                    // Held here: the level is read from the holders.
-                    let level = if c.contains(&(p as u32)) {
-                        Locality::CacheLocal
-                    } else if d.contains(&(p as u32)) {
-                        Locality::NodeLocal
-                    } else {
-                        match ix.level(id, p).filter(|l| l.is_local()) {
-                            Some(l) => l,
-                            None => return,
-                        }
-                    };
-                    let t = &view.pending[q];
-                    if t.kind != TaskKind::Map || !usable(t) {
-                        return;
-                    }
-                    let cached_elsewhere =
-                        level != Locality::CacheLocal && t.cached_on.iter().any(|h| *h != n.name);
-                    let alts = c
-                        .iter()
-                        .chain(d)
-                        .filter(|&&h| h as usize != p && view.nodes[h as usize].free_map_slots > 0)
-                        .count();
-                    local.entry(t.job).or_default().push(Local {
-                        key: (level, cached_elsewhere, alts, t.id.index),
-                        t,
-                    });
-                };
-                ix.held_on(p).for_each(&mut add);
-                // Generators not held here (those held here were added).
-                for q in ix.generators() {
-                    let (_, _, c, d) = ix.at(q);
-                    if !c.iter().chain(d).any(|&h| h as usize == p) {
-                        add(q);
-                    }
-                }
-            }
-            None => view.pending.iter().for_each(&mut add_local),
-        }
-        // Each job's list a heap: a decision takes a task or two of a
-        // node's hundreds, so no full sort.
-        let mut local: HashMap<u64, BinaryHeap<Local<'v>>> = local
-            .into_iter()
-            .map(|(j, v)| (j, BinaryHeap::from(v)))
-            .collect();
+        let mut local = local_maps(view, n);
         let mut allowed = allowances(view);
         let mut taken: HashSet<TaskId> = HashSet::new();
         // Local tasks looked at and left: the remote pass skips them.
@@ -580,6 +502,92 @@ impl Atlas {
         }
         out
     }
+}
+
+/// Each job's maps local to `n` that `n` may run, best first (see
+/// [`Local`]), as a heap: a decision takes a task or two of a node's
+/// hundreds, so no full sort.
+fn local_maps<'v>(view: &'v ClusterView, n: &NodeView) -> HashMap<u64, BinaryHeap<Local<'v>>> {
+    let usable = |t: &PendingTask| !t.avoids(&n.name, &view.nodes);
+    // Each job's tasks local to n, best first: by level; then those
+    // with no cached copy elsewhere (a cached copy is cheaper to read
+    // where it is); then those with the fewest other idle holders
+    // (LSAP's Figure 1: leave to another idle node what it can run
+    // locally); then by index.
+    let idle = |h: &String| *h != n.name && view.node(h).is_some_and(|x| x.free_map_slots > 0);
+    let mut local: HashMap<u64, Vec<Local<'v>>> = HashMap::new();
+    let mut add_local = |t: &'v PendingTask| {
+        let level = view.locality(t, n);
+        if level.is_local() && t.kind == TaskKind::Map && usable(t) {
+            let cached_elsewhere =
+                level != Locality::CacheLocal && t.cached_on.iter().any(|h| *h != n.name);
+            let alts = t
+                .cached_on
+                .iter()
+                .chain(&t.replicas)
+                .filter(|h| idle(h))
+                .count();
+            local.entry(t.job).or_default().push(Local {
+                key: (level, cached_elsewhere, alts, t.id.index),
+                t,
+            });
+        }
+    };
+    match view
+        .locality_index()
+        .and_then(|ix| Some((ix, ix.node_position(&n.name)?)))
+    {
+        // With the index: the level and the other idle holders from
+        // node positions (the same answers as above, without a lookup
+        // by name per holder: at 10,000 nodes and a million maps a
+        // node holds hundreds of maps, looked at on every decision).
+        Some((ix, p)) => {
+            let mut add = |q: usize| {
+                let (id, _, c, d) = ix.at(q);
+                // Held here: the level is read from the holders.
+                let level = if c.contains(&(p as u32)) {
+                    Locality::CacheLocal
+                } else if d.contains(&(p as u32)) {
+                    Locality::NodeLocal
+                } else {
+                    match ix.level(id, p).filter(|l| l.is_local()) {
+                        Some(l) => l,
+                        None => return,
+                    }
+                };
+                let t = &view.pending[q];
+                if t.kind != TaskKind::Map || !usable(t) {
+                    return;
+                }
+                let cached_elsewhere =
+                    level != Locality::CacheLocal && t.cached_on.iter().any(|h| *h != n.name);
+                let alts = c
+                    .iter()
+                    .chain(d)
+                    .filter(|&&h| h as usize != p && view.nodes[h as usize].free_map_slots > 0)
+                    .count();
+                local.entry(t.job).or_default().push(Local {
+                    key: (level, cached_elsewhere, alts, t.id.index),
+                    t,
+                });
+            };
+            ix.held_on(p).for_each(&mut add);
+            // Generators not held here (those held here were added).
+            for q in ix.generators() {
+                let (_, _, c, d) = ix.at(q);
+                if !c.iter().chain(d).any(|&h| h as usize == p) {
+                    add(q);
+                }
+            }
+        }
+        None => view.pending.iter().for_each(&mut add_local),
+    }
+    // Each job's list a heap: a decision takes a task or two of a
+    // node's hundreds, so no full sort.
+    local
+        .into_iter()
+        .map(|(j, v)| (j, BinaryHeap::from(v)))
+        .collect()
 }
 
 /// A map local to the asking node and its rank there: by level; then

@@ -479,11 +479,11 @@ mod sparse {
 
     /// [`solve`] and the number of certification rounds that found
     /// violations (for tests).
-    pub fn solve_counting(n: usize, c: &[f64], k: usize) -> Option<(Vec<usize>, usize)> {
-        let k = k.clamp(1, n);
-        // Each row's k cheapest entries, by insertion into a sorted buffer
-        // (after the first few, an entry costs one comparison), and the
-        // largest magnitude for the rounding tolerance.
+    /// Each row's `k` cheapest entries as (column, cost), by insertion
+    /// into a sorted buffer (after the first few, an entry costs one
+    /// comparison), and the largest magnitude in `c` for the rounding
+    /// tolerance.
+    fn cheapest_edges(n: usize, c: &[f64], k: usize) -> (Vec<Vec<(u32, f64)>>, f64) {
         let mut edges: Vec<Vec<(u32, f64)>> = Vec::with_capacity(n);
         let mut buf: Vec<(f64, u32)> = Vec::with_capacity(k + 1);
         let mut scale = 0.0f64;
@@ -511,6 +511,12 @@ mod sparse {
             scale = row.iter().fold(scale, |a, &x| a.max(x.abs()));
             edges.push(buf.iter().map(|&(x, j)| (j, x)).collect());
         }
+        (edges, scale)
+    }
+
+    pub fn solve_counting(n: usize, c: &[f64], k: usize) -> Option<(Vec<usize>, usize)> {
+        let k = k.clamp(1, n);
+        let (mut edges, scale) = cheapest_edges(n, c, k);
         // Reduced costs this far below zero are rounding, not violations.
         let eps = 1e-9 * (1.0 + scale);
 

@@ -353,59 +353,20 @@ impl LsapFair {
     /// K cheapest of those are each group's first K by FC (those given
     /// GFC first).
     fn pruned_cands(&self, view: &ClusterView, sel: &Slots<'_>) -> Option<Vec<Cand>> {
-        let (ix, iss) = (sel.ix, sel.slots);
+        let ix = sel.ix;
         let (alpha, beta) = (self.alpha, self.beta);
         let k = sel.k();
         let r = self.rations(view);
-        let (groups, gfc) = (&r.groups, &r.gfc);
+        let gfc = &r.gfc;
         let group_of = |job: u64| r.group_of(job);
         let beyond: Vec<f64> = r.w.iter().map(|w| beta * (1.0 - w)).collect();
-        // 6-12: INS, and DLT: the maps held on an idle node, the generators.
-        let ins = idle_nodes(iss);
-        let mut dlt: Vec<usize> = ins.iter().flat_map(|&n| ix.held_on(n)).collect();
-        dlt.extend(ix.generators());
-        dlt.sort_unstable();
-        dlt.dedup();
-        dlt.sort_by_cached_key(|&p| sel.queue_key(p));
-        let in_dlt: IdMap<usize, ()> = dlt.iter().map(|&p| (p, ())).collect();
-        // 4: ut per group; each group's jobs in queue order.
-        let mut jobs_of: Vec<Vec<u64>> = vec![Vec::new(); groups.len()];
-        let mut ut = vec![0usize; groups.len()];
-        let mut listed = std::collections::HashSet::new();
-        for j in view.jobs_fifo() {
-            if let Some(g) = group_of(j) {
-                if listed.insert(j) {
-                    jobs_of[g].push(j);
-                    ut[g] += ix.job_input(j).maps as usize;
-                }
-            }
-        }
-        let mut dlt_of: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
-        for &p in &dlt {
-            if let Some(g) = group_of(view.pending[p].job) {
-                dlt_of[g].push(p);
-            }
-        }
-        // 13-16: sto.
-        let sto = r.sto(view, &ut);
-        // 18-27: FC of the DLT tasks, and how many of each group's other
-        // tasks (in TS order) get GFC.
-        let mut fc: IdMap<usize, f64> = IdMap::default();
-        let mut gfc_beyond_dlt = vec![0usize; groups.len()];
-        for g in 0..groups.len() {
-            let d = &dlt_of[g];
-            let (cut, more) = if d.len() >= sto[g] {
-                (sto[g], 0)
-            } else if ut[g] > sto[g] {
-                (d.len(), sto[g] - d.len())
-            } else {
-                (d.len(), usize::MAX)
-            };
-            for (at, &p) in d.iter().enumerate() {
-                fc.insert(p, if at < cut { gfc[g] } else { beyond[g] });
-            }
-            gfc_beyond_dlt[g] = more;
-        }
+        let Dlt {
+            dlt,
+            in_dlt,
+            jobs_of,
+            mut fc,
+            gfc_beyond_dlt,
+        } = dlt_and_fc(view, sel, &r, &beyond);
         // A group's tasks outside DLT in TS order, priced on the way.
         let walk =
             |g: usize, fc: &mut IdMap<usize, f64>, until: &mut dyn FnMut(usize, usize) -> bool| {
@@ -499,6 +460,77 @@ impl LsapFair {
             }
         }
         sel.cands(picked, &price)
+    }
+}
+
+/// Lines 4-27 of Algorithm 1: the DLT tasks (held on an idle node, or
+/// generators) in queue order, each group's jobs in queue order, and the
+/// FC of every DLT task, with how many of each group's other tasks (in TS
+/// order) get GFC.
+struct Dlt {
+    dlt: Vec<usize>,
+    in_dlt: IdMap<usize, ()>,
+    jobs_of: Vec<Vec<u64>>,
+    fc: IdMap<usize, f64>,
+    gfc_beyond_dlt: Vec<usize>,
+}
+
+fn dlt_and_fc(view: &ClusterView, sel: &Slots<'_>, r: &Rations, beyond: &[f64]) -> Dlt {
+    let (ix, iss) = (sel.ix, sel.slots);
+    let (groups, gfc) = (&r.groups, &r.gfc);
+    let group_of = |job: u64| r.group_of(job);
+    // 6-12: INS, and DLT: the maps held on an idle node, the generators.
+    let ins = idle_nodes(iss);
+    let mut dlt: Vec<usize> = ins.iter().flat_map(|&n| ix.held_on(n)).collect();
+    dlt.extend(ix.generators());
+    dlt.sort_unstable();
+    dlt.dedup();
+    dlt.sort_by_cached_key(|&p| sel.queue_key(p));
+    let in_dlt: IdMap<usize, ()> = dlt.iter().map(|&p| (p, ())).collect();
+    // 4: ut per group; each group's jobs in queue order.
+    let mut jobs_of: Vec<Vec<u64>> = vec![Vec::new(); groups.len()];
+    let mut ut = vec![0usize; groups.len()];
+    let mut listed = std::collections::HashSet::new();
+    for j in view.jobs_fifo() {
+        if let Some(g) = group_of(j) {
+            if listed.insert(j) {
+                jobs_of[g].push(j);
+                ut[g] += ix.job_input(j).maps as usize;
+            }
+        }
+    }
+    let mut dlt_of: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
+    for &p in &dlt {
+        if let Some(g) = group_of(view.pending[p].job) {
+            dlt_of[g].push(p);
+        }
+    }
+    // 13-16: sto.
+    let sto = r.sto(view, &ut);
+    // 18-27: FC of the DLT tasks, and how many of each group's other
+    // tasks (in TS order) get GFC.
+    let mut fc: IdMap<usize, f64> = IdMap::default();
+    let mut gfc_beyond_dlt = vec![0usize; groups.len()];
+    for g in 0..groups.len() {
+        let d = &dlt_of[g];
+        let (cut, more) = if d.len() >= sto[g] {
+            (sto[g], 0)
+        } else if ut[g] > sto[g] {
+            (d.len(), sto[g] - d.len())
+        } else {
+            (d.len(), usize::MAX)
+        };
+        for (at, &p) in d.iter().enumerate() {
+            fc.insert(p, if at < cut { gfc[g] } else { beyond[g] });
+        }
+        gfc_beyond_dlt[g] = more;
+    }
+    Dlt {
+        dlt,
+        in_dlt,
+        jobs_of,
+        fc,
+        gfc_beyond_dlt,
     }
 }
 

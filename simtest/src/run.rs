@@ -105,32 +105,12 @@ pub fn run(seed: u64) -> Result<Outcome, Failure> {
         .tcp_capacity(4096);
     let mut sim = b.build();
 
-    let slot: master_host::Slot = Arc::new(Mutex::new(Weak::new()));
-    {
-        let (cfg, history, slot) = (cfg.clone(), history.clone(), slot.clone());
-        sim.host(MASTER, move || {
-            master_host::run(cfg.clone(), history.clone(), slot.clone())
-        });
-    }
-    let mut disks = Vec::new();
-    let mut snapshots = Vec::new();
-    let mut replay: Vec<Flag> = Vec::new();
-    for i in 0..layout.workers {
-        let spec = worker::Spec {
-            index: i,
-            layout: layout.clone(),
-            cfg: cfg.clone(),
-            disk: Arc::new(Mutex::new(Disk::default())),
-            history: history.clone(),
-            seed: seed.wrapping_mul(31).wrapping_add(i as u64),
-            snapshot: Arc::new(Mutex::new(Snapshot::default())),
-            replay: Arc::new(Mutex::new(false)),
-        };
-        disks.push(spec.disk.clone());
-        snapshots.push(spec.snapshot.clone());
-        replay.push(spec.replay.clone());
-        sim.host(layout.worker(i), move || worker::run(spec.clone()));
-    }
+    let Hosts {
+        slot,
+        disks,
+        snapshots,
+        replay,
+    } = add_hosts(&mut sim, &layout, &cfg, &history, seed);
     let healed: Flag = Arc::new(Mutex::new(false));
     sim.client(
         CLIENT,
@@ -147,45 +127,7 @@ pub fn run(seed: u64) -> Result<Outcome, Failure> {
     assert_eq!(sim.lookup(MASTER).to_string(), layout.master_ip());
     assert_eq!(sim.lookup(CLIENT).to_string(), layout.client_ip());
 
-    let mut violations = Vec::new();
-    let mut next = 0;
-    let mut is_healed = false;
-    loop {
-        let now = sim.elapsed();
-        while !is_healed && next < plan.events.len() && plan.events[next].0 <= now {
-            let f = &plan.events[next].1;
-            history
-                .lock()
-                .unwrap()
-                .note_at(now, format!("nemesis: {f:?}"));
-            faults::apply(&mut sim, &layout, f, &replay);
-            next += 1;
-        }
-        let ended = history.lock().unwrap().job_end.is_some();
-        if ended && !is_healed {
-            history
-                .lock()
-                .unwrap()
-                .note_at(now, "nemesis: heal everything".into());
-            faults::heal(&mut sim, &layout);
-            is_healed = true;
-            *healed.lock().unwrap() = true;
-        }
-        if !ended && now > JOB_BOUND {
-            violations.push(format!(
-                "the job did not end within {JOB_BOUND:?} of simulated time"
-            ));
-            break;
-        }
-        match sim.step() {
-            Ok(true) => break,
-            Ok(false) => {}
-            Err(e) => {
-                violations.push(format!("the simulation failed: {e}"));
-                break;
-            }
-        }
-    }
+    let mut violations = drive(&mut sim, &plan, &layout, &history, &replay, &healed);
     let sim_time = sim.elapsed();
     let master = slot.lock().unwrap().upgrade();
     let guard = master
@@ -225,18 +167,7 @@ pub fn run(seed: u64) -> Result<Outcome, Failure> {
         master_starts: h.master_starts,
         real_time: started.elapsed(),
     };
-    if let Ok(dir) = std::env::var("MR_SIM_TRACE") {
-        // The whole trace, one file per run: diff two runs of one seed.
-        let n = std::fs::read_dir(&dir).map_or(0, |d| d.count());
-        let _ = std::fs::write(
-            std::path::Path::new(&dir).join(format!("seed-{seed}-{n}.txt")),
-            h.trace().join("\n"),
-        );
-    }
-    let trace_tail = {
-        let t = h.trace();
-        t[t.len().saturating_sub(60)..].to_vec()
-    };
+    let trace_tail = keep_trace(&h, seed);
     drop(h);
     drop(master);
     drop(sim);
@@ -251,6 +182,128 @@ pub fn run(seed: u64) -> Result<Outcome, Failure> {
             trace_tail,
         })
     }
+}
+
+/// The run's trace: all of it to a file of its own under `MR_SIM_TRACE`
+/// when set (diff two runs of one seed), and its last 60 lines for a
+/// failure's report.
+fn keep_trace(h: &History, seed: u64) -> Vec<String> {
+    if let Ok(dir) = std::env::var("MR_SIM_TRACE") {
+        // The whole trace, one file per run: diff two runs of one seed.
+        let n = std::fs::read_dir(&dir).map_or(0, |d| d.count());
+        let _ = std::fs::write(
+            std::path::Path::new(&dir).join(format!("seed-{seed}-{n}.txt")),
+            h.trace().join("\n"),
+        );
+    }
+    let t = h.trace();
+    t[t.len().saturating_sub(60)..].to_vec()
+}
+
+/// The hosts of a run beside the client, and what the checks read of them.
+struct Hosts {
+    /// The master's state, while it runs.
+    slot: master_host::Slot,
+    disks: Vec<Arc<Mutex<Disk>>>,
+    snapshots: Vec<Arc<Mutex<Snapshot>>>,
+    /// Set to make a worker replay its disk at its next start.
+    replay: Vec<Flag>,
+}
+
+/// The master and the workers as hosts of `sim`, each worker with its own
+/// seed derived from the run's.
+fn add_hosts(
+    sim: &mut turmoil::Sim<'_>,
+    layout: &Layout,
+    cfg: &common::config::ClusterConfig,
+    history: &crate::history::Shared,
+    seed: u64,
+) -> Hosts {
+    let slot: master_host::Slot = Arc::new(Mutex::new(Weak::new()));
+    {
+        let (cfg, history, slot) = (cfg.clone(), history.clone(), slot.clone());
+        sim.host(MASTER, move || {
+            master_host::run(cfg.clone(), history.clone(), slot.clone())
+        });
+    }
+    let mut disks = Vec::new();
+    let mut snapshots = Vec::new();
+    let mut replay: Vec<Flag> = Vec::new();
+    for i in 0..layout.workers {
+        let spec = worker::Spec {
+            index: i,
+            layout: layout.clone(),
+            cfg: cfg.clone(),
+            disk: Arc::new(Mutex::new(Disk::default())),
+            history: history.clone(),
+            seed: seed.wrapping_mul(31).wrapping_add(i as u64),
+            snapshot: Arc::new(Mutex::new(Snapshot::default())),
+            replay: Arc::new(Mutex::new(false)),
+        };
+        disks.push(spec.disk.clone());
+        snapshots.push(spec.snapshot.clone());
+        replay.push(spec.replay.clone());
+        sim.host(layout.worker(i), move || worker::run(spec.clone()));
+    }
+    Hosts {
+        slot,
+        disks,
+        snapshots,
+        replay,
+    }
+}
+
+/// Steps the simulation to its end: the plan's faults applied as their
+/// time comes, everything healed once the job has ended. Returns what went
+/// wrong on the way (the job not ending in time, the simulation failing).
+fn drive(
+    sim: &mut turmoil::Sim<'_>,
+    plan: &Plan,
+    layout: &Layout,
+    history: &crate::history::Shared,
+    replay: &[Flag],
+    healed: &Flag,
+) -> Vec<String> {
+    let mut violations = Vec::new();
+    let mut next = 0;
+    let mut is_healed = false;
+    loop {
+        let now = sim.elapsed();
+        while !is_healed && next < plan.events.len() && plan.events[next].0 <= now {
+            let f = &plan.events[next].1;
+            history
+                .lock()
+                .unwrap()
+                .note_at(now, format!("nemesis: {f:?}"));
+            faults::apply(sim, layout, f, replay);
+            next += 1;
+        }
+        let ended = history.lock().unwrap().job_end.is_some();
+        if ended && !is_healed {
+            history
+                .lock()
+                .unwrap()
+                .note_at(now, "nemesis: heal everything".into());
+            faults::heal(sim, layout);
+            is_healed = true;
+            *healed.lock().unwrap() = true;
+        }
+        if !ended && now > JOB_BOUND {
+            violations.push(format!(
+                "the job did not end within {JOB_BOUND:?} of simulated time"
+            ));
+            break;
+        }
+        match sim.step() {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(e) => {
+                violations.push(format!("the simulation failed: {e}"));
+                break;
+            }
+        }
+    }
+    violations
 }
 
 /// tokio numbers tasks from one process-wide counter, and a runtime that

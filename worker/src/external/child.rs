@@ -178,30 +178,7 @@ pub fn run<R: Send>(
     feed: impl FnOnce(&mut dyn FnMut(&[u8], &[u8])) -> R + Send,
     out: &mut codec::OnRecord<'_>,
 ) -> Result<Ran<R>, Failure> {
-    c.command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    // SAFETY: the hook runs in the child between fork and exec and only
-    // makes one system call.
-    unsafe {
-        c.command.pre_exec(|| {
-            // Below the worker's own threads: a machine full of task
-            // children still answers heartbeats and serves the shuffle.
-            libc::setpriority(libc::PRIO_PROCESS, 0, CHILD_NICE);
-            Ok(())
-        });
-    }
-    let mut child = spawn(&mut c.command)
-        .map_err(|e| Failure::msg(format!("cannot start the {} `{}`: {e}", c.what, c.shown)))?;
-    if !killer.started(child.id() as i32) {
-        let _ = child.wait();
-        return Err(Failure::msg(format!(
-            "the {} was killed with its attempt",
-            c.what
-        )));
-    }
+    let mut child = start(&mut c, killer)?;
     let stdin = child.stdin.take().expect("piped");
     let stdout = child.stdout.take().expect("piped");
     let stderr = child.stderr.take().expect("piped");
@@ -264,13 +241,65 @@ pub fn run<R: Send>(
         let _ = dog.join();
         (status, fed, write_err, read, stderr)
     });
+    verdict(&c, status, timed_out.load(Ordering::Acquire), tail)?;
+    let records_out =
+        read.map_err(|e| Failure::msg(format!("reading the {}'s output: {e}", c.what)))?;
+    if let Some(e) = write_err.filter(|e| e.kind() != io::ErrorKind::BrokenPipe) {
+        return Err(Failure::msg(format!("feeding the {}: {e}", c.what)));
+    }
+    Ok(Ran {
+        fed,
+        counters,
+        records_out,
+    })
+}
+
+/// Starts `c` with its standard streams piped, niced below the worker, in
+/// its own process group, which `killer` then owns.
+fn start(c: &mut Child, killer: &Killer) -> Result<std::process::Child, Failure> {
+    c.command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // SAFETY: the hook runs in the child between fork and exec and only
+    // makes one system call.
+    unsafe {
+        c.command.pre_exec(|| {
+            // Below the worker's own threads: a machine full of task
+            // children still answers heartbeats and serves the shuffle.
+            libc::setpriority(libc::PRIO_PROCESS, 0, CHILD_NICE);
+            Ok(())
+        });
+    }
+    let mut child = spawn(&mut c.command)
+        .map_err(|e| Failure::msg(format!("cannot start the {} `{}`: {e}", c.what, c.shown)))?;
+    if !killer.started(child.id() as i32) {
+        let _ = child.wait();
+        return Err(Failure::msg(format!(
+            "the {} was killed with its attempt",
+            c.what
+        )));
+    }
+    Ok(child)
+}
+
+/// How the child ended, as the task's failure when it did not end well:
+/// timed out, not started, or a nonzero status, each with the last lines
+/// of its stderr.
+fn verdict(
+    c: &Child,
+    status: io::Result<std::process::ExitStatus>,
+    timed_out: bool,
+    tail: VecDeque<String>,
+) -> Result<(), Failure> {
     let tail = tail.into_iter().collect::<Vec<_>>().join("\n");
     let said = if tail.is_empty() {
         " (its stderr was empty)".to_string()
     } else {
         format!("; the last lines of its stderr:\n{tail}")
     };
-    if timed_out.load(Ordering::Acquire) {
+    if timed_out {
         return Err(Failure::msg(format!(
             "the {} `{}` read no input and wrote no output for {:.0} s (task_timeout) and was killed with its process group{said}",
             c.what,
@@ -292,16 +321,7 @@ pub fn run<R: Send>(
             c.what, c.shown
         )));
     }
-    let records_out =
-        read.map_err(|e| Failure::msg(format!("reading the {}'s output: {e}", c.what)))?;
-    if let Some(e) = write_err.filter(|e| e.kind() != io::ErrorKind::BrokenPipe) {
-        return Err(Failure::msg(format!("feeding the {}: {e}", c.what)));
-    }
-    Ok(Ran {
-        fed,
-        counters,
-        records_out,
-    })
+    Ok(())
 }
 
 /// Reads a child's stderr to its end: counters summed, status lines taken
