@@ -105,7 +105,7 @@ start_one() {
 
 stop_one() { # name signal
   local n=$1 sig=${2:-TERM} p tenths=100
-  # A worker's SIGTERM drains (worker/src/drain.rs): its --drain-timeout
+  # A worker's SIGTERM drains (worker/src/control/drain.rs): its --drain-timeout
   # (30 s) for its tasks and blocks, then a last heartbeat.
   [ "$n" != master ] && [ "$sig" = TERM ] && tenths=400
   p=$(pid_of "$n")

@@ -114,7 +114,7 @@ cmp -s "$TMP/out1.txt" "$TMP/oracle.txt" || fail "WordCount output differs from 
 ok "output ($(wc -l < "$TMP/out1.txt") words) equals mr local wordcount"
 
 step "WordCount; kill w2's container while maps run, then start it again"
-# w2's maps are held in their slots (worker/src/hold.rs) until a release
+# w2's maps are held in their slots (worker/src/task/hold.rs) until a release
 # file appears in w2's data volume, so the kill lands while they run
 # whatever the build's speed; the file is created before w2 starts again.
 W2_VOL=$(docker volume inspect -f '{{.Mountpoint}}' "${PROJECT}_w2-data" 2>/dev/null) \

@@ -15,7 +15,7 @@
 #  2. `swarm.sh scale 4`: a fourth worker joins in rack r2 (with --tls,
 #     with a certificate of its own);
 #  3. writes a text input and runs WordCount; while w2's maps run (held
-#     until a file appears, worker/src/hold.rs, so the kill lands mid-map
+#     until a file appears, worker/src/task/hold.rs, so the kill lands mid-map
 #     whatever the build's speed) w2's container is SIGKILLed: the swarm
 #     starts a new container for w2, which rejoins, and the job succeeds
 #     with the same output as `mr local wordcount` on the same bytes;

@@ -1,6 +1,6 @@
 //! The atop-like resource vector of one worker: CPU (total and per core),
 //! load, memory, disk and network rates. One type from the worker's sample
-//! (`worker::monitor`) through the heartbeat (the protobuf
+//! (`worker::control::monitor`) through the heartbeat (the protobuf
 //! `ResourceVector`, converted in `proto::resources` and only there) to
 //! what a policy reads (`sched::NodeView::resources`) and what users read
 //! (the JSON of `mr cluster status --json` and `GET /api/workers`).

@@ -1,5 +1,5 @@
 //! The reduce side's merge of length-prefixed sorted runs
-//! (`worker::merge`): any bytes are merged or refused with an error, never a
+//! (`worker::task::merge`): any bytes are merged or refused with an error, never a
 //! panic or an allocation beyond the input; well-formed runs merge into the
 //! multiset union of their records, in order when each run is sorted, and
 //! grouping sees every record once.
@@ -25,13 +25,13 @@ fuzz_target!(|data: &[u8]| {
         })
         .collect();
     let mut got = Vec::new();
-    let res = worker::merge::merge_records(runs.clone(), &mut |k, v| {
+    let res = worker::task::merge::merge_records(runs.clone(), &mut |k, v| {
         got.push((k.to_vec(), v.to_vec()));
         Ok(())
     });
     let mut groups = 0u64;
     let mut grouped_values = 0usize;
-    let gres = worker::merge::merge_grouped(runs.clone(), &mut |_, vs| {
+    let gres = worker::task::merge::merge_grouped(runs.clone(), &mut |_, vs| {
         groups += 1;
         grouped_values += vs.count();
         Ok(())

@@ -16,7 +16,7 @@ use libfuzzer_sys::fuzz_target;
 use prost::Message;
 use proto::*;
 
-fn store() -> (worker::store::BlockStore, std::path::PathBuf) {
+fn store() -> (worker::store::disk::BlockStore, std::path::PathBuf) {
     let base = if std::path::Path::new("/dev/shm").is_dir() {
         std::path::PathBuf::from("/dev/shm")
     } else {
@@ -26,7 +26,7 @@ fn store() -> (worker::store::BlockStore, std::path::PathBuf) {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch directory");
     (
-        worker::store::BlockStore::open(&dir).expect("an empty store opens"),
+        worker::store::disk::BlockStore::open(&dir).expect("an empty store opens"),
         dir,
     )
 }
@@ -43,11 +43,11 @@ fuzz_target!(|data: &[u8]| {
             let mut chunks = Vec::new();
             while !buf.is_empty() && chunks.len() < 64 {
                 match WriteBlockChunk::decode_length_delimited(&mut buf) {
-                    Ok(c) => chunks.push(worker::block::BlockChunk::from(c)),
+                    Ok(c) => chunks.push(worker::store::block::BlockChunk::from(c)),
                     Err(_) => break,
                 }
             }
-            let Ok(info) = worker::pipeline::block_header(chunks.first()) else {
+            let Ok(info) = worker::store::pipeline::block_header(chunks.first()) else {
                 return;
             };
             // Keep the fuzzer from writing gigabytes of zeros.
@@ -61,7 +61,7 @@ fuzz_target!(|data: &[u8]| {
                 for c in &chunks {
                     // Each chunk's own CRC32C, when it carries one, as a
                     // pipeline target checks it on receipt.
-                    let crc = worker::pipeline::check_chunk(&info, received, c).ok()?;
+                    let crc = worker::store::pipeline::check_chunk(&info, received, c).ok()?;
                     received += c.data.len() as u64;
                     if received > info.len {
                         return None;
@@ -87,7 +87,7 @@ fuzz_target!(|data: &[u8]| {
         1 => {
             if let Ok(r) = ReadBlockRequest::decode(body) {
                 let block_len = (r.block_id % (1 << 20)) as usize;
-                let range = worker::service::read_range(block_len, r.offset, r.len);
+                let range = worker::edge::service::read_range(block_len, r.offset, r.len);
                 assert!(range.start <= range.end && range.end <= block_len);
             }
         }
@@ -95,8 +95,8 @@ fuzz_target!(|data: &[u8]| {
             // FetchPartition: the request, then the index it is served from.
             let (head, index) = body.split_at(body.len().min(16));
             if let Ok(r) = FetchPartitionRequest::decode(head) {
-                if let Ok(idx) = worker::mapout::MapOutputIndex::parse(index) {
-                    assert_eq!(idx.parts.len(), index.len() / worker::mapout::INDEX_ENTRY);
+                if let Ok(idx) = worker::task::mapout::MapOutputIndex::parse(index) {
+                    assert_eq!(idx.parts.len(), index.len() / worker::task::mapout::INDEX_ENTRY);
                     let _ = idx.parts.get(r.partition as usize);
                 }
             }
@@ -105,18 +105,18 @@ fuzz_target!(|data: &[u8]| {
             // What comes back from the master: heartbeat answers and the
             // launches in them.
             if let Ok(resp) = HeartbeatResponse::decode(body) {
-                let reply = worker::messages::Reply::from(resp);
+                let reply = worker::control::messages::Reply::from(resp);
                 for c in reply.commands {
-                    if let worker::command::Command::Launch(l) = c {
+                    if let worker::control::command::Command::Launch(l) = c {
                         // A built-in job, a Streaming command or a program:
                         // decoded or refused, never a panic.
-                        let _ = worker::code::TaskCode::decode(
+                        let _ = worker::task::code::TaskCode::decode(
                             &joblib::jobs::registry::Registry::builtins(),
                             &l.job_name,
                             &l.params_json,
                             &l.plan_json,
                         );
-                        if let worker::launch::TaskKind::Map(m) = &l.kind {
+                        if let worker::task::launch::TaskKind::Map(m) = &l.kind {
                             let part = joblib::jobs::formats::range_partition(b"key", &m.splits);
                             assert!(part as usize <= m.splits.len());
                         }

@@ -3,7 +3,7 @@
 //! The master is the real one (`master::open` + `master::serve`: state, edit
 //! log, expiry, re-replication, the tonic service behind the token
 //! interceptor); the workers are models of the worker's side of the
-//! protocol (`worker/src/heartbeat.rs`, `executor.rs`) serving the real
+//! protocol (`worker/src/control/heartbeat.rs`, `executor.rs`) serving the real
 //! `mr.v1.Worker` service with an in-memory disk; the client is the real
 //! DFS client. All of them are turmoil hosts on one thread, on a seeded
 //! network with crashes, restarts, partitions and held messages, so a

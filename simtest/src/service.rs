@@ -24,7 +24,7 @@ fn one_chunk(data: bytes::Bytes) -> Chunks {
 
 #[tonic::async_trait]
 impl Worker for ModelWorker {
-    /// A pipeline target as the real worker is one (`worker/src/pipeline.rs`),
+    /// A pipeline target as the real worker is one (`worker/src/store/pipeline.rs`),
     /// simplified: the block is checked whole, then forwarded whole to the
     /// next target, then stored; a failure downstream is answered as the
     /// real worker answers it, without a copy here.

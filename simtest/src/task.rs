@@ -1,4 +1,4 @@
-//! Task attempts on a model worker, as `worker/src/executor.rs` runs them:
+//! Task attempts on a model worker, as `worker/src/task/executor.rs` runs them:
 //! launched into the running set, run, reported (the report carries the
 //! launch's epoch and is retried a few times), killed by attempt, and a
 //! finished job's local files (here: map outputs) cleaned up. Maps read

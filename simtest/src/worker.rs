@@ -1,5 +1,5 @@
 //! A model worker as a turmoil host: the worker's side of the protocol as
-//! `worker/src/heartbeat.rs` and `executor.rs` speak it (register with full
+//! `worker/src/control/heartbeat.rs` and `executor.rs` speak it (register with full
 //! reports, heartbeat with deltas, re-register on any failure or when told,
 //! carry out the commands that come back, report attempts fenced by the
 //! launch's epoch), with an in-memory disk and the model job instead of

@@ -3,86 +3,37 @@
 //! How it fits with the other crates: `docs/architecture.md`.
 //!
 //! # Layout
-//! The gRPC edge is [`service`] (the server), [`master`] and [`peer`] (the
-//! clients) and [`convert`]: only these name protobuf types; everything
-//! else works on the worker's own ([`block`], [`launch`], [`commands`]).
+//! The worker's modules are grouped by role; each group's page says what
+//! its modules hold.
 //!
-//! - [`block`]: what a block is and where its copies are.
-//! - [`store`]: one file per block plus its CRC32C, read through `memmap2`.
-//! - [`cache`]: the byte-bounded LRU block cache and its change log.
-//! - [`monitor`]: the atop-like resource vector from `sysinfo`.
-//! - [`node`]: what one worker process owns, shared by everything below.
-//! - [`scanner`]: the periodic checksum scan of every stored block.
-//! - [`quarantine`]: blocks the master does not know, kept for a grace period.
-//! - [`heartbeat`]: registration and heartbeats.
-//! - [`heap`]: big buffers go back to the system when freed.
-//! - [`master`]: the calls to the master.
-//! - [`commands`]: the master's commands from heartbeat and report answers.
-//! - [`launch`]: a task launch as the worker runs it.
-//! - [`executor`]: task lifecycle: launch, report (fenced), kill, clean up.
-//! - [`tasks`]: the table of running attempts the node owns.
-//! - [`progress`]: an attempt's progress counter, which the master times out.
-//! - [`outcome`]: what an attempt reports: its metrics or its failure.
-//! - [`hold`]: the fault tests' hold of a job's attempts until a file exists.
-//! - [`input`]: a map's block read, cache → disk → remote, with its locality.
-//! - [`maptask`], [`reducetask`]: the two kinds of attempt.
-//! - [`code`]: what an attempt runs: built-in code or an external process.
-//! - [`external`]: Streaming commands and job programs as child processes.
-//! - [`mapout`], [`merge`]: map-side sort and spill, reduce-side merge.
-//! - [`output`]: output parts written record-aligned into the block store.
-//! - [`shuffle`]: serving map-output partitions to reducers.
-//! - [`peer`]: the calls to other workers (pipeline, reads, shuffle).
-//! - [`service`]: the thin gRPC handlers (block writes and reads).
-//! - [`error`]: the handlers' failures and their gRPC codes.
-//! - [`convert`]: protobuf to the worker's types and back.
-//! - [`drain`]: graceful shutdown: finish or hand back tasks, wait for the
-//!   master to copy the blocks elsewhere, say goodbye.
-//! - [`health`]: the plain-HTTP liveness and readiness probe endpoint.
+//! - [`edge`]: the gRPC edge, the only place that names protobuf types: the
+//!   server's thin handlers, the clients of the master and of the peers,
+//!   the conversions, the handlers' errors, the health probe, the shuffle's
+//!   serving side.
+//! - [`store`]: the blocks: their files and checksums, the cache, reads,
+//!   the write pipeline, the checksum scan and quarantine.
+//! - [`task`]: running attempts: launches, the executor and its table, map
+//!   and reduce attempts, their input, sort buffer, merge and output parts,
+//!   external programs.
+//! - [`control`]: the master's side of the conversation: registration and
+//!   heartbeats with the resource vector, the commands and how they are
+//!   carried out, graceful drain.
+//! - [`mem`]: memory handed back to the system and huge pages.
+//! - [`node`]: what one worker process owns, shared by the groups.
 
-pub mod block;
-pub mod cache;
-pub mod code;
-pub mod command;
-pub mod commands;
-pub mod convert;
-pub mod drain;
-pub mod error;
-pub mod executor;
-pub mod external;
-pub mod feeds;
-pub mod health;
-pub mod heap;
-pub mod heartbeat;
-pub mod hold;
-pub mod hugepages;
-pub mod input;
-pub mod launch;
-pub mod mapout;
-pub mod maptask;
-pub mod master;
-pub mod merge;
-pub mod messages;
-pub mod monitor;
+pub mod control;
+pub mod edge;
+pub mod mem;
 pub mod node;
-pub mod outcome;
-pub mod output;
-pub mod partition;
-pub mod peer;
-pub mod pipeline;
-pub mod prealloc;
-pub mod progress;
-pub mod quarantine;
-pub mod reads;
-pub mod reducetask;
-pub mod scanner;
-pub mod service;
-pub mod shuffle;
 pub mod store;
-pub mod tasks;
+pub mod task;
 
 use common::config::ClusterConfig;
+use control::{drain, heartbeat};
+use edge::{health, service};
 use rpc::auth::TokenCheck;
 use std::future::Future;
+use store::{quarantine, scanner};
 use tokio::net::TcpListener;
 
 /// Runs worker `name` on `listener` until `shutdown` resolves, then drains

@@ -43,7 +43,7 @@ fn grace(s: &str) -> Result<std::time::Duration, String> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    worker::heap::hold_mmap_threshold();
+    worker::mem::heap::hold_mmap_threshold();
     common::logging::init("info");
     let args = Args::parse();
     let cfg = ClusterConfig::load(&args.config)?;

@@ -1,9 +1,9 @@
 //! Everything one worker process owns, shared by its gRPC service, its
 //! heartbeat loop and its command handlers.
 
-use crate::cache::BlockCache;
-use crate::store::BlockStore;
-use crate::tasks::TaskTable;
+use crate::store::cache::BlockCache;
+use crate::store::disk::BlockStore;
+use crate::task::table::TaskTable;
 use common::config::{ClusterConfig, WorkerConfig};
 use rpc::dfs::Dfs;
 use std::sync::Arc;
@@ -18,14 +18,14 @@ pub struct Node {
     /// Running attempts, and the job cleanups waiting for them.
     pub tasks: TaskTable,
     /// Map outputs for running reduces launched before every map finished.
-    pub feeds: crate::feeds::Feeds,
+    pub feeds: crate::task::feeds::Feeds,
     /// The epoch of the current registration; 0 before the first.
     pub epoch: std::sync::atomic::AtomicU64,
     /// Set on SIGTERM: launches are handed back, heartbeats say so.
     pub draining: std::sync::atomic::AtomicBool,
     /// What the master last said of this worker's replicas: whether it may
     /// go (`/readyz`), and while draining, what is left to copy.
-    pub safety: crate::drain::Safety,
+    pub safety: crate::control::drain::Safety,
     /// Held from taking the store's changes to the master's answer, by
     /// heartbeats, registrations and corrupt-block reports: the master
     /// sees a replica's "added" before its "corrupt", never after.

@@ -2,7 +2,7 @@
 //! the protocol to the real master over gRPC, as YARN's Scheduler Load
 //! Simulator drives a real ResourceManager with simulated NodeManagers.
 //!
-//! Each one does what `worker/src/heartbeat.rs` and `executor.rs` do (and
+//! Each one does what `worker/src/control/heartbeat.rs` and `executor.rs` do (and
 //! `simtest/src/worker.rs` models): it registers with its full block report
 //! and a resource sample; heartbeats every interval with its free slots,
 //! its block-report delta and its running attempts' progress; re-registers

@@ -165,7 +165,7 @@ pub struct Namespace {
     /// Block → workers whose replica was reported corrupt, as HDFS's
     /// `CorruptReplicasMap`, but durable: HDFS rebuilds it from the
     /// DataNodes' reports after a restart, whereas here a worker forgets
-    /// what its reads found when it restarts (`worker/src/store.rs`), and
+    /// what its reads found when it restarts (`worker/src/store/disk.rs`), and
     /// a corrupt replica found by a client or a stale copy found by a
     /// read is known to the master alone. A master that forgot would count
     /// a corrupt replica good again: hand it to readers, and trim the good

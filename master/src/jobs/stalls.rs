@@ -3,7 +3,7 @@
 //! A hung disk, a frozen peer or a child that sleeps leave an attempt in its
 //! slot for ever while its worker goes on heartbeating, so the worker's
 //! liveness says nothing about its attempts. Each heartbeat carries every
-//! running attempt's progress counter (`worker/src/progress.rs`); an attempt
+//! running attempt's progress counter (`worker/src/task/progress.rs`); an attempt
 //! whose counter has not moved for `[jobs] task_timeout` is failed (its
 //! worker goes on the task's avoid list, so the next attempt runs
 //! elsewhere) and killed. Workers that send no counters (the simulation's

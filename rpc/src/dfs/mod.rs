@@ -3,7 +3,7 @@
 //!
 //! A block goes to its targets through a pipeline, as in HDFS: the writer
 //! streams it to the first target, which writes it and forwards it to the
-//! next while it receives (`worker/src/pipeline.rs`); every chunk carries
+//! next while it receives (`worker/src/store/pipeline.rs`); every chunk carries
 //! its CRC32C, checked on each hop. The writer sends each block once
 //! instead of once per replica, and a put returns only after every target
 //! acknowledged an fsynced copy. A target that fails, first or further

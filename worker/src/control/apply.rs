@@ -1,0 +1,97 @@
+//! The master's commands, from a heartbeat's or a task report's answer:
+//! task launches, kills and job cleanups go to the [`executor`], block
+//! commands (delete, quarantine, cache, pin, replicate, resize) are
+//! carried out here.
+//! The heartbeat loop and the executor's task reports both call
+//! [`handle`]; the executor gets it as a function argument, so neither
+//! module imports the other.
+
+use crate::control::command::Command;
+use crate::node::Node;
+use crate::task::executor;
+use std::sync::Arc;
+
+/// Carries out commands from a heartbeat or task-report answer.
+pub fn handle(node: &Arc<Node>, commands: Vec<Command>) {
+    for cmd in commands {
+        match cmd {
+            Command::Launch(spec) => executor::launch(node, *spec, handle),
+            Command::Refuse(r) => executor::refuse(node, r, handle),
+            Command::KillTask(t) => executor::kill(node, t),
+            Command::CleanupJob(j) => executor::cleanup(node, j),
+            Command::MapOutputs { job, outputs } => {
+                let n = outputs.len();
+                let heard = node.feeds.publish(job, outputs);
+                tracing::debug!(
+                    job,
+                    outputs = n,
+                    reduces = heard,
+                    "map outputs for running reduces"
+                );
+            }
+            kind => {
+                tokio::spawn(execute(node.clone(), kind));
+            }
+        }
+    }
+}
+
+/// Carries out one block command from the master.
+#[tracing::instrument(skip(node))]
+async fn execute(node: Arc<Node>, kind: Command) {
+    match kind {
+        Command::DeleteBlock(id) => {
+            node.cache.remove(id);
+            node.store.delete(id);
+        }
+        Command::QuarantineBlock(id) => crate::store::quarantine::quarantine(&node, id),
+        Command::CacheBlock(id) => {
+            if let Err(e) = node.read_block(id, true).await {
+                tracing::warn!(block = id, "cannot cache: {e}");
+            }
+        }
+        Command::PinBlock(id) => match node.read_block(id, false).await {
+            Ok((data, _)) => match node.cache.pin(id, &data) {
+                Ok(()) => tracing::info!(block = id, "block pinned in the cache"),
+                Err(e) => tracing::warn!(block = id, "pin refused: {e}"),
+            },
+            Err(e) => tracing::warn!(block = id, "cannot pin: {e}"),
+        },
+        Command::UncacheBlock(id) => {
+            node.cache.remove(id);
+        }
+        Command::SetCacheCapacity(bytes) => {
+            let evicted = node.cache.set_capacity(bytes);
+            tracing::info!(bytes, evicted, "cache resized");
+        }
+        // The executor's, from `handle`.
+        Command::Launch(_) | Command::Refuse(_) => {}
+        Command::KillTask(_) | Command::CleanupJob(_) | Command::MapOutputs { .. } => {}
+        Command::Replicate {
+            block: info,
+            targets,
+            token,
+        } => {
+            let data = match node.read_block(info.id, false).await {
+                Ok((d, _)) => d,
+                Err(e) => {
+                    tracing::warn!(block = info.id, "cannot replicate: {e}");
+                    return;
+                }
+            };
+            for t in targets {
+                let res = async {
+                    let mut conn = node.dfs.worker(&t)?;
+                    crate::edge::peers::write_block(&mut conn, info, data.clone(), &token).await
+                }
+                .await;
+                match res {
+                    Ok(()) => tracing::info!(block = info.id, target = %t, "block replicated"),
+                    Err(e) => {
+                        tracing::warn!(block = info.id, target = %t, "replication failed: {e}")
+                    }
+                }
+            }
+        }
+    }
+}

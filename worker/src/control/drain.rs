@@ -1,0 +1,216 @@
+//! Graceful shutdown. On SIGTERM a worker stops taking tasks (its
+//! heartbeats say it drains, so the master offers it nothing, and a launch
+//! already on its way is handed back), lets what it runs finish within a
+//! grace period, hands back whatever is still running after it, and sends a
+//! last heartbeat so the master marks it gone at once instead of after the
+//! expiry interval (YARN's graceful decommission, without the wait for
+//! whole applications: a finished map's output is re-run elsewhere, as for
+//! any lost worker).
+//!
+//! Its blocks are drained too, within the same grace period: a draining
+//! heartbeat is a request to decommission this incarnation (the master's
+//! `blocks/decommission.rs`, HDFS's decommissioning), so the master copies
+//! what it holds to other workers while it keeps serving reads, and answers
+//! each heartbeat with how many blocks are left. The worker leaves once
+//! none is, so that stopping workers one after another at replication 2
+//! never takes a block's last replica. It leaves at once when nothing can
+//! be copied (every other worker is leaving too: a whole cluster stopping),
+//! and without waiting when the master does not answer.
+
+use crate::control::monitor::ResourceMonitor;
+use crate::node::Node;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::AbortHandle;
+
+/// How long the last heartbeat may take before the worker exits anyway;
+/// the master's expiry covers a lost one.
+const LAST_BEAT: Duration = Duration::from_secs(5);
+
+/// What the master last said of this worker's replicas, from heartbeat
+/// answers.
+#[derive(Debug, Default)]
+pub struct Safety {
+    /// It holds replicas no one else has enough of: being drained and not
+    /// yet copied, or the only counted replica of a block that wants more.
+    /// `/readyz` answers 503 meanwhile, so that an orchestrator's
+    /// disruption budget waits before it takes another worker.
+    unsafe_to_stop: AtomicBool,
+    /// 1 + the blocks the master can still copy elsewhere, from the last
+    /// answer to a draining heartbeat; 0 before one.
+    left: AtomicU64,
+    /// When that answer came, wall-clock milliseconds.
+    at_ms: AtomicU64,
+    /// A draining heartbeat failed since that answer: the master is away
+    /// (stopped first, or unreachable) and copies nothing meanwhile.
+    away: AtomicBool,
+}
+
+impl Safety {
+    /// A heartbeat's answer; `draining`: the heartbeat said so.
+    pub fn heard(&self, draining: bool, unsafe_to_stop: bool, blocks_to_copy: u64) {
+        self.unsafe_to_stop.store(unsafe_to_stop, Ordering::SeqCst);
+        if draining {
+            self.left
+                .store(blocks_to_copy.saturating_add(1), Ordering::SeqCst);
+            self.at_ms.store(common::now_ms(), Ordering::SeqCst);
+            self.away.store(false, Ordering::SeqCst);
+        }
+    }
+
+    /// A heartbeat failed; `draining`: it said so.
+    pub fn unanswered(&self, draining: bool) {
+        if draining {
+            self.away.store(true, Ordering::SeqCst);
+        }
+    }
+
+    pub fn unsafe_to_stop(&self) -> bool {
+        self.unsafe_to_stop.load(Ordering::SeqCst)
+    }
+
+    /// The blocks left to copy as of the last draining answer, and when it
+    /// came; `None` before one.
+    fn left(&self) -> Option<(u64, u64)> {
+        match self.left.load(Ordering::SeqCst) {
+            0 => None,
+            n => Some((n - 1, self.at_ms.load(Ordering::SeqCst))),
+        }
+    }
+
+    /// Forgets the answers to heartbeats sent before the drain began.
+    fn reset(&self) {
+        self.left.store(0, Ordering::SeqCst);
+        self.away.store(false, Ordering::SeqCst);
+    }
+
+    fn away(&self) -> bool {
+        self.away.load(Ordering::SeqCst)
+    }
+}
+
+/// Whether the drain may stop waiting for the blocks: the master said
+/// none is left to copy, or has not answered a draining heartbeat for
+/// `silence` (since `since_ms`, the drain's start, or its last answer).
+fn blocks_done(left: Option<(u64, u64)>, since_ms: u64, now_ms: u64, silence: Duration) -> bool {
+    match left {
+        Some((0, _)) => true,
+        Some((_, at)) => now_ms.saturating_sub(at.max(since_ms)) > silence.as_millis() as u64,
+        None => now_ms.saturating_sub(since_ms) > silence.as_millis() as u64,
+    }
+}
+
+/// Drains `node`, then stops its heartbeat loop (`heartbeat`) and says
+/// goodbye to the master. Returns when the gRPC server may stop.
+#[tracing::instrument(skip_all, fields(worker = %node.me.name))]
+pub async fn run(node: Arc<Node>, grace: Duration, heartbeat: AbortHandle) {
+    node.safety.reset();
+    node.draining.store(true, Ordering::SeqCst);
+    let running = node.tasks.len();
+    tracing::info!(
+        running,
+        ?grace,
+        "draining: no new tasks; the master copies this worker's blocks elsewhere"
+    );
+    let deadline = tokio::time::Instant::now() + grace;
+    let since = common::now_ms();
+    // Three heartbeats unanswered: the master is away, and copies nothing.
+    let silence = node.cluster.heartbeat.interval * 3 + Duration::from_secs(1);
+    let registered = node.epoch.load(Ordering::SeqCst) != 0;
+    let mut said = None;
+    // Attempts remove themselves once their report is through; the
+    // heartbeat loop, still running, brings the master's count of blocks.
+    loop {
+        let left = node.safety.left();
+        let blocks = !registered
+            || node.safety.away()
+            || blocks_done(left, since, common::now_ms(), silence);
+        if node.tasks.is_empty() && blocks {
+            if registered && left.is_some() {
+                if node.safety.unsafe_to_stop() {
+                    tracing::warn!("no other worker can take a copy of what is left here (all are leaving): leaving anyway");
+                } else {
+                    tracing::info!("the master says every block here is safe elsewhere");
+                }
+            }
+            break;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            if let (Some((n, _)), false) = (left, blocks) {
+                tracing::warn!(blocks_left = n,
+                    "grace period over: leaving with blocks not yet copied elsewhere (the master re-replicates them from the other replicas)");
+            }
+            break;
+        }
+        let n = left.map(|(n, _)| n);
+        if n != said && n.is_some_and(|n| n > 0) {
+            tracing::info!(
+                blocks_left = n.unwrap_or(0),
+                "waiting for the master to copy this worker's blocks elsewhere"
+            );
+        }
+        said = n;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let epoch = node.epoch.load(Ordering::SeqCst);
+    for ((job_id, is_map, index), r) in node.tasks.take_all() {
+        r.handle.abort();
+        let t = crate::task::launch::TaskRef {
+            job_id,
+            is_map,
+            index,
+            attempt: r.attempt,
+        };
+        crate::task::executor::hand_back(node.clone(), t, epoch, crate::control::apply::handle)
+            .await;
+    }
+    heartbeat.abort();
+    if epoch == 0 {
+        tracing::info!("never registered: nothing to tell the master");
+        return;
+    }
+    let mut monitor = ResourceMonitor::new();
+    match tokio::time::timeout(
+        LAST_BEAT,
+        crate::control::heartbeat::beat(&node, epoch, &mut monitor, true),
+    )
+    .await
+    {
+        Ok(Ok(_)) => tracing::info!("last heartbeat sent: the master has let this worker go"),
+        Ok(Err(e)) => {
+            tracing::warn!("last heartbeat failed (the master will expire this worker): {e}")
+        }
+        Err(_) => tracing::warn!("last heartbeat timed out (the master will expire this worker)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The drain waits for the master's count to reach 0, but not for a
+    /// master that does not answer, and never on an answer from before
+    /// the drain.
+    #[test]
+    fn the_drain_waits_for_the_masters_word_or_its_silence() {
+        let s = Duration::from_secs(2);
+        let safety = Safety::default();
+        safety.heard(false, true, 0);
+        assert!(safety.unsafe_to_stop() && safety.left().is_none());
+        assert!(!blocks_done(safety.left(), 1_000, 2_000, s));
+        assert!(blocks_done(safety.left(), 1_000, 3_001, s));
+        safety.heard(true, true, 4);
+        let (n, at) = safety.left().unwrap();
+        assert_eq!(n, 4);
+        assert!(!blocks_done(safety.left(), 0, at + 1_000, s));
+        assert!(blocks_done(safety.left(), 0, at + 2_001, s));
+        safety.unanswered(true);
+        assert!(safety.away());
+        safety.heard(true, false, 0);
+        assert!(!safety.unsafe_to_stop() && !safety.away());
+        assert!(blocks_done(safety.left(), 0, 0, s));
+        safety.reset();
+        assert!(safety.left().is_none());
+    }
+}

@@ -1,0 +1,247 @@
+//! Registration, the heartbeat loop, and the long poll that brings the
+//! master's commands between heartbeats, in a task of their own so that a
+//! busy worker never misses heartbeats (Ballista #2159). The commands that
+//! come back are carried out by [`crate::control::apply`]; the calls themselves
+//! are [`crate::edge::master_client`]'s.
+//!
+//! Heartbeats stay the liveness signal, at their interval. Launch on
+//! submit is the long poll's: the master answers it as soon as this
+//! worker's outbox holds commands, and the heartbeat loop then takes them
+//! (`TakeCommands`). The poll's answer carries none itself, so one lost on
+//! a broken connection loses nothing: the commands wait for the next
+//! heartbeat.
+
+use crate::control::messages::{Heartbeat, Poll, Registration};
+use crate::control::monitor::ResourceMonitor;
+use crate::edge::master_client;
+use crate::node::Node;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{watch, Notify};
+
+/// How long one long poll may wait at the master (which caps it at a
+/// minute); then it is asked again.
+const POLL_WAIT: Duration = Duration::from_secs(30);
+/// Beyond [`POLL_WAIT`], how long a poll's answer may take before the
+/// poll is given up and asked again (HTTP/2 keep-alives usually fail a
+/// dead connection sooner).
+const POLL_SLACK: Duration = Duration::from_secs(10);
+/// The pause after a failed poll (a master restarting), before the next.
+const POLL_RETRY: Duration = Duration::from_millis(500);
+
+/// Between the long poll and the heartbeat loop.
+#[derive(Default)]
+struct Wakeups {
+    /// The master has commands: take them now.
+    ring: Notify,
+    /// The heartbeat loop has been to the master since the last ring: the
+    /// poll may wait again (before that, the outbox is still full and the
+    /// poll would answer at once).
+    taken: Notify,
+}
+
+/// Registers, then heartbeats every interval until the process stops, and
+/// takes the master's commands whenever the long poll says there are some.
+/// Any failure or a `reregister` answer sends the worker back to
+/// registration, which carries full block and cache reports.
+pub async fn run(node: Arc<Node>) {
+    let (epoch_tx, epoch_rx) = watch::channel(0u64);
+    let wake = Wakeups::default();
+    // One task: the drain's abort of it stops both.
+    tokio::join!(
+        beats(&node, epoch_tx, &wake),
+        listen(&node, epoch_rx, &wake)
+    );
+}
+
+async fn beats(node: &Arc<Node>, epoch_tx: watch::Sender<u64>, wake: &Wakeups) {
+    let interval = node.cluster.heartbeat.interval;
+    let mut monitor = ResourceMonitor::new();
+    // CPU usage is a difference between two refreshes: give the first
+    // sample, sent with the registration, an interval to measure.
+    tokio::time::sleep(sysinfo::MINIMUM_CPU_UPDATE_INTERVAL).await;
+    let mut epoch: Option<u64> = None;
+    let mut tick = tokio::time::interval(interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let rung = tokio::select! {
+            _ = tick.tick() => false,
+            _ = wake.ring.notified(), if epoch.is_some() => true,
+        };
+        let was = epoch;
+        match epoch {
+            None => match register(node, &mut monitor).await {
+                Ok(e) => {
+                    node.epoch.store(e, Ordering::SeqCst);
+                    epoch = Some(e);
+                }
+                Err(e) => tracing::warn!("registration failed, retrying: {e}"),
+            },
+            // Not a heartbeat: a failure here says nothing of liveness, and
+            // the commands stay queued for the next heartbeat.
+            Some(e) if rung => match take(node, e).await {
+                Ok(true) => {}
+                Ok(false) => epoch = None,
+                Err(err) => tracing::warn!("taking the master's commands failed: {err}"),
+            },
+            Some(e) => match beat(node, e, &mut monitor, false).await {
+                Ok(true) => {}
+                Ok(false) => epoch = None,
+                Err(err) => {
+                    tracing::warn!("heartbeat failed, will re-register: {err}");
+                    epoch = None;
+                }
+            },
+        }
+        if epoch != was {
+            epoch_tx.send_replace(epoch.unwrap_or(0));
+        }
+        wake.taken.notify_one();
+    }
+}
+
+/// The long poll: asks the master to answer when it has commands for this
+/// incarnation, and rings the heartbeat loop when it does.
+async fn listen(node: &Arc<Node>, mut epoch: watch::Receiver<u64>, wake: &Wakeups) {
+    loop {
+        let e = *epoch.borrow_and_update();
+        if e == 0 {
+            if epoch.changed().await.is_err() {
+                return;
+            }
+            continue;
+        }
+        let answer = tokio::time::timeout(
+            POLL_WAIT + POLL_SLACK,
+            master_client::await_commands(node, e, POLL_WAIT),
+        )
+        .await;
+        match answer {
+            Ok(Ok(Poll::Ready)) => {
+                wake.ring.notify_one();
+                wake.taken.notified().await;
+            }
+            Ok(Ok(Poll::Reregister)) => {
+                // The heartbeat loop finds out too, and registers anew.
+                let _ = epoch.changed().await;
+            }
+            Ok(Ok(Poll::Idle)) => {}
+            Ok(Err(s)) if s.code() == tonic::Code::Unimplemented => {
+                tracing::info!("the master has no long poll: commands come with heartbeats");
+                std::future::pending::<()>().await;
+            }
+            Ok(Err(s)) => {
+                tracing::debug!("long poll failed: {s}");
+                tokio::time::sleep(POLL_RETRY).await;
+            }
+            Err(_) => tracing::debug!("long poll unanswered; asking again"),
+        }
+    }
+}
+
+/// Takes the commands waiting at the master; `Ok(false)` when it no
+/// longer knows this epoch.
+async fn take(node: &Arc<Node>, epoch: u64) -> Result<bool, rpc::dfs::DfsError> {
+    let resp = master_client::take_commands(node, epoch).await?;
+    if resp.reregister {
+        tracing::info!("the master asked for a new registration");
+        return Ok(false);
+    }
+    crate::control::apply::handle(node, resp.commands);
+    Ok(true)
+}
+
+async fn register(
+    node: &Arc<Node>,
+    monitor: &mut ResourceMonitor,
+) -> Result<u64, rpc::dfs::DfsError> {
+    let _order = node.reports.lock().await;
+    node.store.clear_delta();
+    node.cache.clear_delta();
+    let req = Registration {
+        name: node.me.name.clone(),
+        addr: node.me.addr.clone(),
+        rack: node.me.rack.clone(),
+        map_slots: node.me.map_slots,
+        reduce_slots: node.me.reduce_slots,
+        cache_capacity_bytes: node.cache.capacity(),
+        blocks: node.store.report(),
+        cached: node.cache.report(),
+        cache_used_bytes: node.cache.used(),
+        resources: monitor.sample(),
+        job_dirs: node.job_dirs(),
+    };
+    let resp = master_client::register(node, req).await?;
+    // A new incarnation: the master has re-queued whatever the previous
+    // one ran, and would fence its reports, so stop it here too.
+    node.tasks.abort_all();
+    for id in &resp.delete_blocks {
+        node.cache.remove(*id);
+        node.store.delete(*id);
+    }
+    tracing::info!(
+        epoch = resp.epoch,
+        deleted_orphans = resp.delete_blocks.len(),
+        "registered with the master"
+    );
+    Ok(resp.epoch)
+}
+
+/// One heartbeat; `Ok(false)` when the master no longer knows this epoch.
+/// `leaving` makes it the last one of a graceful shutdown.
+pub async fn beat(
+    node: &Arc<Node>,
+    epoch: u64,
+    monitor: &mut ResourceMonitor,
+    leaving: bool,
+) -> Result<bool, rpc::dfs::DfsError> {
+    let order = node.reports.lock().await;
+    let (blocks_added, blocks_removed) = node.store.take_delta();
+    let (cache_added, cache_removed) = node.cache.take_delta();
+    let (maps, reduces) = node.tasks.counts();
+    // Read once: the answer to a draining heartbeat is what the drain waits on.
+    let draining = node.is_draining();
+    let req = Heartbeat {
+        name: node.me.name.clone(),
+        epoch,
+        free_map_slots: node.me.map_slots.saturating_sub(maps),
+        free_reduce_slots: node.me.reduce_slots.saturating_sub(reduces),
+        resources: monitor.sample(),
+        blocks_added,
+        blocks_removed,
+        cache_added,
+        cache_removed,
+        cache_used_bytes: node.cache.used(),
+        draining,
+        leaving,
+        progress: node
+            .tasks
+            .progress()
+            .into_iter()
+            .map(|((job_id, is_map, index), attempt, p)| {
+                let t = crate::task::launch::TaskRef {
+                    job_id,
+                    is_map,
+                    index,
+                    attempt,
+                };
+                (t, p)
+            })
+            .collect(),
+    };
+    let resp = master_client::heartbeat(node, req).await.inspect_err(|_| {
+        node.safety.unanswered(draining);
+    })?;
+    drop(order);
+    if resp.reregister {
+        tracing::info!("the master asked for a new registration");
+        return Ok(false);
+    }
+    if !leaving {
+        node.safety
+            .heard(draining, resp.unsafe_to_stop, resp.blocks_to_copy);
+    }
+    crate::control::apply::handle(node, resp.commands);
+    Ok(true)
+}

@@ -1,0 +1,8 @@
+//! Memory: big buffers handed back to the system when freed, and huge pages
+//! for the sort buffer's index.
+//!
+//! - [`heap`]: big buffers go back to the system when freed.
+//! - [`hugepages`]: transparent huge pages asked for a big buffer.
+
+pub mod heap;
+pub mod hugepages;

@@ -1,0 +1,21 @@
+//! The blocks this worker stores: one file per block with its CRC32C,
+//! the byte-bounded LRU cache, reads through both, the write pipeline, the
+//! periodic checksum scan and the quarantine of unknown blocks.
+//!
+//! - [`block`]: what a block is and where its copies are.
+//! - [`disk`]: one file per block plus its CRC32C, read through `memmap2`.
+//! - [`cache`]: the byte-bounded LRU block cache and its change log.
+//! - [`scanner`]: the periodic checksum scan of every stored block.
+//! - [`quarantine`]: blocks the master does not know, kept for a grace period.
+//! - [`reads`]: a stored block read, cache first, a corrupt replica reported.
+//! - [`pipeline`]: a block write as a pipeline target (HDFS's write pipeline).
+//! - [`prealloc`]: disk space reserved before a file of known size is written.
+
+pub mod block;
+pub mod cache;
+pub mod disk;
+pub mod pipeline;
+pub mod prealloc;
+pub mod quarantine;
+pub mod reads;
+pub mod scanner;

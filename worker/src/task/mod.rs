@@ -1,0 +1,36 @@
+//! Running attempts: a launch as the worker runs it, the executor and its
+//! table of attempts, the map and reduce attempts with their input, sort
+//! buffer, merge and output parts, and external programs.
+//!
+//! - [`launch`]: a task launch as the worker runs it.
+//! - [`executor`]: task lifecycle: launch, report (fenced), kill, clean up.
+//! - [`table`]: the table of running attempts the node owns.
+//! - [`progress`]: an attempt's progress counter, which the master times out.
+//! - [`outcome`]: what an attempt reports: its metrics or its failure.
+//! - [`hold`]: the fault tests' hold of a job's attempts until a file exists.
+//! - [`input`]: a map's block read, cache → disk → remote, with its locality.
+//! - [`map`], [`reduce`]: the two kinds of attempt.
+//! - [`code`]: what an attempt runs: built-in code or an external process.
+//! - [`external`]: Streaming commands and job programs as child processes.
+//! - [`mapout`], [`merge`]: map-side sort and spill, reduce-side merge.
+//! - [`part`]: output parts written record-aligned into the block store.
+//! - [`partition`]: one partition of a map's output as the shuffle names it.
+//! - [`feeds`]: reduce slow-start: map outputs that finish after a reduce
+//!   was launched reach it here.
+
+pub mod code;
+pub mod executor;
+pub mod external;
+pub mod feeds;
+pub mod hold;
+pub mod input;
+pub mod launch;
+pub mod map;
+pub mod mapout;
+pub mod merge;
+pub mod outcome;
+pub mod part;
+pub mod partition;
+pub mod progress;
+pub mod reduce;
+pub mod table;
