@@ -31,7 +31,6 @@ pub mod task;
 use common::config::ClusterConfig;
 use control::{drain, heartbeat};
 use edge::{health, service};
-use rpc::auth::TokenCheck;
 use std::future::Future;
 use store::{quarantine, scanner};
 use tokio::net::TcpListener;
@@ -86,32 +85,7 @@ pub async fn run_with_health(
             drain::run(node, grace, hb).await;
         }
     };
-    let mut server = tonic::transport::Server::builder()
-        .initial_stream_window_size(rpc::dfs::STREAM_WINDOW)
-        .initial_connection_window_size(rpc::dfs::CONNECTION_WINDOW);
-    if let Some(t) = tls {
-        tracing::info!(worker = %name, "gRPC over TLS only");
-        server = server.tls_config(t)?;
-    }
-    let served = server
-        .add_service(tonic::service::interceptor::InterceptedService::new(
-            service::server(node.clone()),
-            TokenCheck::with_tokens(tokens),
-        ))
-        // Nagle's algorithm off, as on the master (see `master::no_delay`):
-        // shuffle fetches and block writes are answered in small writes too.
-        .serve_with_incoming_shutdown(
-            tokio_stream::StreamExt::map(
-                tokio_stream::wrappers::TcpListenerStream::new(listener),
-                |s| {
-                    let s = s?;
-                    let _ = s.set_nodelay(true);
-                    Ok::<_, std::io::Error>(s)
-                },
-            ),
-            stop,
-        )
-        .await;
+    let served = service::serve(node, listener, tls, tokens, stop).await;
     hb.abort();
     scan.abort();
     if let Some(p) = probes {

@@ -127,7 +127,7 @@ async fn listen(node: &Arc<Node>, mut epoch: watch::Receiver<u64>, wake: &Wakeup
                 let _ = epoch.changed().await;
             }
             Ok(Ok(Poll::Idle)) => {}
-            Ok(Err(s)) if s.code() == tonic::Code::Unimplemented => {
+            Ok(Ok(Poll::Unsupported)) => {
                 tracing::info!("the master has no long poll: commands come with heartbeats");
                 std::future::pending::<()>().await;
             }

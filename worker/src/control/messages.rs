@@ -78,4 +78,7 @@ pub enum Poll {
     Reregister,
     /// Nothing came within the wait.
     Idle,
+    /// The master has no long poll (an older master): commands come with
+    /// heartbeats only.
+    Unsupported,
 }

@@ -57,21 +57,15 @@ pub async fn take_commands(node: &Node, epoch: u64) -> Result<Reply, DfsError> {
 }
 
 /// Asks the master to answer once commands wait for incarnation `epoch`,
-/// or after `wait`. The status of a failed call is kept whole: a master
-/// without the long poll answers `UNIMPLEMENTED`.
-pub async fn await_commands(
-    node: &Node,
-    epoch: u64,
-    wait: Duration,
-) -> Result<Poll, tonic::Status> {
+/// or after `wait`. A master without the long poll answers
+/// `UNIMPLEMENTED`: [`Poll::Unsupported`].
+pub async fn await_commands(node: &Node, epoch: u64, wait: Duration) -> Result<Poll, DfsError> {
     let req = poll(node, epoch, wait);
-    Ok(node
-        .dfs
-        .master()
-        .await_commands(req)
-        .await?
-        .into_inner()
-        .into())
+    match node.dfs.master().await_commands(req).await {
+        Ok(r) => Ok(r.into_inner().into()),
+        Err(s) if s.code() == tonic::Code::Unimplemented => Ok(Poll::Unsupported),
+        Err(s) => Err(s.into()),
+    }
 }
 
 fn poll(node: &Node, epoch: u64, wait: Duration) -> proto::WorkerPoll {

@@ -49,6 +49,42 @@ impl rpc::dfs::LocalHead for Local {
     }
 }
 
+/// Serves the worker's port on `listener` until `stop` resolves: TLS only
+/// when `tls` is given, every token of `tokens` accepted, and Nagle's
+/// algorithm off, as on the master (see `master::no_delay`): shuffle
+/// fetches and block writes are answered in small writes too.
+pub async fn serve(
+    node: Arc<Node>,
+    listener: tokio::net::TcpListener,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+    tokens: rpc::auth::Tokens,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let mut builder = tonic::transport::Server::builder()
+        .initial_stream_window_size(rpc::dfs::STREAM_WINDOW)
+        .initial_connection_window_size(rpc::dfs::CONNECTION_WINDOW);
+    if let Some(t) = tls {
+        tracing::info!(worker = %node.me.name, "gRPC over TLS only");
+        builder = builder.tls_config(t)?;
+    }
+    let incoming = tokio_stream::StreamExt::map(
+        tokio_stream::wrappers::TcpListenerStream::new(listener),
+        |s| {
+            let s = s?;
+            let _ = s.set_nodelay(true);
+            Ok::<_, std::io::Error>(s)
+        },
+    );
+    builder
+        .add_service(tonic::service::interceptor::InterceptedService::new(
+            server(node),
+            rpc::auth::TokenCheck::with_tokens(tokens),
+        ))
+        .serve_with_incoming_shutdown(incoming, stop)
+        .await?;
+    Ok(())
+}
+
 /// The worker's gRPC service over `node`, without the token check the
 /// caller wraps it in.
 pub fn server(node: Arc<Node>) -> WorkerServer<WorkerService> {
