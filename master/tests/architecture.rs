@@ -11,7 +11,10 @@
 //! the master fails here until it has a row, which is where its place in
 //! the layers is decided.
 
-use std::path::{Path, PathBuf};
+mod scan;
+
+use scan::{code_lines, sources};
+use std::path::Path;
 
 /// Each module of the master and the module paths it may import: a path
 /// allows itself and everything under it.
@@ -60,17 +63,6 @@ struct Import {
     path: Vec<String>,
 }
 
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            sources(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// The module path of a source file: `jobs/job.rs` is `jobs::job`,
 /// `jobs/mod.rs` is `jobs`, `lib.rs` the root.
 fn module_of(rel: &str) -> Vec<String> {
@@ -80,31 +72,6 @@ fn module_of(rel: &str) -> Vec<String> {
         parts.pop();
     }
     parts
-}
-
-/// The file's lines up to its inline unit tests (`#[cfg(test)]` before a
-/// `mod name {`), with comment lines blanked so line numbers hold.
-fn code_lines(text: &str) -> Vec<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        let t = l.trim_start();
-        if t.starts_with("#[cfg(test)]") {
-            let next = lines[i + 1..]
-                .iter()
-                .map(|l| l.trim_start())
-                .find(|l| !l.starts_with("#["));
-            if next.is_some_and(|n| n.starts_with("mod ") && n.ends_with('{')) {
-                break;
-            }
-        }
-        out.push(if t.starts_with("//") {
-            String::new()
-        } else {
-            l.to_string()
-        });
-    }
-    out
 }
 
 fn ident_len(s: &str) -> usize {

@@ -8,7 +8,10 @@
 //! `rpc::tls`) are invisible to that scan, so the calls of those functions
 //! are listed too, each call site with why the lock is free there.
 
-use std::path::{Path, PathBuf};
+mod scan;
+
+use scan::sources;
+use std::path::Path;
 
 /// File APIs, as the master's code spells them.
 const FILE_APIS: &[&str] = &[
@@ -70,41 +73,6 @@ const CROSS_CRATE_ALLOWED: &[(&str, &str, &str)] = &[
     ),
 ];
 
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            sources(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
-/// The code before the file's inline unit tests (`#[cfg(test)]` before a
-/// `mod name {`; a `#[cfg(test)]` test file included by `#[path]` ends
-/// nothing), without comments.
-fn code(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        let t = l.trim_start();
-        if t.starts_with("#[cfg(test)]") {
-            let next = lines[i + 1..]
-                .iter()
-                .map(|l| l.trim_start())
-                .find(|l| !l.starts_with("#["));
-            if next.is_some_and(|n| n.starts_with("mod ") && n.ends_with('{')) {
-                break;
-            }
-        }
-        if !t.starts_with("//") {
-            out.push(*l);
-        }
-    }
-    out.join("\n")
-}
-
 #[test]
 fn file_io_only_where_the_lock_is_not_held() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -117,7 +85,7 @@ fn file_io_only_where_the_lock_is_not_held() {
         if rel.ends_with("_tests.rs") {
             continue;
         }
-        let code = code(&std::fs::read_to_string(f).unwrap());
+        let code = scan::code_lines(&std::fs::read_to_string(f).unwrap()).join("\n");
         let uses: Vec<&str> = FILE_APIS
             .iter()
             .copied()
@@ -148,7 +116,7 @@ fn file_io_only_where_the_lock_is_not_held() {
 fn each_file_function_of_the_job_side_asserts() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     for (rel, _) in &ALLOWED[1..] {
-        let code = code(&std::fs::read_to_string(root.join(rel)).unwrap());
+        let code = scan::code_lines(&std::fs::read_to_string(root.join(rel)).unwrap()).join("\n");
         for f in code.split("\npub fn ").skip(1) {
             let body = f.split("\n}\n").next().unwrap();
             let name = body.split('(').next().unwrap();
@@ -195,7 +163,7 @@ fn cross_crate_file_reads_only_off_the_lock() {
         if rel.ends_with("_tests.rs") {
             continue;
         }
-        let code = code(&std::fs::read_to_string(f).unwrap());
+        let code = scan::code_lines(&std::fs::read_to_string(f).unwrap()).join("\n");
         for (i, line) in code.lines().enumerate() {
             let Some(api) = CROSS_CRATE_FILE_FNS.iter().find(|a| line.contains(*a)) else {
                 continue;
