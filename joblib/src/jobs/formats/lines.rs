@@ -11,6 +11,19 @@ fn find_nl(b: &[u8]) -> Option<usize> {
     memchr::memchr(b'\n', b)
 }
 
+/// Where the first line this map owns starts in `block` (at file offset
+/// `offset`): past the first `\n` unless the block starts the file; `None`
+/// for an empty block or one that lies inside a line started earlier.
+fn first_owned(block: &[u8], offset: u64) -> Option<usize> {
+    if block.is_empty() {
+        return None;
+    }
+    match offset {
+        0 => Some(0),
+        _ => find_nl(block).map(|i| i + 1),
+    }
+}
+
 pub(super) fn read_lines(
     block: &[u8],
     offset: u64,
@@ -18,17 +31,9 @@ pub(super) fn read_lines(
     f: &mut dyn FnMut(&[u8], &[u8]),
 ) -> SplitStats {
     let mut st = SplitStats::default();
-    if block.is_empty() {
+    let Some(mut pos) = first_owned(block, offset) else {
         return st;
-    }
-    let mut pos = 0;
-    if offset != 0 {
-        match find_nl(block) {
-            Some(i) => pos = i + 1,
-            // The whole block lies inside a line that started earlier.
-            None => return st,
-        }
-    }
+    };
     while pos < block.len() {
         match find_nl(&block[pos..]) {
             Some(i) => {
@@ -95,16 +100,10 @@ fn read_line_runs(
     f: &mut dyn FnMut(&[u8], &[u8]),
 ) -> SplitStats {
     let mut st = SplitStats::default();
-    if block.is_empty() {
+    let Some(first) = first_owned(block, offset) else {
         return st;
-    }
-    let mut rest = block;
-    if offset != 0 {
-        match find_nl(block) {
-            Some(i) => rest = &block[i + 1..],
-            None => return st,
-        }
-    }
+    };
+    let mut rest = &block[first..];
     // Each run ends before the last `\n` within RUN_BYTES, or before the
     // first one past it when a single line is longer.
     while let Some(end) =
