@@ -23,7 +23,12 @@ done
 
 echo "== building (release)"
 cargo build --release --bins --workspace
-MR="$ROOT/target/release/mr"
+# The binaries where cargo put them ($CARGO_TARGET_DIR when set); the
+# cluster's daemons come from there too.
+TARGET=${CARGO_TARGET_DIR:-target}
+case "$TARGET" in /*) ;; *) TARGET="$ROOT/$TARGET" ;; esac
+export MR_BIN_DIR="${MR_BIN_DIR:-$TARGET/release}"
+MR="$MR_BIN_DIR/mr"
 
 cleanup() {
   scripts/cluster.sh down --dir "$DIR" >/dev/null 2>&1 || true
