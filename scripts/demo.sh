@@ -68,7 +68,7 @@ run "wordcount" "$bytes" job run wordcount --input /bench/text --output /bench/w
 # Your own jobs (docs/your-own-jobs.md): the same WordCount as a job
 # program (examples/wordcount) and as Python Streaming (examples/streaming),
 # each checked to give the built-in's counts.
-run "wordcount program" "$bytes" job run program --program "$ROOT/target/release/example-wordcount" \
+run "wordcount program" "$bytes" job run program --program "$MR_BIN_DIR/example-wordcount" \
   --input /bench/text --output /bench/wc-program --reducers 6 --output-replication 1
 run "wordcount python" "$bytes" job run streaming --input /bench/text --output /bench/wc-python \
   --mapper 'python3 mapper.py' --reducer 'python3 reducer.py' \
