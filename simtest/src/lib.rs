@@ -10,7 +10,11 @@
 //! failing seed replays exactly. Why models and not the worker crate: it
 //! reads blocks through `memmap2`, spills to files and runs tasks on
 //! blocking threads that call back into the runtime, none of which turmoil
-//! can simulate; the models keep the protocol and drop the I/O.
+//! can simulate; the models keep the protocol and drop the I/O. What they
+//! keep is the worker's own: the message types and their wire form
+//! (`protocol`, as the real worker and master use them) and the rules of
+//! registering, heartbeating and re-registering (`protocol::session`,
+//! which the real worker's heartbeat loop drives too).
 //!
 //! Why turmoil rather than madsim: no `--cfg` build of the whole workspace
 //! and no patched tokio/tonic; stock tonic runs over turmoil's sockets

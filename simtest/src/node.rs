@@ -6,7 +6,7 @@
 
 use crate::history::{self, TaskKey};
 use bytes::Bytes;
-use proto::BlockInfo;
+use protocol::BlockInfo;
 use rpc::dfs::Dfs;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -46,14 +46,16 @@ pub struct Node {
     pub map_outputs: Mutex<BTreeMap<MapOutputKey, Vec<Bytes>>>,
     /// Running attempts: attempt and handle by task.
     pub tasks: Mutex<BTreeMap<TaskKey, (u32, tokio::task::AbortHandle)>>,
-    pub epoch: Mutex<Option<u64>>,
+    /// This incarnation's standing with the master, as the real worker
+    /// keeps it (`protocol::session`).
+    pub session: Mutex<protocol::session::Session>,
     /// Jobs whose cleanup waits for their last attempt here to end.
     pub pending_cleanup: Mutex<BTreeSet<u64>>,
     pub dfs: Arc<Dfs>,
     pub history: history::Shared,
     pub rng: Mutex<fastrand::Rng>,
     /// Successful reports this incarnation sent, for the replay fault.
-    pub sent: Mutex<Vec<proto::TaskUpdateRequest>>,
+    pub sent: Mutex<Vec<protocol::TaskReport>>,
     /// Where the run reads this worker's state at the end.
     pub snapshot: Arc<Mutex<Snapshot>>,
 }

@@ -82,7 +82,7 @@ impl Worker for ModelWorker {
                 }
             }
         }
-        self.0.store(info, data);
+        self.0.store(info.into(), data);
         Ok(Response::new(WriteBlockResponse {
             worker: self.0.name.clone(),
             stored,

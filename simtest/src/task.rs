@@ -7,11 +7,13 @@
 //! part through the real DFS client (create, add block, write to every
 //! target, complete), as the real output writer does.
 
-use crate::history::{Launch, Report, TaskKey};
+use crate::history::{self, Report, TaskKey};
 use crate::node::Node;
 use crate::wordcount;
 use bytes::Bytes;
-use proto::{LaunchTask, TaskRef};
+use protocol::{
+    BlockInfo, BlockLocation, Command, Launch, LaunchKind, Refused, TaskRef, TaskReport,
+};
 use rpc::dfs::{FileWriter, PutOptions};
 use std::sync::Arc;
 
@@ -32,14 +34,14 @@ impl Failure {
 /// What to do with the commands in a task report's answer: the worker's
 /// `handle`, passed in so that this module does not import the one that
 /// calls it (as the real worker's executor takes its `OnCommands`).
-pub type OnCommands = fn(&Arc<Node>, Vec<proto::Command>);
+pub type OnCommands = fn(&Arc<Node>, Vec<Command>);
 
-pub fn launch(node: &Arc<Node>, l: LaunchTask, on_commands: OnCommands) {
-    let Some(t) = l.task else { return };
+pub fn launch(node: &Arc<Node>, l: Launch, on_commands: OnCommands) {
+    let t = l.task;
     let key: TaskKey = (t.job_id, t.is_map, t.index);
     {
         let mut h = node.history.lock().unwrap();
-        h.launches.entry(key).or_default().push(Launch {
+        h.launches.entry(key).or_default().push(history::Launch {
             attempt: t.attempt,
             worker: node.name.clone(),
             epoch: l.epoch,
@@ -52,7 +54,7 @@ pub fn launch(node: &Arc<Node>, l: LaunchTask, on_commands: OnCommands) {
     let n = node.clone();
     let handle = tokio::spawn(async move {
         let res = run(&n, &l).await;
-        report(&n, &l, t, res, on_commands).await;
+        report(&n, l.epoch, t, res, on_commands).await;
         {
             let mut tasks = n.tasks.lock().unwrap();
             if tasks.get(&key).is_some_and(|e| e.0 == t.attempt) {
@@ -69,6 +71,15 @@ pub fn launch(node: &Arc<Node>, l: LaunchTask, on_commands: OnCommands) {
     {
         old.1.abort();
     }
+}
+
+/// A launch that came unrunnable: reported failed at once, as the real
+/// executor does.
+pub fn refuse(node: &Arc<Node>, r: Refused, on_commands: OnCommands) {
+    let n = node.clone();
+    tokio::spawn(async move {
+        report(&n, r.epoch, r.task, Err(Failure::msg(r.why)), on_commands).await;
+    });
 }
 
 pub fn kill(node: &Node, t: TaskRef) {
@@ -105,66 +116,70 @@ pub fn cleanup(node: &Node, job: u64) {
     node.map_outputs.lock().unwrap().retain(|k, _| k.0 != job);
 }
 
-async fn run(node: &Arc<Node>, l: &LaunchTask) -> Result<Vec<(String, u64)>, Failure> {
-    let t = l.task.expect("checked");
+async fn run(node: &Arc<Node>, l: &Launch) -> Result<Vec<(String, u64)>, Failure> {
+    let t = l.task;
     // The work itself takes a while: long enough for faults to land mid-task.
     tokio::time::sleep(node.rand_ms(20, 250)).await;
-    if t.is_map {
-        let loc = l.input.as_ref().ok_or_else(|| Failure::msg("no input"))?;
-        let info = loc.block.ok_or_else(|| Failure::msg("no block info"))?;
-        let data = match node.read(info.id) {
-            Some((_, d)) => d,
-            None => read_remote(node, loc, &info).await?,
-        };
-        let parts = wordcount::map(&data, l.reducers.max(1));
-        node.map_outputs
-            .lock()
-            .unwrap()
-            .insert((t.job_id, t.index, t.attempt), parts);
-        Ok(vec![("map_input_bytes".into(), data.len() as u64)])
-    } else {
-        let mut inputs = Vec::new();
-        for m in &l.map_outputs {
-            let got = async {
-                let mut conn = node.dfs.worker(&m.addr)?;
-                let mut s = conn
-                    .fetch_partition(proto::FetchPartitionRequest {
-                        job_id: t.job_id,
-                        map_index: m.map_index,
-                        attempt: m.attempt,
-                        partition: t.index,
-                        shuffle_token: l.shuffle_token.clone(),
-                    })
-                    .await?
-                    .into_inner();
-                let mut buf = Vec::new();
-                while let Some(c) = s.message().await? {
-                    buf.extend_from_slice(&c.data);
-                }
-                Ok::<_, rpc::dfs::DfsError>(Bytes::from(buf))
-            }
-            .await;
-            match got {
-                Ok(b) => inputs.push(b),
-                Err(e) => {
-                    return Err(Failure {
-                        msg: format!("fetch of map {} from {}: {e}", m.map_index, m.worker),
-                        fetch_failed_map: Some(m.map_index),
-                    })
-                }
-            }
+    match &l.kind {
+        LaunchKind::Map(m) => {
+            let loc = m.input.as_ref().ok_or_else(|| Failure::msg("no input"))?;
+            let info = loc.block;
+            let data = match node.read(info.id) {
+                Some((_, d)) => d,
+                None => read_remote(node, loc, &info).await?,
+            };
+            let parts = wordcount::map(&data, m.reducers.max(1));
+            node.map_outputs
+                .lock()
+                .unwrap()
+                .insert((t.job_id, t.index, t.attempt), parts);
+            Ok(vec![("map_input_bytes".into(), data.len() as u64)])
         }
-        let counts = wordcount::reduce(&inputs).map_err(Failure::msg)?;
-        let body = wordcount::header(t.job_id, t.index, t.attempt) + &wordcount::render(&counts);
-        write_part(node, l, Bytes::from(body)).await?;
-        Ok(vec![("reduce_output_words".into(), counts.len() as u64)])
+        LaunchKind::Reduce(r) => {
+            let mut inputs = Vec::new();
+            for m in &r.map_outputs {
+                let got = async {
+                    let mut conn = node.dfs.worker(&m.addr)?;
+                    let mut s = conn
+                        .fetch_partition(proto::FetchPartitionRequest {
+                            job_id: t.job_id,
+                            map_index: m.map_index,
+                            attempt: m.attempt,
+                            partition: t.index,
+                            shuffle_token: r.shuffle_token.clone(),
+                        })
+                        .await?
+                        .into_inner();
+                    let mut buf = Vec::new();
+                    while let Some(c) = s.message().await? {
+                        buf.extend_from_slice(&c.data);
+                    }
+                    Ok::<_, rpc::dfs::DfsError>(Bytes::from(buf))
+                }
+                .await;
+                match got {
+                    Ok(b) => inputs.push(b),
+                    Err(e) => {
+                        return Err(Failure {
+                            msg: format!("fetch of map {} from {}: {e}", m.map_index, m.worker),
+                            fetch_failed_map: Some(m.map_index),
+                        })
+                    }
+                }
+            }
+            let counts = wordcount::reduce(&inputs).map_err(Failure::msg)?;
+            let body =
+                wordcount::header(t.job_id, t.index, t.attempt) + &wordcount::render(&counts);
+            write_part(node, l, Bytes::from(body)).await?;
+            Ok(vec![("reduce_output_words".into(), counts.len() as u64)])
+        }
     }
 }
 
 async fn read_remote(
     node: &Arc<Node>,
-    loc: &proto::BlockLocation,
-    info: &proto::BlockInfo,
+    loc: &BlockLocation,
+    info: &BlockInfo,
 ) -> Result<Bytes, Failure> {
     let mut last = "no replica".to_string();
     for w in &loc.replicas {
@@ -173,7 +188,8 @@ async fn read_remote(
         }
         let r = async {
             let mut conn = node.dfs.worker(&w.addr)?;
-            rpc::dfs::read_block(&mut conn, info, false, &w.name, &Default::default()).await
+            let wire = proto::BlockInfo::from(*info);
+            rpc::dfs::read_block(&mut conn, &wire, false, &w.name, &Default::default()).await
         }
         .await;
         match r {
@@ -199,15 +215,15 @@ impl Drop for Unfinished {
     }
 }
 
-async fn write_part(node: &Arc<Node>, l: &LaunchTask, data: Bytes) -> Result<(), Failure> {
+async fn write_part(node: &Arc<Node>, l: &Launch, data: Bytes) -> Result<(), Failure> {
     let opts = PutOptions {
-        replication: l.output_replication,
-        block_size: l.output_block_size,
+        replication: l.output.replication,
+        block_size: l.output.block_size,
         overwrite: false,
         writer: node.name.clone(),
     };
     let err = |e: rpc::dfs::DfsError| Failure::msg(format!("output: {e}"));
-    let w = node.dfs.create(&l.output_path, &opts).await.map_err(err)?;
+    let w = node.dfs.create(&l.output.path, &opts).await.map_err(err)?;
     let mut guard = Unfinished(Some((node.dfs.clone(), w)));
     let res = {
         let (_, w) = guard.0.as_mut().expect("just set");
@@ -224,58 +240,59 @@ async fn write_part(node: &Arc<Node>, l: &LaunchTask, data: Bytes) -> Result<(),
 
 async fn report(
     node: &Arc<Node>,
-    l: &LaunchTask,
+    epoch: u64,
     t: TaskRef,
     res: Result<Vec<(String, u64)>, Failure>,
     on_commands: OnCommands,
 ) {
     let key: TaskKey = (t.job_id, t.is_map, t.index);
-    let mut req = proto::TaskUpdateRequest {
+    let mut r = TaskReport {
         worker: node.name.clone(),
-        epoch: l.epoch,
-        task: Some(t),
-        metrics: Some(proto::TaskMetrics {
+        epoch,
+        task: t,
+        metrics: protocol::TaskMetrics {
             locality: "node_local".into(),
             ..Default::default()
-        }),
+        },
         ..Default::default()
     };
     match res {
         Ok(counters) => {
-            req.succeeded = true;
-            req.counters = counters.into_iter().collect();
+            r.succeeded = true;
+            r.counters = counters.into_iter().collect();
         }
         Err(f) => {
-            req.error = f.msg;
+            r.error = f.msg;
             if let Some(m) = f.fetch_failed_map {
-                req.fetch_failure = true;
-                req.failed_map = m;
+                r.fetch_failure = true;
+                r.failed_map = m;
             }
         }
     }
     for i in 0..5u64 {
         {
             let mut h = node.history.lock().unwrap();
-            let stale = h.is_stale(key, t.attempt, &node.name, l.epoch);
+            let stale = h.is_stale(key, t.attempt, &node.name, epoch);
             h.reports.push(Report {
                 task: key,
                 attempt: t.attempt,
                 worker: node.name.clone(),
-                epoch: l.epoch,
-                succeeded: req.succeeded,
+                epoch,
+                succeeded: r.succeeded,
                 stale,
             });
             h.note(format!(
                 "{} report {key:?} attempt {} ok={} stale={stale} {}",
-                node.name, t.attempt, req.succeeded, req.error
+                node.name, t.attempt, r.succeeded, r.error
             ));
         }
-        match node.dfs.master().task_update(req.clone()).await {
+        let req = proto::TaskUpdateRequest::from(r.clone());
+        match node.dfs.master().task_update(req).await {
             Ok(resp) => {
-                if req.succeeded {
-                    node.sent.lock().unwrap().push(req.clone());
+                if r.succeeded {
+                    node.sent.lock().unwrap().push(r.clone());
                 }
-                on_commands(node, resp.into_inner().commands);
+                on_commands(node, protocol::Reply::from(resp.into_inner()).commands);
                 return;
             }
             Err(e) => {

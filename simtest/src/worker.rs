@@ -1,17 +1,21 @@
 //! A model worker as a turmoil host: the worker's side of the protocol as
-//! `worker/src/control/heartbeat.rs` and `executor.rs` speak it (register with full
-//! reports, heartbeat with deltas, re-register on any failure or when told,
-//! carry out the commands that come back, report attempts fenced by the
-//! launch's epoch), with an in-memory disk and the model job instead of
-//! files, `memmap2`, `sysinfo` and blocking threads, which turmoil cannot
-//! simulate. The gRPC services and clients are the real generated ones.
+//! the real worker speaks it (register with full reports, heartbeat with
+//! deltas, re-register on a failed heartbeat or when told, carry out the
+//! commands that come back, report attempts fenced by the launch's epoch),
+//! with an in-memory disk and the model job instead of files, `memmap2`,
+//! `sysinfo` and blocking threads, which turmoil cannot simulate. When to
+//! register and what an answer or a failure does is the real worker's own
+//! state machine (`protocol::session`); the messages are `protocol`'s and
+//! go through its one wire conversion; the gRPC services and clients are
+//! the real generated ones.
 
 use crate::cluster::{Layout, WORKER_PORT};
 use crate::history::{self, note};
 use crate::node::{Delta, Node, SharedDisk, Snapshot};
 use crate::service::ModelWorker;
 use common::config::ClusterConfig;
-use proto::command::Kind;
+use protocol::session::{Answer, Call};
+use protocol::{BlockInfo, Command, Heartbeat, Registered, Registration, Reply};
 use rpc::auth::TokenCheck;
 use std::sync::{Arc, Mutex};
 
@@ -42,7 +46,7 @@ pub async fn run(spec: Spec) -> turmoil::Result {
         delta: Mutex::new(Delta::default()),
         map_outputs: Default::default(),
         tasks: Default::default(),
-        epoch: Mutex::new(None),
+        session: Default::default(),
         pending_cleanup: Default::default(),
         dfs: Arc::new(dfs),
         history: spec.history.clone(),
@@ -65,7 +69,9 @@ pub async fn run(spec: Spec) -> turmoil::Result {
 }
 
 /// Registers, then heartbeats every interval; any failure or a
-/// `reregister` answer goes back to registration (as the real worker).
+/// `reregister` answer goes back to registration, by the rules of the
+/// real worker's session (`protocol::session`), which this one drives.
+/// The model has no long poll: its commands come with the answers.
 async fn heartbeats(node: Arc<Node>, replay: Arc<Mutex<bool>>) {
     let mut tick = tokio::time::interval(node.cfg.heartbeat.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -75,40 +81,43 @@ async fn heartbeats(node: Arc<Node>, replay: Arc<Mutex<bool>>) {
         if std::mem::take(&mut *replay.lock().unwrap()) {
             replay_reports(&node).await;
         }
-        let epoch = *node.epoch.lock().unwrap();
-        match epoch {
-            None => match register(&node).await {
-                Ok(e) => set_epoch(&node, Some(e)),
-                Err(e) => note(&node.history, format!("{} register failed: {e}", node.name)),
-            },
-            Some(e) => match beat(&node, e).await {
-                Ok(true) => {}
-                Ok(false) => {
-                    note(&node.history, format!("{} told to re-register", node.name));
-                    set_epoch(&node, None)
+        let call = node.session.lock().unwrap().next(false);
+        let answer = match call {
+            Call::Register => register(&node).await.map(|r| {
+                node.session.lock().unwrap().registered(&r);
+                None
+            }),
+            Call::Beat(e) | Call::Take(e) => beat(&node, e).await.map(Some),
+        };
+        match answer {
+            Ok(None) => {}
+            Ok(Some(reply)) => {
+                let answer = node.session.lock().unwrap().answered(reply);
+                match answer {
+                    Answer::Commands { commands, .. } => handle(&node, commands),
+                    Answer::Reregister => {
+                        note(&node.history, format!("{} told to re-register", node.name))
+                    }
                 }
-                Err(err) => {
-                    note(
-                        &node.history,
-                        format!("{} heartbeat failed: {err}", node.name),
-                    );
-                    set_epoch(&node, None)
-                }
-            },
+            }
+            Err(err) => {
+                note(
+                    &node.history,
+                    format!("{} {call:?} failed: {err}", node.name),
+                );
+                node.session.lock().unwrap().failed(call);
+            }
         }
+        let epoch = node.session.lock().unwrap().epoch();
+        node.history
+            .lock()
+            .unwrap()
+            .epochs
+            .insert(node.name.clone(), epoch.unwrap_or(0));
     }
 }
 
-fn set_epoch(node: &Node, e: Option<u64>) {
-    *node.epoch.lock().unwrap() = e;
-    node.history
-        .lock()
-        .unwrap()
-        .epochs
-        .insert(node.name.clone(), e.unwrap_or(0));
-}
-
-async fn register(node: &Arc<Node>) -> Result<u64, rpc::dfs::DfsError> {
+async fn register(node: &Arc<Node>) -> Result<Registered, rpc::dfs::DfsError> {
     *node.delta.lock().unwrap() = Delta::default();
     let blocks = node
         .disk
@@ -118,7 +127,7 @@ async fn register(node: &Arc<Node>) -> Result<u64, rpc::dfs::DfsError> {
         .values()
         .map(|(i, _)| *i)
         .collect();
-    let req = proto::RegisterRequest {
+    let req = Registration {
         protocol_version: common::PROTOCOL_VERSION,
         name: node.name.clone(),
         addr: node.addr.clone(),
@@ -127,15 +136,19 @@ async fn register(node: &Arc<Node>) -> Result<u64, rpc::dfs::DfsError> {
         reduce_slots: node.cfg.worker(&node.name).map_or(2, |w| w.reduce_slots),
         cache_capacity_bytes: 1 << 20,
         blocks,
-        cached: vec![],
-        cache_used_bytes: 0,
-        resources: None,
         // The model keeps map outputs in memory: the jobs it holds some
         // of stand for the real worker's job directories, whose ended
         // jobs the master has cleaned up.
         job_dirs: node.output_jobs(),
+        ..Default::default()
     };
-    let resp = node.dfs.master().register(req).await?.into_inner();
+    let resp = node
+        .dfs
+        .master()
+        .register(proto::RegisterRequest::from(req))
+        .await?
+        .into_inner();
+    let resp = Registered::from(resp);
     for id in &resp.delete_blocks {
         node.delete(*id);
     }
@@ -148,10 +161,10 @@ async fn register(node: &Arc<Node>) -> Result<u64, rpc::dfs::DfsError> {
             resp.delete_blocks.len()
         ),
     );
-    Ok(resp.epoch)
+    Ok(resp)
 }
 
-async fn beat(node: &Arc<Node>, epoch: u64) -> Result<bool, rpc::dfs::DfsError> {
+async fn beat(node: &Arc<Node>, epoch: u64) -> Result<Reply, rpc::dfs::DfsError> {
     let delta = std::mem::take(&mut *node.delta.lock().unwrap());
     let (running_maps, running_reduces) = {
         let t = node.tasks.lock().unwrap();
@@ -159,7 +172,7 @@ async fn beat(node: &Arc<Node>, epoch: u64) -> Result<bool, rpc::dfs::DfsError> 
         (maps, t.len() as u32 - maps)
     };
     let me = node.cfg.worker(&node.name).expect("configured");
-    let req = proto::HeartbeatRequest {
+    let req = Heartbeat {
         name: node.name.clone(),
         epoch,
         free_map_slots: me.map_slots.saturating_sub(running_maps),
@@ -167,55 +180,53 @@ async fn beat(node: &Arc<Node>, epoch: u64) -> Result<bool, rpc::dfs::DfsError> 
         resources: Some(Default::default()),
         blocks_added: delta.added.into_values().collect(),
         blocks_removed: delta.removed.into_iter().collect(),
-        cache_added: vec![],
-        cache_removed: vec![],
-        cache_used_bytes: 0,
         ..Default::default()
     };
-    let resp = node.dfs.master().heartbeat(req).await?.into_inner();
-    if resp.reregister {
-        return Ok(false);
-    }
-    handle(node, resp.commands);
-    Ok(true)
+    let resp = node
+        .dfs
+        .master()
+        .heartbeat(proto::HeartbeatRequest::from(req))
+        .await?;
+    Ok(resp.into_inner().into())
 }
 
 /// Carries out commands from a heartbeat or task-report answer.
-pub fn handle(node: &Arc<Node>, commands: Vec<proto::Command>) {
+pub fn handle(node: &Arc<Node>, commands: Vec<Command>) {
     for cmd in commands {
-        match cmd.kind {
-            Some(Kind::Launch(l)) => crate::task::launch(node, l, handle),
-            Some(Kind::KillTask(t)) => crate::task::kill(node, t),
-            Some(Kind::CleanupJob(j)) => crate::task::cleanup(node, j),
-            Some(Kind::DeleteBlock(id)) => node.delete(id),
+        match cmd {
+            Command::Launch(l) => crate::task::launch(node, *l, handle),
+            Command::Refuse(r) => crate::task::refuse(node, r, handle),
+            Command::KillTask(t) => crate::task::kill(node, t),
+            Command::CleanupJob(j) => crate::task::cleanup(node, j),
+            Command::DeleteBlock(id) => node.delete(id),
             // The simulated store has no disk to keep a quarantine on.
-            Some(Kind::QuarantineBlock(id)) => node.delete(id),
-            Some(Kind::Replicate(r)) => {
-                tokio::spawn(replicate(node.clone(), r));
+            Command::QuarantineBlock(id) => node.delete(id),
+            Command::Replicate {
+                block,
+                targets,
+                token,
+            } => {
+                tokio::spawn(replicate(node.clone(), block, targets, token));
             }
-            Some(
-                Kind::CacheBlock(_)
-                | Kind::PinBlock(_)
-                | Kind::UncacheBlock(_)
-                | Kind::SetCacheCapacity(_),
-            ) => {}
+            Command::CacheBlock(_)
+            | Command::PinBlock(_)
+            | Command::UncacheBlock(_)
+            | Command::SetCacheCapacity(_) => {}
             // Simulated jobs run without reduce slow-start: their reduces
             // start with every map output in the launch.
-            Some(Kind::MapOutputs(_)) => {}
-            None => {}
+            Command::MapOutputs { .. } => {}
         }
     }
 }
 
-async fn replicate(node: Arc<Node>, r: proto::ReplicateBlock) {
-    let Some(info) = r.block else { return };
+async fn replicate(node: Arc<Node>, info: BlockInfo, targets: Vec<String>, token: bytes::Bytes) {
     let Some((_, data)) = node.read(info.id) else {
         return;
     };
-    for t in r.targets {
+    for t in targets {
         let res = async {
             let mut conn = node.dfs.worker(&t)?;
-            rpc::dfs::write_block(&mut conn, info, data.clone(), &r.access_token).await
+            rpc::dfs::write_block(&mut conn, info.into(), data.clone(), &token).await
         }
         .await;
         note(
@@ -234,17 +245,17 @@ async fn replicate(node: Arc<Node>, r: proto::ReplicateBlock) {
 /// sent, as a late duplicate would arrive. Each is judged stale or not now.
 async fn replay_reports(node: &Arc<Node>) {
     let sent = node.sent.lock().unwrap().clone();
-    for req in sent {
-        let t = req.task.expect("reports name their task");
+    for r in sent {
+        let t = r.task;
         let key = (t.job_id, t.is_map, t.index);
-        let stale = {
+        {
             let mut h = node.history.lock().unwrap();
-            let stale = h.is_stale(key, t.attempt, &node.name, req.epoch);
+            let stale = h.is_stale(key, t.attempt, &node.name, r.epoch);
             h.reports.push(crate::history::Report {
                 task: key,
                 attempt: t.attempt,
                 worker: node.name.clone(),
-                epoch: req.epoch,
+                epoch: r.epoch,
                 succeeded: true,
                 stale,
             });
@@ -252,12 +263,11 @@ async fn replay_reports(node: &Arc<Node>) {
                 "{} replays its report of {key:?} attempt {} (stale: {stale})",
                 node.name, t.attempt
             ));
-            stale
-        };
-        let _ = stale;
+        }
         // Any answer carries this worker's queued commands: carry them out.
+        let req = proto::TaskUpdateRequest::from(r);
         if let Ok(resp) = node.dfs.master().task_update(req).await {
-            handle(node, resp.into_inner().commands);
+            handle(node, Reply::from(resp.into_inner()).commands);
         }
     }
 }
