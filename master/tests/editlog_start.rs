@@ -4,7 +4,8 @@
 //! the records before the corruption.
 
 use master::blocks::editlog::EditLog;
-use master::blocks::namespace::{BlockMeta, Edit, FileMeta, Namespace};
+use master::blocks::namespace::{Edit, FileMeta, Namespace};
+use protocol::BlockInfo;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,7 +21,7 @@ fn add(path: &str, id: u64) -> Edit {
             owner: String::new(),
             replication: 1,
             block_size: 64,
-            blocks: vec![BlockMeta {
+            blocks: vec![BlockInfo {
                 id,
                 len: 5,
                 crc32c: 9,

@@ -1,10 +1,11 @@
 //! The block side across crashes: ids never handed out twice, and a
 //! durable edit never reported as failed.
 
-use super::namespace::{BlockMeta, Edit, FileMeta};
+use super::namespace::{Edit, FileMeta};
 use super::Blocks;
 use crate::cluster::Outbox;
 use common::config::ClusterConfig;
+use protocol::BlockInfo;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -31,7 +32,7 @@ fn put(b: &mut Blocks, path: &str) -> u64 {
             owner: String::new(),
             replication: 1,
             block_size: 4096,
-            blocks: vec![BlockMeta {
+            blocks: vec![BlockInfo {
                 id,
                 len: 3000,
                 crc32c: 7,
@@ -96,7 +97,7 @@ fn a_failed_checkpoint_neither_fails_a_durable_edit_nor_loses_later_ones() {
                 owner: String::new(),
                 replication: 1,
                 block_size: 4096,
-                blocks: vec![BlockMeta {
+                blocks: vec![BlockInfo {
                     id,
                     len: 10,
                     crc32c: 1,
@@ -124,7 +125,7 @@ fn a_failed_checkpoint_neither_fails_a_durable_edit_nor_loses_later_ones() {
                                 owner: String::new(),
                                 replication: 1,
                                 block_size: 4096,
-                                blocks: vec![BlockMeta {
+                                blocks: vec![BlockInfo {
                                     id,
                                     len: 10,
                                     crc32c: 1,
@@ -169,7 +170,7 @@ fn a_replica_of_another_generation_is_not_the_block() {
     );
     assert_eq!(b.ns.files["/f"].blocks[0].generation, first);
     let good = b.ns.files["/f"].blocks[0];
-    let stale = BlockMeta {
+    let stale = BlockInfo {
         generation: first + 1,
         ..good
     };
@@ -204,7 +205,7 @@ fn add_file(path: &str, id: u64) -> Edit {
             owner: String::new(),
             replication: 1,
             block_size: 4096,
-            blocks: vec![BlockMeta {
+            blocks: vec![BlockInfo {
                 id,
                 len: 10,
                 crc32c: 1,

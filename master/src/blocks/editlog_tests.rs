@@ -1,7 +1,8 @@
 //! Unit tests of the edit log: replay, snapshots, and every kind of
 //! corruption and torn write it must refuse or salvage.
 use super::*;
-use crate::blocks::namespace::{BlockMeta, FileMeta};
+use crate::blocks::namespace::FileMeta;
+use protocol::BlockInfo;
 
 fn add(path: &str, id: u64) -> Edit {
     Edit::AddFile {
@@ -11,7 +12,7 @@ fn add(path: &str, id: u64) -> Edit {
             owner: String::new(),
             replication: 3,
             block_size: 64,
-            blocks: vec![BlockMeta {
+            blocks: vec![BlockInfo {
                 id,
                 len: 5,
                 crc32c: 9,

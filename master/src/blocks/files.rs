@@ -1,13 +1,14 @@
 //! Files: writes under a lease (create, add a block, complete or abandon),
 //! deletes, and what `fs stat` and `fs ls` show.
 
-use super::namespace::{BlockMeta, DirMeta, Edit, FileMeta};
+use super::namespace::{DirMeta, Edit, FileMeta};
 use super::{BlockOwner, Blocks};
 use crate::cluster::{Cluster, Outbox, WorkerAddr};
 use crate::error::{MasterError, Result};
 use common::config::{validate_block_size, validate_replication};
 use common::path::DfsPath;
 use common::placement::choose_targets;
+use protocol::BlockInfo;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
 
@@ -83,7 +84,7 @@ pub struct NewBlock {
 
 #[derive(Debug, Clone, Default)]
 pub struct CompletedBlock {
-    pub block: Option<BlockMeta>,
+    pub block: Option<BlockInfo>,
     /// Workers that acknowledged a durable copy.
     pub stored_on: Vec<String>,
 }
@@ -97,7 +98,7 @@ pub struct CompleteFile {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockStatus {
-    pub block: BlockMeta,
+    pub block: BlockInfo,
     pub replicas: Vec<WorkerAddr>,
     pub cached_on: Vec<WorkerAddr>,
     /// The worker whose cache pins it, if any.
@@ -472,7 +473,7 @@ impl Blocks {
         Ok(n)
     }
 
-    pub fn block_status(&self, b: &BlockMeta, cluster: &Cluster) -> BlockStatus {
+    pub fn block_status(&self, b: &BlockInfo, cluster: &Cluster) -> BlockStatus {
         BlockStatus {
             block: *b,
             replicas: self.replicas(b.id, cluster),

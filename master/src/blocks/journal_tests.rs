@@ -3,9 +3,10 @@
 
 use super::*;
 use crate::blocks::editlog::FULL_DIRS;
-use crate::blocks::namespace::{BlockMeta, FileMeta, FILE_MODE};
+use crate::blocks::namespace::{FileMeta, FILE_MODE};
 use crate::blocks::Blocks;
 use common::config::ClusterConfig;
+use protocol::BlockInfo;
 use std::fs;
 use std::time::Instant;
 
@@ -44,7 +45,7 @@ fn add_file(path: &str, id: u64) -> Edit {
             owner: String::new(),
             replication: 1,
             block_size: 4096,
-            blocks: vec![BlockMeta {
+            blocks: vec![BlockInfo {
                 id,
                 len: 10,
                 crc32c: 1,

@@ -26,10 +26,11 @@
 //! and only the hard limit applies to them.
 
 use super::files::PendingFile;
-use super::namespace::{BlockMeta, Edit, FileMeta};
+use super::namespace::{Edit, FileMeta};
 use super::{BlockOwner, Blocks};
 use crate::cluster::Outbox;
 use crate::error::{MasterError, Result};
+use protocol::BlockInfo;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -294,8 +295,8 @@ impl Blocks {
     /// holds a finalized replica of. A block whose place is unknown, or a
     /// hole, ends it. Among copies of one place (a retried block) the
     /// best-replicated wins, then the later.
-    fn acknowledged(&self, p: &PendingFile) -> Vec<BlockMeta> {
-        let mut at: HashMap<u64, (usize, usize, BlockMeta)> = HashMap::new();
+    fn acknowledged(&self, p: &PendingFile) -> Vec<BlockInfo> {
+        let mut at: HashMap<u64, (usize, usize, BlockInfo)> = HashMap::new();
         for (order, id) in p.blocks.iter().enumerate() {
             let (Some(&offset), Some(meta)) = (p.offsets.get(id), self.pending_reported.get(id))
             else {
@@ -323,7 +324,7 @@ impl Blocks {
 
     /// Remembers a pending block's reported length and CRC, from its
     /// first finalized replica: the writer, if it dies, never says them.
-    pub(super) fn note_pending_replica(&mut self, b: &BlockMeta) {
+    pub(super) fn note_pending_replica(&mut self, b: &BlockInfo) {
         if self.pending_blocks.contains(&b.id) {
             self.pending_reported.entry(b.id).or_insert(*b);
         }

@@ -4,12 +4,12 @@
 //! workers acknowledged, in file order, and the close survives a restart.
 
 use super::lease::Outcome;
-use super::namespace::BlockMeta;
 use crate::blocks::files::{AddBlock, CompleteFile, CompletedBlock, CreateFile};
 use crate::cluster::{Command, Heartbeat, Registration};
 use crate::core::MasterState;
 use crate::error::MasterError;
 use common::config::ClusterConfig;
+use protocol::BlockInfo;
 use rpc::auth::{Identity, Role};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -151,8 +151,8 @@ impl Fixture {
             .commands
     }
 
-    fn meta(&self, id: u64, len: u64) -> BlockMeta {
-        BlockMeta {
+    fn meta(&self, id: u64, len: u64) -> BlockInfo {
+        BlockInfo {
             id,
             len,
             crc32c: id as u32,

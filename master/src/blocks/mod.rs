@@ -35,7 +35,8 @@ use common::config::ClusterConfig;
 use files::PendingFile;
 use holders::Holders;
 use journal::Journal;
-use namespace::{BlockMeta, Edit, Namespace};
+use namespace::{Edit, Namespace};
+use protocol::BlockInfo;
 use resource::{FreeSpace, ResourceChecker};
 use safemode::{SafeMode, SafeModeStatus};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -44,7 +45,7 @@ use std::time::{Duration, Instant};
 /// Where a namespace block belongs, for replication decisions.
 #[derive(Debug, Clone, Copy)]
 pub struct BlockOwner {
-    pub meta: BlockMeta,
+    pub meta: BlockInfo,
     pub replication: u32,
 }
 
@@ -58,7 +59,7 @@ pub struct Blocks {
     /// A pending block's length, CRC and generation as a worker first
     /// reported a finalized replica of it: what a lease recovery closes
     /// the file with, since its writer never said (`lease.rs`).
-    pending_reported: HashMap<u64, BlockMeta>,
+    pending_reported: HashMap<u64, BlockInfo>,
     /// Every block of the namespace.
     owners: HashMap<u64, BlockOwner>,
     /// Block → live workers storing it (rebuilt from block reports).
@@ -295,7 +296,7 @@ impl Blocks {
     /// replica with the right id but another generation is a stale copy
     /// (an id handed out again, a worker back from long ago): it is treated
     /// as unknown, quarantined and never counted, whatever its CRC says.
-    fn is_known_block(&self, b: &BlockMeta) -> bool {
+    fn is_known_block(&self, b: &BlockInfo) -> bool {
         if self.pending_blocks.contains(&b.id) {
             return b.generation == self.ns.generation;
         }
@@ -312,7 +313,7 @@ impl Blocks {
     pub fn full_report(
         &mut self,
         worker: &str,
-        blocks: &[BlockMeta],
+        blocks: &[BlockInfo],
         cached: &[u64],
         out: &mut Outbox,
     ) -> (usize, usize) {
@@ -345,7 +346,7 @@ impl Blocks {
     /// still holds is corrupt again, even if its delete was sent (the
     /// command died with the worker's queue when it restarted); one it no
     /// longer holds is forgotten, durably.
-    fn recheck_corrupt_marks(&mut self, worker: &str, blocks: &[BlockMeta]) {
+    fn recheck_corrupt_marks(&mut self, worker: &str, blocks: &[BlockInfo]) {
         let held: HashSet<u64> = blocks.iter().map(|b| b.id).collect();
         let marked: BTreeSet<u64> = (self.ns.corrupt.iter())
             .chain(self.corrupt.iter())
@@ -369,7 +370,7 @@ impl Blocks {
     pub fn incremental_report(
         &mut self,
         worker: &str,
-        added: &[BlockMeta],
+        added: &[BlockInfo],
         removed: &[u64],
         cache_added: &[u64],
         cache_removed: &[u64],

@@ -1,6 +1,7 @@
 //! The namespace: files and their ordered blocks. Pure data; the edit log
 //! makes it durable, the block map says where the blocks are.
 
+use protocol::BlockInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -11,25 +12,11 @@ pub fn is_staging(path: &str) -> bool {
     path == "/_staging" || path.starts_with("/_staging/")
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BlockMeta {
-    pub id: u64,
-    pub len: u64,
-    pub crc32c: u32,
-    /// The namespace generation the block was allocated in (HDFS's
-    /// generation stamp): a replica reported under this id with another
-    /// generation is a stale copy, never this block. Absent (0) in edit
-    /// logs and fsimages written before generations existed, as in the meta
-    /// files of the replicas they wrote.
-    #[serde(default)]
-    pub generation: u64,
-}
-
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileMeta {
     pub replication: u32,
     pub block_size: u64,
-    pub blocks: Vec<BlockMeta>,
+    pub blocks: Vec<BlockInfo>,
     pub mtime_ms: u64,
     /// The user who wrote it (`auth`); empty in logs from before owners
     /// were recorded, which makes it the admin's.
@@ -279,7 +266,7 @@ impl Namespace {
 
     /// No block id in the namespace is ever handed out again, whatever the
     /// reservations say (a second guard beside [`Self::after_restart`]).
-    fn saw_blocks(&mut self, blocks: &[BlockMeta]) {
+    fn saw_blocks(&mut self, blocks: &[BlockInfo]) {
         if let Some(max) = blocks.iter().map(|b| b.id).max() {
             self.next_block_id = self.next_block_id.max(max + 1);
         }
@@ -408,7 +395,7 @@ mod tests {
             block_size: 10,
             blocks: ids
                 .iter()
-                .map(|&id| BlockMeta {
+                .map(|&id| BlockInfo {
                     id,
                     len: 10,
                     crc32c: 0,

@@ -6,15 +6,15 @@
 //! ([`super::doorbell`]); `grpc/convert.rs` turns them into the protobuf
 //! `Command`.
 
-use crate::blocks::namespace::BlockMeta;
 use crate::jobs::launch::{Launch, MapOutputLocation};
 use crate::jobs::report::AttemptRef;
+use protocol::BlockInfo;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// Copy a stored block to the workers at these addresses.
     Replicate {
-        block: BlockMeta,
+        block: BlockInfo,
         targets: Vec<String>,
     },
     DeleteBlock(u64),

@@ -13,13 +13,13 @@ pub mod leaving;
 pub mod outbox;
 pub mod status;
 
-use crate::blocks::namespace::BlockMeta;
 pub use addr::WorkerAddr;
 pub use command::Command;
 use common::placement::Candidate;
 pub use common::resources::ResourceVector;
 pub use doorbell::{Bell, Doorbells};
 pub use outbox::Outbox;
+use protocol::BlockInfo;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -72,7 +72,7 @@ pub struct Registration {
     pub map_slots: u32,
     pub reduce_slots: u32,
     pub cache_capacity_bytes: u64,
-    pub blocks: Vec<BlockMeta>,
+    pub blocks: Vec<BlockInfo>,
     pub cached: Vec<u64>,
     pub cache_used_bytes: u64,
     pub resources: ResourceVector,
@@ -122,7 +122,7 @@ pub struct Heartbeat {
     pub free_map_slots: u32,
     pub free_reduce_slots: u32,
     pub resources: Option<ResourceVector>,
-    pub blocks_added: Vec<BlockMeta>,
+    pub blocks_added: Vec<BlockInfo>,
     pub blocks_removed: Vec<u64>,
     pub cache_added: Vec<u64>,
     pub cache_removed: Vec<u64>,

@@ -4,9 +4,10 @@
 
 use super::*;
 use crate::blocks::files::{AddBlock, CreateFile};
-use crate::blocks::namespace::{BlockMeta, Edit, FileMeta};
+use crate::blocks::namespace::{Edit, FileMeta};
 use crate::cluster::leaving::AdminState;
 use crate::cluster::Heartbeat;
+use protocol::BlockInfo;
 use std::path::PathBuf;
 
 const WORKERS: [&str; 4] = ["w1", "w2", "w3", "w4"];
@@ -29,8 +30,8 @@ fn config_of(dir: &std::path::Path, workers: &[&str]) -> ClusterConfig {
     ClusterConfig::parse(&toml).unwrap()
 }
 
-fn meta(id: u64) -> BlockMeta {
-    BlockMeta {
+fn meta(id: u64) -> BlockInfo {
+    BlockInfo {
         id,
         len: 100,
         crc32c: 1,

@@ -6,9 +6,9 @@
 
 use super::view::view_shape;
 use super::MasterState;
-use crate::blocks::namespace::BlockMeta;
 use crate::cluster::{Command, Outbox};
 use crate::jobs::launch::{BlockLocation, Launch};
+use protocol::BlockInfo;
 use sched::{Assignment, ClusterView, NodeView, TaskId, TaskKind, Trigger};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -149,7 +149,7 @@ impl MasterState {
     /// Queues the launch command of `attempt` of task `id` for `node`.
     fn send_launch(&self, id: TaskId, node: &str, attempt: u32, epoch: u64, out: &mut Outbox) {
         let (blocks, cluster) = (&self.blocks, &self.cluster);
-        let locate = |b: &BlockMeta| BlockLocation {
+        let locate = |b: &BlockInfo| BlockLocation {
             block: *b,
             replicas: blocks.replicas(b.id, cluster),
             cached_on: blocks.cached_on(b.id, cluster),

@@ -4,8 +4,9 @@
 
 use super::*;
 use crate::blocks::files::CreateFile;
-use crate::blocks::namespace::{BlockMeta, Edit, FileMeta};
+use crate::blocks::namespace::{Edit, FileMeta};
 use crate::cluster::Heartbeat;
+use protocol::BlockInfo;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -23,8 +24,8 @@ fn config(dir: &std::path::Path) -> ClusterConfig {
     ClusterConfig::parse(&toml).unwrap()
 }
 
-fn meta(id: u64) -> BlockMeta {
-    BlockMeta {
+fn meta(id: u64) -> BlockInfo {
+    BlockInfo {
         id,
         len: 100,
         crc32c: 1,

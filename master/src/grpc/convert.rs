@@ -5,7 +5,6 @@ use crate::blocks::files::{
     AddBlock, BlockStatus, CompleteFile, CompletedBlock, CreateFile, Created, FileStatus,
     ListEntry, NewBlock,
 };
-use crate::blocks::namespace::BlockMeta;
 use crate::blocks::pins::CacheChange;
 use crate::cluster::status::{ClusterStatus, WorkerStatus};
 use crate::cluster::{Command, Heartbeat, Registered, Registration, Reply, WorkerAddr};
@@ -14,23 +13,13 @@ use crate::jobs::launch::{BlockLocation, Launch, MapOutputLocation};
 use crate::jobs::report::{AttemptRef, AttemptReport, TaskMetrics};
 use crate::jobs::submit::SubmitJob;
 use proto::command::Kind;
+use protocol::BlockInfo;
 
 fn all<A, B: From<A>>(v: Vec<A>) -> Vec<B> {
     v.into_iter().map(B::from).collect()
 }
 
 // ------------------------------------------------------------ in
-
-impl From<proto::BlockInfo> for BlockMeta {
-    fn from(b: proto::BlockInfo) -> Self {
-        BlockMeta {
-            id: b.id,
-            len: b.len,
-            crc32c: b.crc32c,
-            generation: b.generation,
-        }
-    }
-}
 
 impl From<proto::RegisterRequest> for Registration {
     fn from(r: proto::RegisterRequest) -> Self {
@@ -109,7 +98,7 @@ impl From<proto::CompleteFileRequest> for CompleteFile {
                 .blocks
                 .into_iter()
                 .map(|b| CompletedBlock {
-                    block: b.block.map(BlockMeta::from),
+                    block: b.block.map(BlockInfo::from),
                     stored_on: b.stored_on,
                 })
                 .collect(),
@@ -191,17 +180,6 @@ impl From<proto::TaskUpdateRequest> for AttemptReport {
 }
 
 // ------------------------------------------------------------ out
-
-impl From<BlockMeta> for proto::BlockInfo {
-    fn from(b: BlockMeta) -> Self {
-        proto::BlockInfo {
-            id: b.id,
-            len: b.len,
-            crc32c: b.crc32c,
-            generation: b.generation,
-        }
-    }
-}
 
 impl From<WorkerAddr> for proto::WorkerAddr {
     fn from(w: WorkerAddr) -> Self {

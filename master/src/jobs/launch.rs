@@ -3,14 +3,14 @@
 
 use super::job::{staging_part, Job};
 use super::report::AttemptRef;
-use crate::blocks::namespace::BlockMeta;
 use crate::cluster::addr::WorkerAddr;
+use protocol::BlockInfo;
 use sched::{TaskId, TaskKind};
 
 /// A block and who holds it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockLocation {
-    pub block: BlockMeta,
+    pub block: BlockInfo,
     pub replicas: Vec<WorkerAddr>,
     pub cached_on: Vec<WorkerAddr>,
 }
@@ -55,7 +55,7 @@ impl Launch {
         id: TaskId,
         attempt: u32,
         epoch: u64,
-        locate: &dyn Fn(&BlockMeta) -> BlockLocation,
+        locate: &dyn Fn(&BlockInfo) -> BlockLocation,
     ) -> Launch {
         let mut l = Launch {
             task: AttemptRef {

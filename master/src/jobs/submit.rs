@@ -369,7 +369,8 @@ fn map_inputs(inputs: &[(String, FileMeta)]) -> Vec<MapInput> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocks::namespace::{BlockMeta, Edit, FileMeta};
+    use crate::blocks::namespace::{Edit, FileMeta};
+    use protocol::BlockInfo;
 
     fn setup(tag: &str) -> (Jobs, Namespace, ClusterConfig, std::path::PathBuf) {
         let dir = std::env::temp_dir().join(format!("mr-submit-{tag}-{}", std::process::id()));
@@ -392,7 +393,7 @@ mod tests {
                 owner: String::new(),
                 replication: 1,
                 block_size: 1 << 20,
-                blocks: vec![BlockMeta {
+                blocks: vec![BlockInfo {
                     id: 1,
                     len: 12,
                     crc32c: 0,

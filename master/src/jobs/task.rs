@@ -1,7 +1,7 @@
 //! A job's tasks and attempts, its spec, and the figures kept per job.
 
 use super::report::TaskMetrics;
-use crate::blocks::namespace::BlockMeta;
+use protocol::BlockInfo;
 use sched::TaskId;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -61,9 +61,9 @@ pub struct MapInput {
     /// The file the block is of: a map of a job over several inputs may
     /// need to know which (a reduce-side join tags its records by it).
     pub path: std::sync::Arc<str>,
-    pub block: BlockMeta,
+    pub block: BlockInfo,
     pub offset: u64,
-    pub following: Vec<BlockMeta>,
+    pub following: Vec<BlockInfo>,
 }
 
 #[derive(Debug, Clone)]
