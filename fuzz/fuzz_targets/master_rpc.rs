@@ -186,7 +186,10 @@ fuzz_target!(|data: &[u8]| {
             18 => {
                 if let Ok(mut r) = TaskUpdateRequest::decode(body) {
                     r.epoch = pick(r.epoch, &epochs);
-                    let _ = st.on_task_report(r.into(), now);
+                    // A report naming no task is refused at the edge.
+                    if let Ok(r) = r.try_into() {
+                        let _ = st.on_task_report(r, now);
+                    }
                 }
             }
             19 => {

@@ -2,7 +2,8 @@
 //! and re-replication.
 //!
 //! # Layout (see `docs/architecture.md`)
-//! - [`grpc`]: the edge: protobuf to domain types and back, thin handlers.
+//! - [`grpc`]: the edge: protobuf to domain types and back (a worker's
+//!   messages in `protocol::wire`), thin handlers.
 //! - [`core`]: the coordinator: each event turned into calls on the owners
 //!   below, their commands delivered, the policy asked once.
 //! - [`blocks`]: the namespace and its edit log, files being written, block
@@ -19,11 +20,11 @@
 //!
 //! Imports run one way: `grpc` and `http` → `core` → the owners; `jobs`
 //! reads `blocks`; `blocks` and `jobs` read `cluster` and put commands in
-//! the event's [`cluster::Outbox`], which `core` flushes into it. `cluster/command.rs` names the commands' payloads, which are
-//! plain-data files of the owners (`blocks/namespace.rs`, `jobs/launch.rs`,
-//! `jobs/report.rs`) that import nothing back: no file imports another that
-//! imports it. `tests/architecture.rs` fails on an import against these
-//! rules.
+//! the event's [`cluster::Outbox`], which `core` flushes into it. The
+//! commands, heartbeats, launches and task reports are the `protocol`
+//! crate's plain types, so `cluster` imports no owner: no file imports
+//! another that imports it. `tests/architecture.rs` fails on an import
+//! against these rules.
 
 pub mod blocks;
 pub mod cluster;

@@ -100,7 +100,7 @@ impl Stats {
     }
 
     /// A map that succeeded on `worker` (a report the job manager
-    /// accepted, `AttemptReport::map_read`), at `locality`, having read
+    /// accepted, `jobs::report::Ended::map_read`), at `locality`, having read
     /// `read` bytes of input. Plain values, so that the counters import
     /// nothing of the job side they count.
     pub fn map_succeeded(&mut self, worker: &str, locality: &str, read: u64) {
@@ -116,7 +116,8 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jobs::report::{AttemptRef, AttemptReport, TaskMetrics};
+    use crate::jobs::report::Ended;
+    use protocol::{TaskMetrics, TaskRef, TaskReport};
 
     #[test]
     fn buckets_are_cumulative_and_inclusive() {
@@ -129,17 +130,17 @@ mod tests {
         assert_eq!(h.sum, 6.0);
     }
 
-    /// Only successful maps count (`AttemptReport::map_read` says which),
+    /// Only successful maps count (`jobs::report::Ended::map_read` says which),
     /// and a generator map, which read nothing, is neither.
     #[test]
     fn cache_hits_and_misses_come_from_successful_maps() {
-        let report = |locality: &str, local: u64, is_map: bool, ok: bool| AttemptReport {
+        let report = |locality: &str, local: u64, is_map: bool, ok: bool| TaskReport {
             worker: "w1".into(),
             succeeded: ok,
-            task: Some(AttemptRef {
+            task: TaskRef {
                 is_map,
                 ..Default::default()
-            }),
+            },
             metrics: TaskMetrics {
                 locality: locality.into(),
                 bytes_cache: if locality == "cache_local" { 10 } else { 0 },

@@ -24,10 +24,11 @@
 //! `decommissioning`.
 
 use super::Blocks;
-use crate::cluster::leaving::{AdminState, StopAnswer};
+use crate::cluster::leaving::AdminState;
 use crate::cluster::Cluster;
 use crate::error::Result;
 use common::placement::Candidate;
+use protocol::StopAnswer;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 

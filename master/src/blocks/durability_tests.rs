@@ -174,12 +174,7 @@ fn a_replica_of_another_generation_is_not_the_block() {
         generation: first + 1,
         ..good
     };
-    let quarantine = |w: &str| {
-        vec![(
-            w.to_string(),
-            crate::cluster::command::Command::QuarantineBlock(id),
-        )]
-    };
+    let quarantine = |w: &str| vec![(w.to_string(), protocol::Command::QuarantineBlock(id))];
     let mut out = Outbox::default();
     let (stored, unknown) = b.full_report("w1", &[stale], &[], &mut out);
     assert_eq!((stored, unknown), (0, 1));

@@ -3,12 +3,12 @@
 
 use super::namespace::{DirMeta, Edit, FileMeta};
 use super::{BlockOwner, Blocks};
-use crate::cluster::{Cluster, Outbox, WorkerAddr};
+use crate::cluster::{Cluster, Outbox};
 use crate::error::{MasterError, Result};
 use common::config::{validate_block_size, validate_replication};
 use common::path::DfsPath;
 use common::placement::choose_targets;
-use protocol::BlockInfo;
+use protocol::{BlockInfo, WorkerAddr};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
 

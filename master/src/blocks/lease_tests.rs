@@ -5,11 +5,10 @@
 
 use super::lease::Outcome;
 use crate::blocks::files::{AddBlock, CompleteFile, CompletedBlock, CreateFile};
-use crate::cluster::{Command, Heartbeat, Registration};
 use crate::core::MasterState;
 use crate::error::MasterError;
 use common::config::ClusterConfig;
-use protocol::BlockInfo;
+use protocol::{BlockInfo, Command, Heartbeat, Registration};
 use rpc::auth::{Identity, Role};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -29,14 +29,14 @@ mod durability_tests;
 #[path = "lease_tests.rs"]
 mod lease_tests;
 
-use crate::cluster::{Cluster, Command, Outbox, WorkerAddr};
+use crate::cluster::{Cluster, Outbox};
 use crate::error::Result;
 use common::config::ClusterConfig;
 use files::PendingFile;
 use holders::Holders;
 use journal::Journal;
 use namespace::{Edit, Namespace};
-use protocol::BlockInfo;
+use protocol::{BlockInfo, Command, WorkerAddr};
 use resource::{FreeSpace, ResourceChecker};
 use safemode::{SafeMode, SafeModeStatus};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};

@@ -12,8 +12,9 @@
 //! forgets running jobs.
 
 use super::Blocks;
-use crate::cluster::{Cluster, Command, Outbox, WorkerAddr};
+use crate::cluster::{Cluster, Outbox};
 use crate::error::{MasterError, Result};
+use protocol::{Command, WorkerAddr};
 use std::collections::BTreeMap;
 
 /// What `mr cache add|rm` did.

@@ -5,8 +5,9 @@
 //! being copied away.
 
 use super::{BlockOwner, Blocks};
-use crate::cluster::{Cluster, Command, Outbox};
+use crate::cluster::{Cluster, Outbox};
 use common::placement::{choose_targets, Candidate};
+use protocol::Command;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
@@ -187,6 +188,8 @@ impl Blocks {
             Command::Replicate {
                 block: owner.meta,
                 targets: addrs,
+                // Signed at the edge (`grpc/tokens.rs`), after the lock.
+                token: Default::default(),
             },
         );
         self.replicating.insert(id, pass.now);

@@ -1,9 +1,8 @@
 //! How a leaving worker looks from outside: its admin state in `cluster
-//! status` and the heartbeat answer's word on whether it may stop. The
-//! decisions are `blocks/decommission.rs`'s, which counts the replicas;
-//! the words are here, with the membership whose status and heartbeat
-//! answers carry them, so that `cluster` imports nothing of `blocks` but
-//! its plain-data namespace.
+//! status`. The decisions are `blocks/decommission.rs`'s, which counts the
+//! replicas, as is the heartbeat answer's word on whether the worker may
+//! stop (`protocol::StopAnswer`); the word is here, with the membership
+//! whose status carries it, so that `cluster` imports nothing of `blocks`.
 
 /// Where a worker is on its way out, as `mr cluster status` shows it
 /// (HDFS's `AdminStates`, with `draining` for a worker's own SIGTERM).
@@ -28,16 +27,4 @@ impl AdminState {
             AdminState::Decommissioned => "decommissioned",
         }
     }
-}
-
-/// The heartbeat answer's word on whether this worker may go.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StopAnswer {
-    /// It holds replicas nobody else has enough of: an orchestrator must
-    /// not take it away (its `/readyz` says so).
-    pub unsafe_to_stop: bool,
-    /// Of its blocks not yet safe elsewhere, how many the master can still
-    /// copy: a draining worker waits for 0. 0 with `unsafe_to_stop` means
-    /// no other worker can take them, so waiting would not help.
-    pub blocks_to_copy: u64,
 }

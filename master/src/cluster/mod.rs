@@ -5,21 +5,17 @@
 //! the coordinator flushes into the queues; only the coordinator changes
 //! it.
 
-pub mod addr;
-pub mod command;
 pub mod doorbell;
 pub mod history;
 pub mod leaving;
 pub mod outbox;
 pub mod status;
 
-pub use addr::WorkerAddr;
-pub use command::Command;
 use common::placement::Candidate;
 pub use common::resources::ResourceVector;
 pub use doorbell::{Bell, Doorbells};
 pub use outbox::Outbox;
-use protocol::BlockInfo;
+use protocol::{Command, Heartbeat, Registration, WorkerAddr};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -58,97 +54,6 @@ impl WorkerEntry {
             name: self.name.clone(),
             addr: self.addr.clone(),
             rack: self.rack.clone(),
-        }
-    }
-}
-
-/// A worker announcing itself, with full block and cache reports.
-#[derive(Debug, Clone, Default)]
-pub struct Registration {
-    pub protocol_version: u32,
-    pub name: String,
-    pub addr: String,
-    pub rack: String,
-    pub map_slots: u32,
-    pub reduce_slots: u32,
-    pub cache_capacity_bytes: u64,
-    pub blocks: Vec<BlockInfo>,
-    pub cached: Vec<u64>,
-    pub cache_used_bytes: u64,
-    pub resources: ResourceVector,
-    /// Jobs whose local files the worker holds.
-    pub job_dirs: Vec<u64>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Registered {
-    pub epoch: u64,
-    pub heartbeat_interval_ms: u64,
-    /// Blocks to delete at once: none since unknown blocks go to the
-    /// worker's quarantine by command instead (`blocks::full_report`); kept
-    /// for the wire format.
-    pub delete_blocks: Vec<u64>,
-}
-
-impl Registration {
-    /// Refuses slot counts no worker can honour: none at all (the worker
-    /// could never run a task, yet would count as capacity), or more than
-    /// [`common::config::MAX_SLOTS`] of a kind (a typo that would have the
-    /// scheduler pile tasks on one host until it runs out of memory).
-    pub fn check_slots(&self) -> Result<(), String> {
-        let max = common::config::MAX_SLOTS;
-        if self.map_slots == 0 && self.reduce_slots == 0 {
-            return Err(format!(
-                "worker {} registers with no map or reduce slots: give it at least one",
-                self.name
-            ));
-        }
-        if self.map_slots > max || self.reduce_slots > max {
-            return Err(format!(
-                "worker {} registers with {} map and {} reduce slots: at most {max} of a kind",
-                self.name, self.map_slots, self.reduce_slots
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// A heartbeat: free slots, a resource sample, and the block and cache
-/// changes since the last one.
-#[derive(Debug, Clone, Default)]
-pub struct Heartbeat {
-    pub name: String,
-    pub epoch: u64,
-    pub free_map_slots: u32,
-    pub free_reduce_slots: u32,
-    pub resources: Option<ResourceVector>,
-    pub blocks_added: Vec<BlockInfo>,
-    pub blocks_removed: Vec<u64>,
-    pub cache_added: Vec<u64>,
-    pub cache_removed: Vec<u64>,
-    pub cache_used_bytes: u64,
-    pub draining: bool,
-    pub leaving: bool,
-    /// Every running attempt and its progress counter.
-    pub progress: Vec<(crate::jobs::report::AttemptRef, u64)>,
-}
-
-/// The answer to a heartbeat or a task report.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Reply {
-    /// The master does not know this incarnation: register again.
-    pub reregister: bool,
-    pub commands: Vec<Command>,
-    /// Heartbeats only: whether the worker may go now
-    /// (`blocks/decommission.rs`); the default elsewhere.
-    pub stop: leaving::StopAnswer,
-}
-
-impl Reply {
-    pub fn reregister() -> Reply {
-        Reply {
-            reregister: true,
-            ..Default::default()
         }
     }
 }

@@ -9,7 +9,7 @@
 //! someone may forget: an outbox dropped with commands in it panics in
 //! debug builds.
 
-use super::command::Command;
+use protocol::Command;
 
 #[derive(Debug, Default)]
 pub struct Outbox {

@@ -6,8 +6,7 @@ use super::*;
 use crate::blocks::files::{AddBlock, CreateFile};
 use crate::blocks::namespace::{Edit, FileMeta};
 use crate::cluster::leaving::AdminState;
-use crate::cluster::Heartbeat;
-use protocol::BlockInfo;
+use protocol::{BlockInfo, Heartbeat};
 use std::path::PathBuf;
 
 const WORKERS: [&str; 4] = ["w1", "w2", "w3", "w4"];
@@ -128,7 +127,7 @@ fn replications(cmds: &[(String, Command)]) -> Vec<(u64, String, Vec<String>)> {
     let mut v: Vec<_> = cmds
         .iter()
         .filter_map(|(w, c)| match c {
-            Command::Replicate { block, targets } => Some((
+            Command::Replicate { block, targets, .. } => Some((
                 block.id,
                 w.clone(),
                 targets

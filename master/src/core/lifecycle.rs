@@ -6,12 +6,13 @@
 
 use super::MasterState;
 use crate::blocks::namespace::{Edit, FileMeta, DIR_MODE};
-use crate::cluster::{Command, Outbox, Reply};
+use crate::cluster::Outbox;
 use crate::error::{MasterError, Result};
 use crate::jobs::disk::Submitted;
-use crate::jobs::report::AttemptReport;
+use crate::jobs::report::Ended;
 use crate::jobs::submit::SubmitJob;
 use crate::jobs::{staging_dir, Job, JobState, Outcome};
+use protocol::{Command, Reply, TaskReport};
 use rpc::auth::Identity;
 use sched::{Scheduler, SchedulerSpec, Trigger};
 use serde_json::Value;
@@ -97,7 +98,7 @@ impl MasterState {
     }
 
     /// A task report from a worker; answers with that worker's commands.
-    pub fn on_task_report(&mut self, r: AttemptReport, now: Instant) -> Reply {
+    pub fn on_task_report(&mut self, r: TaskReport, now: Instant) -> Reply {
         let worker = r.worker.clone();
         if !self.apply_task_report(r, now) {
             return Reply::reregister();
@@ -127,10 +128,10 @@ impl MasterState {
             let mut out = Outbox::default();
             out.send(&worker, Command::KillTask(t));
             self.cluster.flush(out);
-            let r = AttemptReport {
+            let r = TaskReport {
                 worker,
                 epoch,
-                task: Some(t),
+                task: t,
                 succeeded: false,
                 error,
                 ..Default::default()
@@ -141,7 +142,7 @@ impl MasterState {
 
     /// Applies a task report; false when it came from a stale incarnation
     /// (fenced off). The commands it leads to wait in the workers' queues.
-    fn apply_task_report(&mut self, r: AttemptReport, now: Instant) -> bool {
+    fn apply_task_report(&mut self, r: TaskReport, now: Instant) -> bool {
         let Some(addr) = self
             .cluster
             .current(&r.worker, r.epoch)
@@ -150,19 +151,19 @@ impl MasterState {
             tracing::info!(worker = %r.worker, epoch = r.epoch, "task report from a stale worker incarnation fenced off");
             return false;
         };
-        let job_id = r.task.map_or(0, |t| t.job_id);
+        let job_id = r.task.job_id;
         let runnable_before = self.jobs.runnable_count();
         let mut out = Outbox::default();
         let outcome = self.jobs.report(&r, &addr, now, &mut out);
         self.view_stale_jobs();
         // The event's one view: the policy learns on it, then decides on it.
         let mut view = self.event_view(now);
-        if let (Some(t), Some(view)) = (r.task, &view) {
+        if let Some(view) = &view {
             if outcome != Outcome::Ignored {
                 if let Some((locality, read)) = r.map_read() {
                     self.stats.map_succeeded(&r.worker, locality, read);
                 }
-                self.jobs.tell_policy(view, &r, &t);
+                self.jobs.tell_policy(view, &r);
             }
         }
         // Reduces that became runnable, a failed attempt queued again.

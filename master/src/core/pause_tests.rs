@@ -4,7 +4,7 @@
 //! driven by the instants passed in, never by sleeping.
 
 use super::*;
-use crate::cluster::Heartbeat;
+use protocol::Heartbeat;
 use std::time::Duration;
 
 fn state(tag: &str) -> (MasterState, std::path::PathBuf) {

@@ -6,9 +6,9 @@
 
 use super::view::view_shape;
 use super::MasterState;
-use crate::cluster::{Command, Outbox};
-use crate::jobs::launch::{BlockLocation, Launch};
-use protocol::BlockInfo;
+use crate::cluster::Outbox;
+use crate::jobs::launch::launch;
+use protocol::{BlockInfo, BlockLocation, Command};
 use sched::{Assignment, ClusterView, NodeView, TaskId, TaskKind, Trigger};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -157,7 +157,7 @@ impl MasterState {
         let Some(job) = self.jobs.get(id.job) else {
             return;
         };
-        let l = Launch::new(job, id, attempt, epoch, &locate);
+        let l = launch(job, id, attempt, epoch, &locate);
         out.send(node, Command::Launch(Box::new(l)));
     }
 }
@@ -211,10 +211,9 @@ fn backup_node(nodes: &[NodeView], kind: TaskKind, not_on: &[String]) -> Option<
 #[cfg(test)]
 mod speculation_tests {
     use super::*;
-    use crate::cluster::Registration;
-    use crate::jobs::report::{AttemptRef, AttemptReport};
     use crate::jobs::{Job, JobSpec};
     use common::config::ClusterConfig;
+    use protocol::{Registration, TaskRef, TaskReport};
     use std::time::Duration;
 
     fn state(speculative: bool) -> (MasterState, std::path::PathBuf) {
@@ -271,15 +270,15 @@ mod speculation_tests {
         let at2 = t0 + Duration::from_secs(2);
         for (i, (w, e)) in [("w1", e1), ("w1", e1), ("w2", e2)].into_iter().enumerate() {
             st.on_task_report(
-                AttemptReport {
+                TaskReport {
                     worker: w.into(),
                     epoch: e,
-                    task: Some(AttemptRef {
+                    task: TaskRef {
                         job_id: 1,
                         is_map: true,
                         index: i as u32,
                         attempt: 0,
-                    }),
+                    },
                     succeeded: true,
                     ..Default::default()
                 },
@@ -298,7 +297,7 @@ mod speculation_tests {
         (st, cmds)
     }
 
-    fn launches(cmds: &[Command]) -> Vec<AttemptRef> {
+    fn launches(cmds: &[Command]) -> Vec<TaskRef> {
         cmds.iter()
             .filter_map(|c| match c {
                 Command::Launch(l) => Some(l.task),
@@ -332,20 +331,20 @@ mod speculation_tests {
         // Map 3 runs as attempt 0 on w2 and as its backup, attempt 1, on w1.
         let e1 = st.cluster.get("w1").unwrap().epoch;
         st.cluster.take_commands("w2");
-        let backup_won = AttemptReport {
+        let backup_won = TaskReport {
             worker: "w1".into(),
             epoch: e1,
-            task: Some(AttemptRef {
+            task: TaskRef {
                 job_id: 1,
                 is_map: true,
                 index: 3,
                 attempt: 1,
-            }),
+            },
             succeeded: true,
             ..Default::default()
         };
         let reply = st.on_task_report(backup_won, Instant::now());
-        let loser = Command::KillTask(AttemptRef {
+        let loser = Command::KillTask(TaskRef {
             job_id: 1,
             is_map: true,
             index: 3,

@@ -5,8 +5,7 @@
 use super::*;
 use crate::blocks::files::CreateFile;
 use crate::blocks::namespace::{Edit, FileMeta};
-use crate::cluster::Heartbeat;
-use protocol::BlockInfo;
+use protocol::{BlockInfo, Heartbeat};
 use std::path::PathBuf;
 use std::time::Duration;
 

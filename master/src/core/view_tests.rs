@@ -4,10 +4,10 @@
 //! kept view with a fresh build, in `view.rs`).
 
 use super::MasterState;
-use crate::cluster::{Heartbeat, Registration, ResourceVector};
-use crate::jobs::report::{AttemptRef, AttemptReport};
+use crate::cluster::ResourceVector;
 use crate::jobs::{Job, JobSpec};
 use common::config::ClusterConfig;
+use protocol::{Heartbeat, Registration, TaskRef, TaskReport};
 use sched::TaskKind;
 use std::time::{Duration, Instant};
 
@@ -108,15 +108,15 @@ fn heartbeats_registrations_deaths_and_reports_reach_the_kept_view() {
     assert_eq!(on_a.len(), 1, "{v:?}");
     assert_eq!(on_a[0].id.kind, TaskKind::Map);
     st.on_task_report(
-        AttemptReport {
+        TaskReport {
             worker: "a".into(),
             epoch: ea,
-            task: Some(AttemptRef {
+            task: TaskRef {
                 job_id: 1,
                 is_map: true,
                 index: on_a[0].id.index,
                 attempt: 0,
-            }),
+            },
             succeeded: true,
             ..Default::default()
         },

@@ -12,8 +12,8 @@
 
 use super::lock::lock;
 use super::MasterState;
-use crate::cluster::Reply;
 use crate::error::Result;
+use protocol::Reply;
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -147,9 +147,9 @@ pub async fn wait_job(state: &Mutex<MasterState>, id: u64, wait: Duration) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::{Command, Registration};
     use crate::jobs::{Job, JobSpec};
     use common::config::ClusterConfig;
+    use protocol::{Command, Registration};
     use std::sync::Arc;
     use std::time::Instant;
 

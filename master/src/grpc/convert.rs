@@ -1,5 +1,8 @@
-//! Protobuf to the master's domain types and back: the one place that
-//! knows the wire format's shapes (optional sub-messages, `bytes`, maps).
+//! Protobuf to the master's own types and back: files, jobs and the
+//! admin calls. The master-worker messages (registration, heartbeats,
+//! commands, launches, task reports), and the blocks and workers the
+//! answers here name, convert in `protocol::wire`: once, for every side of
+//! the protocol.
 
 use crate::blocks::files::{
     AddBlock, BlockStatus, CompleteFile, CompletedBlock, CreateFile, Created, FileStatus,
@@ -7,12 +10,8 @@ use crate::blocks::files::{
 };
 use crate::blocks::pins::CacheChange;
 use crate::cluster::status::{ClusterStatus, WorkerStatus};
-use crate::cluster::{Command, Heartbeat, Registered, Registration, Reply, WorkerAddr};
 use crate::error::MasterError;
-use crate::jobs::launch::{BlockLocation, Launch, MapOutputLocation};
-use crate::jobs::report::{AttemptRef, AttemptReport, TaskMetrics};
 use crate::jobs::submit::SubmitJob;
-use proto::command::Kind;
 use protocol::BlockInfo;
 
 fn all<A, B: From<A>>(v: Vec<A>) -> Vec<B> {
@@ -20,49 +19,6 @@ fn all<A, B: From<A>>(v: Vec<A>) -> Vec<B> {
 }
 
 // ------------------------------------------------------------ in
-
-impl From<proto::RegisterRequest> for Registration {
-    fn from(r: proto::RegisterRequest) -> Self {
-        Registration {
-            protocol_version: r.protocol_version,
-            name: r.name,
-            addr: r.addr,
-            rack: r.rack,
-            map_slots: r.map_slots,
-            reduce_slots: r.reduce_slots,
-            cache_capacity_bytes: r.cache_capacity_bytes,
-            blocks: all(r.blocks),
-            cached: r.cached,
-            cache_used_bytes: r.cache_used_bytes,
-            resources: r.resources.map(Into::into).unwrap_or_default(),
-            job_dirs: r.job_dirs,
-        }
-    }
-}
-
-impl From<proto::HeartbeatRequest> for Heartbeat {
-    fn from(h: proto::HeartbeatRequest) -> Self {
-        Heartbeat {
-            name: h.name,
-            epoch: h.epoch,
-            free_map_slots: h.free_map_slots,
-            free_reduce_slots: h.free_reduce_slots,
-            resources: h.resources.map(Into::into),
-            blocks_added: all(h.blocks_added),
-            blocks_removed: h.blocks_removed,
-            cache_added: h.cache_added,
-            cache_removed: h.cache_removed,
-            cache_used_bytes: h.cache_used_bytes,
-            draining: h.draining,
-            leaving: h.leaving,
-            progress: h
-                .progress
-                .into_iter()
-                .filter_map(|p| Some((p.task?.into(), p.progress)))
-                .collect(),
-        }
-    }
-}
 
 impl From<proto::CreateFileRequest> for CreateFile {
     fn from(r: proto::CreateFileRequest) -> Self {
@@ -125,178 +81,7 @@ impl From<proto::SubmitJobRequest> for SubmitJob {
     }
 }
 
-impl From<proto::TaskRef> for AttemptRef {
-    fn from(t: proto::TaskRef) -> Self {
-        AttemptRef {
-            job_id: t.job_id,
-            is_map: t.is_map,
-            index: t.index,
-            attempt: t.attempt,
-        }
-    }
-}
-
-impl From<proto::TaskMetrics> for TaskMetrics {
-    fn from(m: proto::TaskMetrics) -> Self {
-        TaskMetrics {
-            locality: m.locality,
-            bytes_cache: m.bytes_cache,
-            bytes_local: m.bytes_local,
-            bytes_remote_rack: m.bytes_remote_rack,
-            bytes_remote_off_rack: m.bytes_remote_off_rack,
-            bytes_shuffle: m.bytes_shuffle,
-            bytes_output: m.bytes_output,
-            cpu_s: m.cpu_s,
-            peak_mem_bytes: m.peak_mem_bytes,
-            start_ms: m.start_ms,
-            end_ms: m.end_ms,
-            records_in: m.records_in,
-            records_out: m.records_out,
-            spills: m.spills,
-            read_s: m.read_s,
-            shuffle_s: m.shuffle_s,
-            merge_s: m.merge_s,
-            reduce_s: m.reduce_s,
-            commit_s: m.commit_s,
-        }
-    }
-}
-
-impl From<proto::TaskUpdateRequest> for AttemptReport {
-    fn from(r: proto::TaskUpdateRequest) -> Self {
-        AttemptReport {
-            worker: r.worker,
-            epoch: r.epoch,
-            task: r.task.map(AttemptRef::from),
-            succeeded: r.succeeded,
-            error: r.error,
-            fetch_failure: r.fetch_failure,
-            failed_map: r.failed_map,
-            metrics: r.metrics.map(TaskMetrics::from).unwrap_or_default(),
-            counters: r.counters.into_iter().collect(),
-            handed_back: r.handed_back,
-        }
-    }
-}
-
 // ------------------------------------------------------------ out
-
-impl From<WorkerAddr> for proto::WorkerAddr {
-    fn from(w: WorkerAddr) -> Self {
-        proto::WorkerAddr {
-            name: w.name,
-            addr: w.addr,
-            rack: w.rack,
-        }
-    }
-}
-
-impl From<Registered> for proto::RegisterResponse {
-    fn from(r: Registered) -> Self {
-        proto::RegisterResponse {
-            keys: None,
-            epoch: r.epoch,
-            heartbeat_interval_ms: r.heartbeat_interval_ms,
-            delete_blocks: r.delete_blocks,
-        }
-    }
-}
-
-impl From<Reply> for proto::HeartbeatResponse {
-    fn from(r: Reply) -> Self {
-        proto::HeartbeatResponse {
-            keys: None,
-            reregister: r.reregister,
-            commands: all(r.commands),
-            unsafe_to_stop: r.stop.unsafe_to_stop,
-            blocks_to_copy: r.stop.blocks_to_copy,
-        }
-    }
-}
-
-impl From<Command> for proto::Command {
-    fn from(c: Command) -> Self {
-        let kind = match c {
-            Command::Replicate { block, targets } => Kind::Replicate(proto::ReplicateBlock {
-                block: Some(block.into()),
-                targets,
-                // Signed at the edge (`tokens.rs`), after the lock.
-                access_token: Default::default(),
-            }),
-            Command::DeleteBlock(id) => Kind::DeleteBlock(id),
-            Command::QuarantineBlock(id) => Kind::QuarantineBlock(id),
-            Command::UncacheBlock(id) => Kind::UncacheBlock(id),
-            Command::Launch(l) => Kind::Launch((*l).into()),
-            Command::KillTask(t) => Kind::KillTask(t.into()),
-            Command::CleanupJob(id) => Kind::CleanupJob(id),
-            Command::SetCacheCapacity(b) => Kind::SetCacheCapacity(b),
-            Command::PinBlock(id) => Kind::PinBlock(id),
-            Command::MapOutputs { job, outputs } => Kind::MapOutputs(proto::MapOutputs {
-                job_id: job,
-                outputs: all(outputs),
-            }),
-        };
-        proto::Command { kind: Some(kind) }
-    }
-}
-
-impl From<AttemptRef> for proto::TaskRef {
-    fn from(t: AttemptRef) -> Self {
-        proto::TaskRef {
-            job_id: t.job_id,
-            is_map: t.is_map,
-            index: t.index,
-            attempt: t.attempt,
-        }
-    }
-}
-
-impl From<BlockLocation> for proto::BlockLocation {
-    fn from(b: BlockLocation) -> Self {
-        proto::BlockLocation {
-            block: Some(b.block.into()),
-            replicas: all(b.replicas),
-            cached_on: all(b.cached_on),
-        }
-    }
-}
-
-impl From<MapOutputLocation> for proto::MapOutputLocation {
-    fn from(m: MapOutputLocation) -> Self {
-        proto::MapOutputLocation {
-            map_index: m.map_index,
-            attempt: m.attempt,
-            worker: m.worker,
-            addr: m.addr,
-        }
-    }
-}
-
-impl From<Launch> for proto::LaunchTask {
-    fn from(l: Launch) -> Self {
-        proto::LaunchTask {
-            // Signed at the edge (`tokens.rs`), after the lock.
-            shuffle_token: Default::default(),
-            task: Some(l.task.into()),
-            job_name: l.job_name,
-            params_json: l.params_json,
-            plan_json: l.plan_json,
-            reducers: l.reducers,
-            splits: l.splits.into_iter().map(Into::into).collect(),
-            input: l.input.map(Into::into),
-            input_offset: l.input_offset,
-            input_path: l.input_path,
-            following: all(l.following),
-            map_outputs: all(l.map_outputs),
-            output_path: l.output_path,
-            output_replication: l.output_replication,
-            output_block_size: l.output_block_size,
-            sort_buffer_bytes: l.sort_buffer_bytes,
-            epoch: l.epoch,
-            maps_total: l.maps_total,
-        }
-    }
-}
 
 impl From<Created> for proto::CreateFileResponse {
     fn from(c: Created) -> Self {

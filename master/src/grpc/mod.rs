@@ -1,5 +1,6 @@
 //! The master's edge: thin gRPC handlers that convert the request to the
-//! domain types (`convert.rs`), take the lock, call one plain function on
+//! domain types (`protocol::wire` for a worker's messages, `convert.rs`
+//! for the rest), take the lock, call one plain function on
 //! [`MasterState`], and convert the answer back. No logic lives here, and
 //! no other module of the master but `http/` names a protobuf type.
 
@@ -352,9 +353,11 @@ impl Master for MasterService {
     async fn task_update(&self, req: Request<TaskUpdateRequest>) -> Rpc<HeartbeatResponse> {
         identity(&req).require_worker("report tasks")?;
         rpc::tls::check_peer_is(&req, &req.get_ref().worker)?;
+        let report = protocol::TaskReport::try_from(req.into_inner())
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
         let r = self
             .lock("task_update")
-            .on_task_report(req.into_inner().into(), crate::now());
+            .on_task_report(report, crate::now());
         Ok(self.reply(r.into()))
     }
 
@@ -365,10 +368,12 @@ impl Master for MasterService {
         let r = req.into_inner();
         let wait = std::time::Duration::from_millis(r.wait_ms);
         let ready = crate::core::wait::await_commands(&self.state, &r.name, r.epoch, wait).await;
-        Ok(Response::new(CommandsReady {
-            ready: ready.unwrap_or(false),
-            reregister: ready.is_none(),
-        }))
+        let poll = match ready {
+            Some(true) => protocol::Poll::Ready,
+            Some(false) => protocol::Poll::Idle,
+            None => protocol::Poll::Reregister,
+        };
+        Ok(Response::new(poll.into()))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(worker = %req.get_ref().name))]

@@ -3,8 +3,8 @@
 //! (`core`) supplies block locations, turns assignments into launches and
 //! performs the commit in the namespace.
 
-use super::report::{AttemptRef, AttemptReport};
-use crate::cluster::{Command, Outbox};
+use crate::cluster::Outbox;
+use protocol::{Command, TaskRef, TaskReport};
 use sched::{JobView, Locality, TaskId, TaskKind};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -459,11 +459,11 @@ impl Job {
 
     /// Workers running an attempt of this job, with the attempt, as the
     /// wire names it (to kill it).
-    pub fn running_attempts(&self) -> Vec<(String, AttemptRef)> {
+    pub fn running_attempts(&self) -> Vec<(String, TaskRef)> {
         self.running()
             .into_iter()
             .map(|r| {
-                let t = AttemptRef {
+                let t = TaskRef {
                     job_id: self.id,
                     is_map: r.id.kind == TaskKind::Map,
                     index: r.id.index,

@@ -1,7 +1,7 @@
 //! Unit tests of [`super::Job`]: attempts, fencing, speculation, worker loss.
 use super::*;
-use crate::cluster::{Command, Outbox};
-use crate::jobs::report::TaskMetrics;
+use crate::cluster::Outbox;
+use protocol::{Command, TaskMetrics};
 use std::time::Duration;
 
 #[test]
@@ -51,16 +51,16 @@ fn job(maps: u32, reducers: u32, t0: Instant) -> Job {
     )
 }
 
-fn report(is_map: bool, index: u32, attempt: u32, worker: &str, ok: bool) -> AttemptReport {
-    AttemptReport {
+fn report(is_map: bool, index: u32, attempt: u32, worker: &str, ok: bool) -> TaskReport {
+    TaskReport {
         worker: worker.into(),
         epoch: 1,
-        task: Some(AttemptRef {
+        task: TaskRef {
             job_id: 1,
             is_map,
             index,
             attempt,
-        }),
+        },
         succeeded: ok,
         error: if ok { String::new() } else { "boom".into() },
         ..Default::default()
@@ -69,13 +69,13 @@ fn report(is_map: bool, index: u32, attempt: u32, worker: &str, ok: bool) -> Att
 
 /// Applies a report; the commands it decides (kills) are returned beside
 /// the outcome.
-fn apply(j: &mut Job, r: &AttemptReport, now: Instant) -> (Outcome, Vec<(String, Command)>) {
+fn apply(j: &mut Job, r: &TaskReport, now: Instant) -> (Outcome, Vec<(String, Command)>) {
     let mut out = Outbox::default();
     let o = j.update(r, "a", now, &mut out);
     (o, out.into_commands())
 }
 
-fn upd(j: &mut Job, r: &AttemptReport, now: Instant) -> Outcome {
+fn upd(j: &mut Job, r: &TaskReport, now: Instant) -> Outcome {
     apply(j, r, now).0
 }
 
@@ -204,7 +204,7 @@ fn first_finisher_wins_and_the_loser_is_killed_and_fenced() {
         kills,
         vec![(
             "w4".to_string(),
-            Command::KillTask(AttemptRef {
+            Command::KillTask(TaskRef {
                 job_id: 1,
                 is_map: false,
                 index: 3,
@@ -313,8 +313,8 @@ fn worker_loss_with_a_backup_running() {
 }
 
 /// A reduce's report that it could not fetch `map`'s output.
-fn fetch_failure(reduce: u32, attempt: u32, worker: &str, map: u32) -> AttemptReport {
-    AttemptReport {
+fn fetch_failure(reduce: u32, attempt: u32, worker: &str, map: u32) -> TaskReport {
+    TaskReport {
         fetch_failure: true,
         failed_map: map,
         error: format!("cannot fetch map {map}"),
@@ -475,7 +475,7 @@ fn slow_start_reduces_start_early_and_hear_of_later_maps() {
         (2, "w3")
     );
     // The launch of a reduce names the maps done and the total.
-    let l = crate::jobs::launch::Launch::new(
+    let l = crate::jobs::launch::launch(
         &j,
         TaskId {
             job: 1,
@@ -486,8 +486,11 @@ fn slow_start_reduces_start_early_and_hear_of_later_maps() {
         1,
         &|_| unreachable!("a reduce reads no block"),
     );
-    assert_eq!(l.maps_total, 4);
-    let known: Vec<u32> = l.map_outputs.iter().map(|m| m.map_index).collect();
+    let protocol::LaunchKind::Reduce(r) = l.kind else {
+        panic!("a reduce launched as a map: {l:?}")
+    };
+    assert_eq!(r.maps_total, 4);
+    let known: Vec<u32> = r.map_outputs.iter().map(|m| m.map_index).collect();
     assert_eq!(known, vec![0, 1, 2]);
 }
 

@@ -8,7 +8,7 @@ use super::*;
 /// The attempt a report is about, once fencing has accepted it.
 struct Fenced {
     kind: TaskKind,
-    tref: AttemptRef,
+    tref: TaskRef,
     /// Seconds from the task becoming runnable to this report.
     response: f64,
     runtime: f64,
@@ -34,7 +34,7 @@ impl Job {
     /// The loser of a speculated task is told to stop through `out`.
     pub fn update(
         &mut self,
-        r: &AttemptReport,
+        r: &TaskReport,
         worker_addr: &str,
         now: Instant,
         out: &mut Outbox,
@@ -61,11 +61,11 @@ impl Job {
 
     /// The running attempt (or backup) `r` is about, or `None` when the
     /// report is stale, the job over or the task unknown.
-    fn fence(&self, r: &AttemptReport, now: Instant) -> Option<Fenced> {
+    fn fence(&self, r: &TaskReport, now: Instant) -> Option<Fenced> {
         if self.state.is_final() {
             return None;
         }
-        let tref = r.task?;
+        let tref = r.task;
         let kind = if tref.is_map {
             TaskKind::Map
         } else {
@@ -106,7 +106,7 @@ impl Job {
     }
 
     /// The attempt's line of the job history.
-    fn record_attempt(&mut self, r: &AttemptReport, a: &Fenced) {
+    fn record_attempt(&mut self, r: &TaskReport, a: &Fenced) {
         let m = &r.metrics;
         let tref = a.tref;
         self.records.push(json!({
@@ -158,7 +158,7 @@ impl Job {
 
     fn on_succeeded(
         &mut self,
-        r: &AttemptReport,
+        r: &TaskReport,
         a: &Fenced,
         other: Option<Backup>,
         worker_addr: &str,
@@ -181,7 +181,7 @@ impl Job {
             );
             out.send(
                 &o.worker,
-                Command::KillTask(AttemptRef {
+                Command::KillTask(TaskRef {
                     job_id: id,
                     is_map: tref.is_map,
                     index: tref.index,
@@ -215,7 +215,7 @@ impl Job {
 
     /// A succeeded attempt's counters, locality, times and bytes, added to
     /// the job's.
-    fn add_metrics(&mut self, r: &AttemptReport, a: &Fenced) {
+    fn add_metrics(&mut self, r: &TaskReport, a: &Fenced) {
         let m = &r.metrics;
         for (k, v) in &r.counters {
             // Checksum counters are sums that may wrap, by definition.
@@ -240,13 +240,7 @@ impl Job {
 
     /// A failed attempt while the task's other attempt still runs: this one
     /// is dropped, no failure counted (the task is not lost).
-    fn on_failed_beside(
-        &mut self,
-        r: &AttemptReport,
-        a: &Fenced,
-        o: Backup,
-        now: Instant,
-    ) -> Outcome {
+    fn on_failed_beside(&mut self, r: &TaskReport, a: &Fenced, o: Backup, now: Instant) -> Outcome {
         let t = self.task_mut(a.kind, a.tref.index).expect("exists");
         if !r.handed_back && !r.fetch_failure && !t.avoid.contains(&r.worker) {
             t.avoid.push(r.worker.clone());
@@ -276,7 +270,7 @@ impl Job {
     /// avoids this worker, whose own network or disk may be what failed.
     /// The map is re-run only once enough reduces report it
     /// (`fetch_failed`).
-    fn on_fetch_failure(&mut self, r: &AttemptReport, a: &Fenced, now: Instant) -> Outcome {
+    fn on_fetch_failure(&mut self, r: &TaskReport, a: &Fenced, now: Instant) -> Outcome {
         self.requeue(a.kind, a.tref.index, now);
         let t = self.task_mut(a.kind, a.tref.index).expect("exists");
         if !t.avoid.contains(&r.worker) {
@@ -290,7 +284,7 @@ impl Job {
 
     /// The task's only attempt failed: counted against the task, which runs
     /// again elsewhere until it has failed [`MAX_ATTEMPTS`] times.
-    fn on_failed(&mut self, r: &AttemptReport, a: &Fenced, now: Instant) -> Outcome {
+    fn on_failed(&mut self, r: &TaskReport, a: &Fenced, now: Instant) -> Outcome {
         let (kind, index) = (a.kind, a.tref.index);
         let t = self.task_mut(kind, index).expect("exists");
         t.failures += 1;

@@ -20,7 +20,8 @@ use crate::cluster::Outbox;
 use crate::error::{MasterError, Result};
 use disk::Disk;
 pub use job::{staging_dir, staging_part, Job, Outcome};
-use report::{AttemptRef, AttemptReport};
+use protocol::{TaskRef, TaskReport};
+use report::Ended;
 use sched::{Assignment, ClusterView, Scheduler, SchedulerSpec, TaskId, TaskKind, Trigger};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -188,7 +189,7 @@ impl Jobs {
     }
 
     /// A heartbeat's progress counters (see `stalls.rs`).
-    pub fn note_progress(&mut self, epoch: u64, progress: &[(AttemptRef, u64)], now: Instant) {
+    pub fn note_progress(&mut self, epoch: u64, progress: &[(TaskRef, u64)], now: Instant) {
         self.stalls.note(epoch, progress, now);
     }
 
@@ -197,8 +198,8 @@ impl Jobs {
         &mut self,
         now: Instant,
         timeout: std::time::Duration,
-    ) -> Vec<(String, AttemptRef, std::time::Duration)> {
-        let running: Vec<(String, AttemptRef)> =
+    ) -> Vec<(String, TaskRef, std::time::Duration)> {
+        let running: Vec<(String, TaskRef)> =
             self.active().flat_map(|j| j.running_attempts()).collect();
         self.stalls.stalled(&running, now, timeout)
     }
@@ -206,12 +207,12 @@ impl Jobs {
     /// Applies a worker's report on one attempt to its job.
     pub fn report(
         &mut self,
-        r: &AttemptReport,
+        r: &TaskReport,
         worker_addr: &str,
         now: Instant,
         out: &mut Outbox,
     ) -> Outcome {
-        let job_id = r.task.map_or(0, |t| t.job_id);
+        let job_id = r.task.job_id;
         match self.get_mut(job_id) {
             Some(j) => j.update(r, worker_addr, now, out),
             None => Outcome::Ignored,
@@ -220,9 +221,9 @@ impl Jobs {
 
     /// Tells the policy of a finished attempt, and saves what it learnt
     /// every [`schedstate::SAVE_EVERY`] reports.
-    pub fn tell_policy(&mut self, view: &ClusterView, r: &AttemptReport, t: &AttemptRef) {
-        let name = self.get(t.job_id).map(|j| j.spec().job.clone());
-        let report = r.for_policy(t, name.unwrap_or_default());
+    pub fn tell_policy(&mut self, view: &ClusterView, r: &TaskReport) {
+        let name = self.get(r.task.job_id).map(|j| j.spec().job.clone());
+        let report = r.for_policy(name.unwrap_or_default());
         self.scheduler.on_task_finished(view, &report);
         self.reports += 1;
         if self.reports.is_multiple_of(schedstate::SAVE_EVERY) {

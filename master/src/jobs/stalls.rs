@@ -10,14 +10,14 @@
 //! model worker, an older worker) are never timed out: no report is not
 //! evidence of no progress.
 
-use super::report::AttemptRef;
+use protocol::TaskRef;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// The last counter seen for each attempt, and since when it has held.
 #[derive(Debug, Default)]
 pub struct Stalls {
-    seen: HashMap<AttemptRef, Seen>,
+    seen: HashMap<TaskRef, Seen>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -29,7 +29,7 @@ struct Seen {
 
 impl Stalls {
     /// One heartbeat's counters from the worker incarnation `epoch`.
-    pub fn note(&mut self, epoch: u64, progress: &[(AttemptRef, u64)], now: Instant) {
+    pub fn note(&mut self, epoch: u64, progress: &[(TaskRef, u64)], now: Instant) {
         for &(t, p) in progress {
             let e = self.seen.entry(t).or_insert(Seen {
                 worker_epoch: epoch,
@@ -51,11 +51,11 @@ impl Stalls {
     /// Forgets every attempt no longer running.
     pub fn stalled(
         &mut self,
-        running: &[(String, AttemptRef)],
+        running: &[(String, TaskRef)],
         now: Instant,
         timeout: Duration,
-    ) -> Vec<(String, AttemptRef, Duration)> {
-        let live: std::collections::HashSet<&AttemptRef> = running.iter().map(|(_, t)| t).collect();
+    ) -> Vec<(String, TaskRef, Duration)> {
+        let live: std::collections::HashSet<&TaskRef> = running.iter().map(|(_, t)| t).collect();
         self.seen.retain(|t, _| live.contains(t));
         if timeout.is_zero() {
             return Vec::new();
@@ -75,8 +75,8 @@ impl Stalls {
 mod tests {
     use super::*;
 
-    fn a(index: u32) -> AttemptRef {
-        AttemptRef {
+    fn a(index: u32) -> TaskRef {
+        TaskRef {
             job_id: 1,
             is_map: true,
             index,

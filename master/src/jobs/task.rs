@@ -1,7 +1,6 @@
 //! A job's tasks and attempts, its spec, and the figures kept per job.
 
-use super::report::TaskMetrics;
-use protocol::BlockInfo;
+use protocol::{BlockInfo, MapOutputLocation, TaskMetrics};
 use sched::TaskId;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -160,15 +159,6 @@ impl Task {
             _ => None,
         }
     }
-}
-
-/// Where a finished map's output is.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MapOutputLocation {
-    pub map_index: u32,
-    pub attempt: u32,
-    pub worker: String,
-    pub addr: String,
 }
 
 /// A task attempt occupying a worker's slot.
