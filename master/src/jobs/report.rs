@@ -1,13 +1,14 @@
 //! A worker's report of one task attempt as the master reads it: the
 //! attempt in the scheduler's terms, and what a learning policy is told of
-//! it. The report itself is the protocol's ([`protocol::TaskReport`]); the
-//! reading is the master's, so it is here, as extension traits.
+//! it. The report itself is the protocol's ([`protocol::TaskReport`]),
+//! shared with the workers; the reading is the master's alone, so it is
+//! here, as the [`Ended`] trait.
 
 use protocol::{TaskRef, TaskReport};
 use sched::{Locality, TaskId, TaskKind};
 
 /// The task an attempt is of, as the scheduler names it.
-pub fn task_id(t: &TaskRef) -> TaskId {
+fn task_id(t: &TaskRef) -> TaskId {
     TaskId {
         job: t.job_id,
         kind: if t.is_map {
