@@ -105,9 +105,9 @@ fuzz_target!(|data: &[u8]| {
             // What comes back from the master: heartbeat answers and the
             // launches in them.
             if let Ok(resp) = HeartbeatResponse::decode(body) {
-                let reply = worker::control::messages::Reply::from(resp);
+                let reply = protocol::Reply::from(resp);
                 for c in reply.commands {
-                    if let worker::control::command::Command::Launch(l) = c {
+                    if let protocol::Command::Launch(l) = c {
                         // A built-in job, a Streaming command or a program:
                         // decoded or refused, never a panic.
                         let _ = worker::task::code::TaskCode::decode(
@@ -116,7 +116,7 @@ fuzz_target!(|data: &[u8]| {
                             &l.params_json,
                             &l.plan_json,
                         );
-                        if let worker::task::launch::TaskKind::Map(m) = &l.kind {
+                        if let protocol::LaunchKind::Map(m) = &l.kind {
                             let part = joblib::jobs::formats::range_partition(b"key", &m.splits);
                             assert!(part as usize <= m.splits.len());
                         }

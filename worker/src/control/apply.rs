@@ -6,9 +6,9 @@
 //! [`handle`]; the executor gets it as a function argument, so neither
 //! module imports the other.
 
-use crate::control::command::Command;
 use crate::node::Node;
 use crate::task::executor;
+use protocol::Command;
 use std::sync::Arc;
 
 /// Carries out commands from a heartbeat or task-report answer.

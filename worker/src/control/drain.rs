@@ -19,6 +19,7 @@
 
 use crate::control::monitor::ResourceMonitor;
 use crate::node::Node;
+use protocol::StopAnswer;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,11 +50,12 @@ pub struct Safety {
 
 impl Safety {
     /// A heartbeat's answer; `draining`: the heartbeat said so.
-    pub fn heard(&self, draining: bool, unsafe_to_stop: bool, blocks_to_copy: u64) {
-        self.unsafe_to_stop.store(unsafe_to_stop, Ordering::SeqCst);
+    pub fn heard(&self, draining: bool, stop: StopAnswer) {
+        self.unsafe_to_stop
+            .store(stop.unsafe_to_stop, Ordering::SeqCst);
         if draining {
             self.left
-                .store(blocks_to_copy.saturating_add(1), Ordering::SeqCst);
+                .store(stop.blocks_to_copy.saturating_add(1), Ordering::SeqCst);
             self.at_ms.store(common::now_ms(), Ordering::SeqCst);
             self.away.store(false, Ordering::SeqCst);
         }
@@ -156,7 +158,7 @@ pub async fn run(node: Arc<Node>, grace: Duration, heartbeat: AbortHandle) {
     let epoch = node.epoch.load(Ordering::SeqCst);
     for ((job_id, is_map, index), r) in node.tasks.take_all() {
         r.handle.abort();
-        let t = crate::task::launch::TaskRef {
+        let t = protocol::TaskRef {
             job_id,
             is_map,
             index,
@@ -177,7 +179,12 @@ pub async fn run(node: Arc<Node>, grace: Duration, heartbeat: AbortHandle) {
     )
     .await
     {
-        Ok(Ok(_)) => tracing::info!("last heartbeat sent: the master has let this worker go"),
+        Ok(Ok(reply)) => {
+            tracing::info!("last heartbeat sent: the master has let this worker go");
+            if !reply.reregister {
+                crate::control::apply::handle(&node, reply.commands);
+            }
+        }
         Ok(Err(e)) => {
             tracing::warn!("last heartbeat failed (the master will expire this worker): {e}")
         }
@@ -189,6 +196,13 @@ pub async fn run(node: Arc<Node>, grace: Duration, heartbeat: AbortHandle) {
 mod tests {
     use super::*;
 
+    fn stop(unsafe_to_stop: bool, blocks_to_copy: u64) -> StopAnswer {
+        StopAnswer {
+            unsafe_to_stop,
+            blocks_to_copy,
+        }
+    }
+
     /// The drain waits for the master's count to reach 0, but not for a
     /// master that does not answer, and never on an answer from before
     /// the drain.
@@ -196,18 +210,18 @@ mod tests {
     fn the_drain_waits_for_the_masters_word_or_its_silence() {
         let s = Duration::from_secs(2);
         let safety = Safety::default();
-        safety.heard(false, true, 0);
+        safety.heard(false, stop(true, 0));
         assert!(safety.unsafe_to_stop() && safety.left().is_none());
         assert!(!blocks_done(safety.left(), 1_000, 2_000, s));
         assert!(blocks_done(safety.left(), 1_000, 3_001, s));
-        safety.heard(true, true, 4);
+        safety.heard(true, stop(true, 4));
         let (n, at) = safety.left().unwrap();
         assert_eq!(n, 4);
         assert!(!blocks_done(safety.left(), 0, at + 1_000, s));
         assert!(blocks_done(safety.left(), 0, at + 2_001, s));
         safety.unanswered(true);
         assert!(safety.away());
-        safety.heard(true, false, 0);
+        safety.heard(true, stop(false, 0));
         assert!(!safety.unsafe_to_stop() && !safety.away());
         assert!(blocks_done(safety.left(), 0, 0, s));
         safety.reset();

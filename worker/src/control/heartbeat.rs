@@ -10,11 +10,16 @@
 //! (`TakeCommands`). The poll's answer carries none itself, so one lost on
 //! a broken connection loses nothing: the commands wait for the next
 //! heartbeat.
+//!
+//! Which call comes next, and what an answer or a failure does to the
+//! incarnation, is `protocol::session`'s, shared with the simulated worker;
+//! this module makes the calls.
 
-use crate::control::messages::{Heartbeat, Poll, Registration};
 use crate::control::monitor::ResourceMonitor;
 use crate::edge::master_client;
 use crate::node::Node;
+use protocol::session::{Answer, Call, Session};
+use protocol::{Heartbeat, Poll, Registered, Registration, Reply};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,41 +66,44 @@ async fn beats(node: &Arc<Node>, epoch_tx: watch::Sender<u64>, wake: &Wakeups) {
     // CPU usage is a difference between two refreshes: give the first
     // sample, sent with the registration, an interval to measure.
     tokio::time::sleep(sysinfo::MINIMUM_CPU_UPDATE_INTERVAL).await;
-    let mut epoch: Option<u64> = None;
+    let mut session = Session::new();
     let mut tick = tokio::time::interval(interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let rung = tokio::select! {
             _ = tick.tick() => false,
-            _ = wake.ring.notified(), if epoch.is_some() => true,
+            _ = wake.ring.notified(), if session.epoch().is_some() => true,
         };
-        let was = epoch;
-        match epoch {
-            None => match register(node, &mut monitor).await {
-                Ok(e) => {
-                    node.epoch.store(e, Ordering::SeqCst);
-                    epoch = Some(e);
+        let was = session.epoch();
+        let call = session.next(rung);
+        let answer = match call {
+            Call::Register => register(node, &mut monitor).await.map(|r| {
+                node.epoch.store(r.epoch, Ordering::SeqCst);
+                session.registered(&r);
+                None
+            }),
+            Call::Take(e) => master_client::take_commands(node, e).await.map(Some),
+            Call::Beat(e) => beat(node, e, &mut monitor, false).await.map(Some),
+        };
+        match answer {
+            Ok(Some(reply)) => match session.answered(reply) {
+                Answer::Commands { commands, .. } => crate::control::apply::handle(node, commands),
+                Answer::Reregister => tracing::info!("the master asked for a new registration"),
+            },
+            Ok(None) => {}
+            Err(e) => {
+                match call {
+                    Call::Register => tracing::warn!("registration failed, retrying: {e}"),
+                    // Not a heartbeat: a failure here says nothing of
+                    // liveness, and the commands stay queued for the next.
+                    Call::Take(_) => tracing::warn!("taking the master's commands failed: {e}"),
+                    Call::Beat(_) => tracing::warn!("heartbeat failed, will re-register: {e}"),
                 }
-                Err(e) => tracing::warn!("registration failed, retrying: {e}"),
-            },
-            // Not a heartbeat: a failure here says nothing of liveness, and
-            // the commands stay queued for the next heartbeat.
-            Some(e) if rung => match take(node, e).await {
-                Ok(true) => {}
-                Ok(false) => epoch = None,
-                Err(err) => tracing::warn!("taking the master's commands failed: {err}"),
-            },
-            Some(e) => match beat(node, e, &mut monitor, false).await {
-                Ok(true) => {}
-                Ok(false) => epoch = None,
-                Err(err) => {
-                    tracing::warn!("heartbeat failed, will re-register: {err}");
-                    epoch = None;
-                }
-            },
+                session.failed(call);
+            }
         }
-        if epoch != was {
-            epoch_tx.send_replace(epoch.unwrap_or(0));
+        if session.epoch() != was {
+            epoch_tx.send_replace(session.epoch().unwrap_or(0));
         }
         wake.taken.notify_one();
     }
@@ -140,26 +148,17 @@ async fn listen(node: &Arc<Node>, mut epoch: watch::Receiver<u64>, wake: &Wakeup
     }
 }
 
-/// Takes the commands waiting at the master; `Ok(false)` when it no
-/// longer knows this epoch.
-async fn take(node: &Arc<Node>, epoch: u64) -> Result<bool, rpc::dfs::DfsError> {
-    let resp = master_client::take_commands(node, epoch).await?;
-    if resp.reregister {
-        tracing::info!("the master asked for a new registration");
-        return Ok(false);
-    }
-    crate::control::apply::handle(node, resp.commands);
-    Ok(true)
-}
-
+/// Registers with full block and cache reports; a new incarnation stops
+/// whatever the previous one ran.
 async fn register(
     node: &Arc<Node>,
     monitor: &mut ResourceMonitor,
-) -> Result<u64, rpc::dfs::DfsError> {
+) -> Result<Registered, rpc::dfs::DfsError> {
     let _order = node.reports.lock().await;
     node.store.clear_delta();
     node.cache.clear_delta();
     let req = Registration {
+        protocol_version: common::PROTOCOL_VERSION,
         name: node.me.name.clone(),
         addr: node.me.addr.clone(),
         rack: node.me.rack.clone(),
@@ -185,17 +184,19 @@ async fn register(
         deleted_orphans = resp.delete_blocks.len(),
         "registered with the master"
     );
-    Ok(resp.epoch)
+    Ok(resp)
 }
 
-/// One heartbeat; `Ok(false)` when the master no longer knows this epoch.
-/// `leaving` makes it the last one of a graceful shutdown.
+/// One heartbeat, and the master's answer, whose word on stopping this
+/// worker it records unless the answer asks for a new registration; the
+/// commands are the caller's. `leaving` makes it the last one of a
+/// graceful shutdown.
 pub async fn beat(
     node: &Arc<Node>,
     epoch: u64,
     monitor: &mut ResourceMonitor,
     leaving: bool,
-) -> Result<bool, rpc::dfs::DfsError> {
+) -> Result<Reply, rpc::dfs::DfsError> {
     let order = node.reports.lock().await;
     let (blocks_added, blocks_removed) = node.store.take_delta();
     let (cache_added, cache_removed) = node.cache.take_delta();
@@ -207,7 +208,7 @@ pub async fn beat(
         epoch,
         free_map_slots: node.me.map_slots.saturating_sub(maps),
         free_reduce_slots: node.me.reduce_slots.saturating_sub(reduces),
-        resources: monitor.sample(),
+        resources: Some(monitor.sample()),
         blocks_added,
         blocks_removed,
         cache_added,
@@ -220,7 +221,7 @@ pub async fn beat(
             .progress()
             .into_iter()
             .map(|((job_id, is_map, index), attempt, p)| {
-                let t = crate::task::launch::TaskRef {
+                let t = protocol::TaskRef {
                     job_id,
                     is_map,
                     index,
@@ -234,14 +235,8 @@ pub async fn beat(
         node.safety.unanswered(draining);
     })?;
     drop(order);
-    if resp.reregister {
-        tracing::info!("the master asked for a new registration");
-        return Ok(false);
+    if !resp.reregister && !leaving {
+        node.safety.heard(draining, resp.stop);
     }
-    if !leaving {
-        node.safety
-            .heard(draining, resp.unsafe_to_stop, resp.blocks_to_copy);
-    }
-    crate::control::apply::handle(node, resp.commands);
-    Ok(true)
+    Ok(resp)
 }

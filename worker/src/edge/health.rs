@@ -110,13 +110,17 @@ mod tests {
         node.epoch.store(3, Ordering::SeqCst);
         assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
         // The master says it holds the last replica of something.
-        node.safety.heard(false, true, 0);
+        let stop = protocol::StopAnswer {
+            unsafe_to_stop: true,
+            blocks_to_copy: 0,
+        };
+        node.safety.heard(false, stop);
         let r = get(addr, "/readyz").await;
         assert!(
             r.starts_with("HTTP/1.1 503") && r.ends_with("not yet safe elsewhere\n"),
             "{r}"
         );
-        node.safety.heard(false, false, 0);
+        node.safety.heard(false, Default::default());
         assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
         node.draining.store(true, Ordering::SeqCst);
         assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 503"));

@@ -1,12 +1,13 @@
 //! This worker as a client of the master, and the edge where what it tells
-//! the master becomes protobuf and the answers come back as its own types
-//! (`edge/convert.rs`): registration, heartbeats, the long poll for commands
-//! and their take, task reports and corrupt-block reports. When to call
-//! them is `control/heartbeat.rs`'s and the executor's business.
+//! the master becomes protobuf and the answers come back as the protocol's
+//! types (`protocol::wire`): registration, heartbeats, the long poll for
+//! commands and their take, task reports and corrupt-block reports. The
+//! master's keys, which the protocol's types leave out, are taken here.
+//! When to call them is `control/heartbeat.rs`'s and the executor's
+//! business.
 
-use crate::control::messages::{Heartbeat, Poll, Registered, Registration, Reply};
 use crate::node::Node;
-use crate::task::outcome::TaskReport;
+use protocol::{Heartbeat, Poll, Registered, Registration, Reply, TaskReport};
 use rpc::dfs::DfsError;
 use std::time::Duration;
 
@@ -78,7 +79,7 @@ fn poll(node: &Node, epoch: u64, wait: Duration) -> proto::WorkerPoll {
 
 /// Sends one report of an attempt (the caller retries).
 pub async fn report_task(node: &Node, r: TaskReport) -> Result<Reply, DfsError> {
-    let req = crate::edge::convert::task_update(&node.me.name, r);
+    let req = proto::TaskUpdateRequest::from(r);
     Ok(reply(
         node,
         node.dfs.master().task_update(req).await?.into_inner(),

@@ -7,7 +7,8 @@
 //! - [`peers`]: the calls to other workers (pipeline, reads, shuffle).
 //! - [`service`]: the thin gRPC handlers (block writes and reads).
 //! - [`error`]: the handlers' failures and their gRPC codes.
-//! - [`convert`]: protobuf to the worker's types and back.
+//! - [`convert`]: protobuf to the worker's types and back, between workers
+//!   (the master's messages convert in `protocol::wire`).
 //! - [`health`]: the plain-HTTP liveness and readiness probe endpoint.
 
 pub mod convert;

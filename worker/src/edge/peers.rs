@@ -4,11 +4,11 @@
 //! output's partition, located or streamed.
 
 use crate::node::Node;
-use crate::store::block::BlockInfo;
 use crate::store::block::{BlockChunk, PipelineAnswer};
 use crate::task::partition::{PartitionFile, PartitionRef, ShuffleChunk};
 use bytes::Bytes;
 use futures::{Future, Stream, StreamExt};
+use protocol::BlockInfo;
 use rpc::dfs::{DfsError, WorkerConn};
 
 /// Streams `chunks` as a block write to the worker at `addr`; its answer,

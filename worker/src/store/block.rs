@@ -1,36 +1,9 @@
-//! What the worker knows of a block: what it is (id, length, CRC32C,
-//! generation stamp, as its meta file and the master's namespace hold
-//! them), for one it reads, which workers hold a copy, and the messages of
-//! a block write down the pipeline (`store/pipeline.rs`).
+//! The messages of a block write down the pipeline (`store/pipeline.rs`),
+//! between workers: not the master's protocol, so not in `protocol`, whose
+//! [`BlockInfo`] and [`WorkerAddr`] they carry.
 
 use bytes::Bytes;
-
-/// A block's identity and checksum.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct BlockInfo {
-    pub id: u64,
-    pub len: u64,
-    pub crc32c: u32,
-    /// The namespace generation the block was allocated in: a replica of
-    /// another generation is stale.
-    pub generation: u64,
-}
-
-/// A worker as another worker dials it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct WorkerAddr {
-    pub name: String,
-    pub addr: String,
-    pub rack: String,
-}
-
-/// A block and the workers that store or cache it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlockLocation {
-    pub block: BlockInfo,
-    pub replicas: Vec<WorkerAddr>,
-    pub cached_on: Vec<WorkerAddr>,
-}
+use protocol::{BlockInfo, WorkerAddr};
 
 /// One message of a block write, as a target receives it and forwards it.
 #[derive(Debug, Clone, Default)]

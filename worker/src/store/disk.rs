@@ -6,10 +6,10 @@
 //! meta file, so that a crash never leaves a half-written block that looks
 //! complete: at start, a data file without a matching meta file is removed.
 
-use crate::store::block::BlockInfo;
 use bytes::Bytes;
 use common::sync::lock;
 use memmap2::MmapOptions;
+use protocol::BlockInfo;
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, Write};

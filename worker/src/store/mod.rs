@@ -2,7 +2,7 @@
 //! the byte-bounded LRU cache, reads through both, the write pipeline, the
 //! periodic checksum scan and the quarantine of unknown blocks.
 //!
-//! - [`block`]: what a block is and where its copies are.
+//! - [`block`]: the messages of a block write between workers.
 //! - [`disk`]: one file per block plus its CRC32C, read through `memmap2`.
 //! - [`cache`]: the byte-bounded LRU block cache and its change log.
 //! - [`scanner`]: the periodic checksum scan of every stored block.

@@ -16,12 +16,13 @@
 
 use crate::edge::error::WorkerError;
 use crate::node::Node;
-use crate::store::block::{BlockChunk, BlockInfo, PipelineAnswer, PipelineFailure, WorkerAddr};
+use crate::store::block::{BlockChunk, PipelineAnswer, PipelineFailure};
 use crate::store::disk::StoreError;
 use bytes::Bytes;
 use common::blocktoken::{Access, TokenError};
 use common::config::MAX_BLOCK_SIZE;
 use futures::{Stream, StreamExt};
+use protocol::{BlockInfo, WorkerAddr};
 use rpc::auth::Identity;
 use std::sync::Arc;
 use tokio::sync::mpsc;

@@ -129,8 +129,8 @@ pub async fn run(node: Arc<Node>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::block::BlockInfo;
     use crate::store::disk::BlockStore;
+    use protocol::BlockInfo;
 
     #[test]
     fn a_quarantined_block_leaves_the_store_and_goes_only_after_its_grace() {

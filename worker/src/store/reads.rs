@@ -5,9 +5,9 @@
 //! client (`edge/master_client.rs`) takes the node.
 
 use crate::node::Node;
-use crate::store::block::BlockInfo;
 use crate::store::disk::StoreError;
 use bytes::Bytes;
+use protocol::BlockInfo;
 use std::sync::Arc;
 
 impl Node {

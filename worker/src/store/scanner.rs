@@ -94,7 +94,7 @@ mod tests {
     async fn a_scan_reports_rot_and_deletes_nothing() {
         let (n, dir) = node("rot");
         for (id, data) in [(1u64, &b"first block"[..]), (2, b"second block")] {
-            let info = crate::store::block::BlockInfo {
+            let info = protocol::BlockInfo {
                 id,
                 len: data.len() as u64,
                 crc32c: crc32c::crc32c(data),

@@ -2,13 +2,13 @@
 //! master (fenced by attempt and worker epoch), kill, clean up a job's files.
 //! The master counts slots; the worker reports what it actually runs.
 
-use crate::control::command::Command;
 use crate::node::Node;
 use crate::task::code::TaskCode;
-use crate::task::launch::{Refused, TaskKind, TaskRef, TaskSpec};
-use crate::task::outcome::{End, Failure, Outcome, TaskReport, Usage};
-use crate::task::table::TaskKey;
+use crate::task::outcome::{End, Ended, Failure, Outcome, Usage};
+use crate::task::table::{key, TaskKey};
 use crate::task::{map, reduce};
+use protocol::Command;
+use protocol::{Launch, LaunchKind, Refused, TaskRef};
 use std::sync::Arc;
 use tracing::Instrument;
 
@@ -19,14 +19,14 @@ pub type OnCommands = fn(&Arc<Node>, Vec<Command>);
 
 /// Starts an attempt in the background; its report's answer goes to
 /// `on_commands`.
-pub fn launch(node: &Arc<Node>, spec: TaskSpec, on_commands: OnCommands) {
+pub fn launch(node: &Arc<Node>, spec: Launch, on_commands: OnCommands) {
     let (t, epoch) = (spec.task, spec.epoch);
     if node.is_draining() {
         // Sent before the master heard that this worker drains.
         tokio::spawn(hand_back(node.clone(), t, epoch, on_commands));
         return;
     }
-    let key: TaskKey = t.key();
+    let key: TaskKey = key(&t);
     // A root span: a launch that comes back with another task's report
     // must not nest under that task.
     let span = tracing::info_span!(
@@ -69,10 +69,10 @@ pub fn launch(node: &Arc<Node>, spec: TaskSpec, on_commands: OnCommands) {
 
 async fn run(
     node: Arc<Node>,
-    spec: TaskSpec,
+    spec: Launch,
     feed: Option<crate::task::feeds::Feed>,
 ) -> Result<Outcome, Failure> {
-    let TaskSpec {
+    let Launch {
         task: t,
         job_name,
         params_json,
@@ -89,8 +89,8 @@ async fn run(
     }
     let dir = node.job_dir(t.job_id);
     match kind {
-        TaskKind::Map(m) => map::run(node, job, t, m, output, dir).await,
-        TaskKind::Reduce(r) => reduce::run(node, job, t, r, feed, output, dir).await,
+        LaunchKind::Map(m) => map::run(node, job, t, m, output, dir).await,
+        LaunchKind::Reduce(r) => reduce::run(node, job, t, r, feed, output, dir).await,
     }
 }
 
@@ -130,12 +130,12 @@ async fn report(
         cpu_s,
         peak_mem_bytes: peak_rss(),
     };
-    let report = TaskReport {
+    let ended = Ended {
         task: t,
         epoch,
         end: End::Ran { result, usage },
     };
-    send_report(node, report, on_commands).await;
+    send_report(node, ended, on_commands).await;
 }
 
 /// Gives an attempt back to the master unrun or unfinished, because this
@@ -148,16 +148,17 @@ pub async fn hand_back(node: Arc<Node>, t: TaskRef, epoch: u64, on_commands: OnC
         index = t.index,
         "task handed back"
     );
-    let report = TaskReport {
+    let ended = Ended {
         task: t,
         epoch,
         end: End::HandedBack,
     };
-    send_report(&node, report, on_commands).await;
+    send_report(&node, ended, on_commands).await;
 }
 
 /// The report is what commits the attempt: retry it a few times.
-async fn send_report(node: &Arc<Node>, report: TaskReport, on_commands: OnCommands) {
+async fn send_report(node: &Arc<Node>, ended: Ended, on_commands: OnCommands) {
+    let report = crate::task::outcome::report(&node.me.name, ended);
     for i in 0..5u64 {
         match crate::edge::master_client::report_task(node, report.clone()).await {
             Ok(reply) => {
@@ -173,7 +174,7 @@ async fn send_report(node: &Arc<Node>, report: TaskReport, on_commands: OnComman
 }
 
 pub fn kill(node: &Node, t: TaskRef) {
-    if node.tasks.kill(&t.key(), t.attempt) {
+    if node.tasks.kill(&key(&t), t.attempt) {
         tracing::info!(job = t.job_id, index = t.index, "task killed");
     }
     cleanup_if_pending(node, t.job_id);

@@ -5,9 +5,9 @@
 //! `MapOutputs` commands are published to every running reduce of the job;
 //! the attempt's subscription ends with it.
 
-use crate::task::launch::MapOutputLocation;
 use crate::task::table::TaskKey;
 use common::sync::lock;
+use protocol::MapOutputLocation;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use tokio::sync::mpsc;

@@ -3,9 +3,9 @@
 //! level of the design and the bytes read at each tier.
 
 use crate::node::Node;
-use crate::store::block::{BlockLocation, WorkerAddr};
 use bytes::Bytes;
 use common::locality::Locality;
+use protocol::{BlockLocation, WorkerAddr};
 use std::sync::Arc;
 
 /// Bytes read per tier by one task.
@@ -128,7 +128,7 @@ async fn read_from(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::block::BlockInfo;
+    use protocol::BlockInfo;
 
     fn node(tag: &str) -> (Arc<Node>, std::path::PathBuf) {
         crate::node::test_node("input", tag)

@@ -5,16 +5,17 @@
 //! any map of a map-only job, writes its output part instead.
 
 use crate::node::Node;
-use crate::store::block::BlockLocation;
 use crate::task::code::{Code, TaskCode};
 use crate::task::external::{self, child, combine, Attempt};
 use crate::task::input::{self, InputError, Tiers};
-use crate::task::launch::{MapTask, OutputSpec, TaskRef};
 use crate::task::mapout::{output_path, Combiner, MapOutputBuffer};
 use crate::task::outcome::{Failure, Outcome};
+use crate::task::part::put_options;
 use crate::task::part::OutputWriter;
 use joblib::jobs::{formats, InputFormat, JobParams, OutputFormat, Partitioning, TaskCtx};
 use mrjob::TaskMode;
+use protocol::BlockLocation;
+use protocol::{MapLaunch, OutputSpec, TaskRef};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -22,7 +23,7 @@ pub async fn run(
     node: Arc<Node>,
     spec: TaskCode,
     t: TaskRef,
-    m: MapTask,
+    m: MapLaunch,
     output: OutputSpec,
     dir: PathBuf,
 ) -> Result<Outcome, Failure> {
@@ -108,7 +109,7 @@ async fn generate(
     oformat: OutputFormat,
 ) -> Result<Outcome, Failure> {
     let rt = tokio::runtime::Handle::current();
-    let opts = output.put_options(&node.me.name);
+    let opts = put_options(&output, &node.me.name);
     let path = output.path;
     let (written, records, ctx) =
         crate::task::progress::spawn_blocking(move || -> Result<_, Failure> {
@@ -220,7 +221,7 @@ impl MapWork {
         std::fs::create_dir_all(&self.dir).map_err(Failure::from_err)?;
         let (index, attempt) = (self.task.index, self.task.attempt);
         let mut sink = if self.map_only {
-            let opts = self.output.put_options(&self.node.me.name);
+            let opts = put_options(&self.output, &self.node.me.name);
             let w =
                 OutputWriter::create(self.node.clone(), self.rt.clone(), &self.output.path, &opts)
                     .map_err(Failure::from_err)?;

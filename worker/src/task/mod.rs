@@ -1,8 +1,7 @@
-//! Running attempts: a launch as the worker runs it, the executor and its
+//! Running attempts (a `protocol::Launch` each): the executor and its
 //! table of attempts, the map and reduce attempts with their input, sort
 //! buffer, merge and output parts, and external programs.
 //!
-//! - [`launch`]: a task launch as the worker runs it.
 //! - [`executor`]: task lifecycle: launch, report (fenced), kill, clean up.
 //! - [`table`]: the table of running attempts the node owns.
 //! - [`progress`]: an attempt's progress counter, which the master times out.
@@ -24,7 +23,6 @@ pub mod external;
 pub mod feeds;
 pub mod hold;
 pub mod input;
-pub mod launch;
 pub mod map;
 pub mod mapout;
 pub mod merge;

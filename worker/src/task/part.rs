@@ -13,12 +13,24 @@
 
 use crate::node::Node;
 use bytes::Bytes;
+use protocol::OutputSpec;
 use rpc::dfs::{DfsError, FileWriter, PutOptions, WrittenBlock};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
+
+/// The part's write options, its first replica on `writer` (this worker,
+/// so that the part's first copy never crosses the network).
+pub fn put_options(output: &OutputSpec, writer: &str) -> PutOptions {
+    PutOptions {
+        replication: output.replication,
+        block_size: output.block_size,
+        overwrite: false,
+        writer: writer.to_string(),
+    }
+}
 
 type InFlight = JoinHandle<Result<WrittenBlock, DfsError>>;
 

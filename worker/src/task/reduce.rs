@@ -18,14 +18,15 @@ use crate::node::Node;
 use crate::task::code::{Code, TaskCode};
 use crate::task::external::{child, Attempt};
 use crate::task::feeds::Feed;
-use crate::task::launch::{MapOutputLocation, OutputSpec, ReduceTask, TaskRef};
 use crate::task::merge::merge_grouped_slices;
 use crate::task::outcome::{Failure, Outcome};
+use crate::task::part::put_options;
 use crate::task::part::OutputWriter;
 use crate::task::partition::PartitionRef;
 use futures::StreamExt;
 use joblib::jobs::{formats, TaskCtx};
 use mrjob::TaskMode;
+use protocol::{MapOutputLocation, OutputSpec, ReduceLaunch, TaskRef};
 use rpc::dfs::DfsError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -161,7 +162,7 @@ pub async fn run(
     node: Arc<Node>,
     spec: TaskCode,
     t: TaskRef,
-    r: ReduceTask,
+    r: ReduceLaunch,
     feed: Option<Feed>,
     output: OutputSpec,
     dir: PathBuf,
@@ -188,7 +189,7 @@ pub async fn run(
     let segments = shuffle(&node, &t, r, feed, &seg_dir, &mut ctx).await?;
     let shuffle_s = shuffle_start.elapsed().as_secs_f64();
     let shuffled = segments.iter().map(Segment::len).sum();
-    let opts = output.put_options(&node.me.name);
+    let opts = put_options(&output, &node.me.name);
     let rt = tokio::runtime::Handle::current();
     let (written, records_in, records_out, ctx, phases) =
         crate::task::progress::spawn_blocking(move || -> Result<_, Failure> {
@@ -246,7 +247,7 @@ pub async fn run(
 async fn shuffle(
     node: &Arc<Node>,
     t: &TaskRef,
-    r: ReduceTask,
+    r: ReduceLaunch,
     feed: Option<Feed>,
     seg_dir: &Path,
     ctx: &mut TaskCtx,

@@ -4,12 +4,19 @@
 //! hands back what is left in it.
 
 use common::sync::lock;
+use protocol::TaskRef;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use tokio::task::JoinHandle;
 
 /// Key of a running attempt: (job, is_map, index).
 pub type TaskKey = (u64, bool, u32);
+
+/// The task's key in the table: one slot per task, whatever its attempt,
+/// so that a new attempt replaces the one a kill missed.
+pub fn key(t: &TaskRef) -> TaskKey {
+    (t.job_id, t.is_map, t.index)
+}
 
 /// A running attempt.
 pub struct Running {

@@ -22,10 +22,10 @@ pub mod files;
 
 use crate::node::Node;
 use crate::task::code::Code;
-use crate::task::launch::TaskRef;
 use crate::task::outcome::Failure;
 use child::{Child, KillOnDrop, Killer};
 use mrjob::{JobParams, JobPlan, TaskMode};
+use protocol::TaskRef;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
