@@ -71,8 +71,8 @@ pub async fn run_with_health(
         t.me = name.to_string();
     }
     let node = node::Node::open(cluster, name)?;
-    tracing::info!(worker = %name, addr = %listener.local_addr()?, rack = %node.me.rack,
-        cache = node.cache.capacity(), "mr-worker listening");
+    tracing::info!(worker = %name, addr = %listener.local_addr()?, rack = %node.me().rack,
+        cache = node.blocks().cache().capacity(), "mr-worker listening");
     let hb = tokio::spawn(heartbeat::run(node.clone()));
     let scan = tokio::spawn(scanner::run(node.clone()));
     let probes = health.map(|l| tokio::spawn(health::serve(node.clone(), l)));

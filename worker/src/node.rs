@@ -1,66 +1,30 @@
 //! Everything one worker process owns, shared by its gRPC service, its
 //! heartbeat loop and its command handlers.
 
+use crate::edge::master_client::MasterLink;
+use crate::store::blocks::Blocks;
 use crate::store::cache::BlockCache;
 use crate::store::disk::BlockStore;
-use crate::task::table::TaskTable;
+use crate::task::runner::TaskRunner;
 use common::config::{ClusterConfig, WorkerConfig};
 use rpc::dfs::Dfs;
 use std::sync::Arc;
 
+/// The owners of one worker process, each behind its own handle: a
+/// function takes the narrowest one it uses, and a spawned task clones the
+/// `Arc` of the owner it needs rather than the whole node.
 pub struct Node {
-    pub cluster: ClusterConfig,
-    pub me: WorkerConfig,
-    pub store: BlockStore,
-    pub cache: BlockCache,
-    /// Client side of the cluster: the master, and other workers for pushes.
-    pub dfs: Dfs,
-    /// Running attempts, and the job cleanups waiting for them.
-    pub tasks: TaskTable,
-    /// Map outputs for running reduces launched before every map finished.
-    pub feeds: crate::task::feeds::Feeds,
-    /// The epoch of the current registration; 0 before the first.
-    pub epoch: std::sync::atomic::AtomicU64,
-    /// Set on SIGTERM: launches are handed back, heartbeats say so.
-    pub draining: std::sync::atomic::AtomicBool,
-    /// What the master last said of this worker's replicas: whether it may
-    /// go (`/readyz`), and while draining, what is left to copy.
-    pub safety: crate::control::drain::Safety,
-    /// Held from taking the store's changes to the master's answer, by
-    /// heartbeats, registrations and corrupt-block reports: the master
-    /// sees a replica's "added" before its "corrupt", never after.
-    pub reports: tokio::sync::Mutex<()>,
-    /// The jobs this worker runs in its own code; any other comes as a
-    /// command or a program (`external`).
-    pub jobs: joblib::jobs::registry::Registry,
-    /// The master's keys: every block access and shuffle token this
-    /// worker's port is shown is checked against them.
-    pub keys: common::blocktoken::Verifier,
+    cluster: ClusterConfig,
+    me: WorkerConfig,
+    /// Client side of the cluster: the master, and other workers for
+    /// pushes, reads and the tasks' output writes.
+    dfs: Arc<Dfs>,
+    blocks: Arc<Blocks>,
+    tasks: Arc<TaskRunner>,
+    link: Arc<MasterLink>,
 }
 
 impl Node {
-    /// Where job `job`'s map outputs, spills and reduce segments live on
-    /// this worker (removed when the master says the job is over).
-    pub fn job_dir(&self, job: u64) -> std::path::PathBuf {
-        self.me.data_dir.join("jobs").join(format!("job-{job}"))
-    }
-
-    /// The jobs whose directories (`job_dir`) exist here.
-    pub fn job_dirs(&self) -> Vec<u64> {
-        let Ok(rd) = std::fs::read_dir(self.me.data_dir.join("jobs")) else {
-            return Vec::new();
-        };
-        let mut ids: Vec<u64> = rd
-            .filter_map(|e| e.ok())
-            .filter_map(|e| {
-                let name = e.file_name();
-                name.to_str()?.strip_prefix("job-")?.parse().ok()
-            })
-            .collect();
-        ids.sort_unstable();
-        ids
-    }
-
     /// The worker `name` of `cluster`, running the built-in jobs.
     pub fn open(cluster: ClusterConfig, name: &str) -> anyhow::Result<Arc<Self>> {
         Self::open_with(cluster, name, joblib::jobs::registry::Registry::builtins())
@@ -79,27 +43,42 @@ impl Node {
         std::fs::create_dir_all(&me.data_dir)?;
         let store = BlockStore::open(&me.data_dir)?;
         let cache = BlockCache::new(me.cache);
+        let blocks = Blocks::new(store, cache, &me.data_dir, cluster.master.quarantine_grace);
         let mut dfs = Dfs::connect(&cluster)?;
         dfs.rack = Some(me.rack.clone());
+        let dfs = Arc::new(dfs);
         Ok(Arc::new(Node {
+            link: Arc::new(MasterLink::new(dfs.clone(), &me.name)),
+            tasks: Arc::new(TaskRunner::new(jobs, &me.data_dir)),
+            blocks: Arc::new(blocks),
+            dfs,
             cluster,
             me,
-            store,
-            cache,
-            dfs,
-            tasks: Default::default(),
-            feeds: Default::default(),
-            epoch: Default::default(),
-            draining: Default::default(),
-            safety: Default::default(),
-            reports: Default::default(),
-            jobs,
-            keys: Default::default(),
         }))
     }
 
-    pub fn is_draining(&self) -> bool {
-        self.draining.load(std::sync::atomic::Ordering::SeqCst)
+    pub fn cluster(&self) -> &ClusterConfig {
+        &self.cluster
+    }
+
+    pub fn me(&self) -> &WorkerConfig {
+        &self.me
+    }
+
+    pub fn dfs(&self) -> &Arc<Dfs> {
+        &self.dfs
+    }
+
+    pub fn blocks(&self) -> &Arc<Blocks> {
+        &self.blocks
+    }
+
+    pub fn tasks(&self) -> &Arc<TaskRunner> {
+        &self.tasks
+    }
+
+    pub fn link(&self) -> &Arc<MasterLink> {
+        &self.link
     }
 }
 
@@ -123,12 +102,13 @@ mod tests {
     #[tokio::test]
     async fn job_dirs_lists_the_jobs_with_files_here() {
         let (n, dir) = super::test_node("node", "jobdirs");
-        assert!(n.job_dirs().is_empty());
+        let t = n.tasks();
+        assert!(t.job_dirs().is_empty());
         for d in ["job-10", "job-3", "junk", "job-x"] {
-            std::fs::create_dir_all(n.me.data_dir.join("jobs").join(d)).unwrap();
+            std::fs::create_dir_all(n.me().data_dir.join("jobs").join(d)).unwrap();
         }
-        assert_eq!(n.job_dirs(), vec![3, 10]);
-        assert_eq!(n.job_dir(3), n.me.data_dir.join("jobs").join("job-3"));
+        assert_eq!(t.job_dirs(), vec![3, 10]);
+        assert_eq!(t.job_dir(3), n.me().data_dir.join("jobs").join("job-3"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -21,7 +21,7 @@ pub fn handle(node: &Arc<Node>, commands: Vec<Command>) {
             Command::CleanupJob(j) => executor::cleanup(node, j),
             Command::MapOutputs { job, outputs } => {
                 let n = outputs.len();
-                let heard = node.feeds.publish(job, outputs);
+                let heard = node.tasks().feeds().publish(job, outputs);
                 tracing::debug!(
                     job,
                     outputs = n,
@@ -41,27 +41,27 @@ pub fn handle(node: &Arc<Node>, commands: Vec<Command>) {
 async fn execute(node: Arc<Node>, kind: Command) {
     match kind {
         Command::DeleteBlock(id) => {
-            node.cache.remove(id);
-            node.store.delete(id);
+            node.blocks().cache().remove(id);
+            node.blocks().store().delete(id);
         }
         Command::QuarantineBlock(id) => crate::store::quarantine::quarantine(&node, id),
         Command::CacheBlock(id) => {
-            if let Err(e) = node.read_block(id, true).await {
+            if let Err(e) = node.blocks().read_block(node.link(), id, true).await {
                 tracing::warn!(block = id, "cannot cache: {e}");
             }
         }
-        Command::PinBlock(id) => match node.read_block(id, false).await {
-            Ok((data, _)) => match node.cache.pin(id, &data) {
+        Command::PinBlock(id) => match node.blocks().read_block(node.link(), id, false).await {
+            Ok((data, _)) => match node.blocks().cache().pin(id, &data) {
                 Ok(()) => tracing::info!(block = id, "block pinned in the cache"),
                 Err(e) => tracing::warn!(block = id, "pin refused: {e}"),
             },
             Err(e) => tracing::warn!(block = id, "cannot pin: {e}"),
         },
         Command::UncacheBlock(id) => {
-            node.cache.remove(id);
+            node.blocks().cache().remove(id);
         }
         Command::SetCacheCapacity(bytes) => {
-            let evicted = node.cache.set_capacity(bytes);
+            let evicted = node.blocks().cache().set_capacity(bytes);
             tracing::info!(bytes, evicted, "cache resized");
         }
         // The executor's, from `handle`.
@@ -72,7 +72,7 @@ async fn execute(node: Arc<Node>, kind: Command) {
             targets,
             token,
         } => {
-            let data = match node.read_block(info.id, false).await {
+            let data = match node.blocks().read_block(node.link(), info.id, false).await {
                 Ok((d, _)) => d,
                 Err(e) => {
                     tracing::warn!(block = info.id, "cannot replicate: {e}");
@@ -81,7 +81,7 @@ async fn execute(node: Arc<Node>, kind: Command) {
             };
             for t in targets {
                 let res = async {
-                    let mut conn = node.dfs.worker(&t)?;
+                    let mut conn = node.dfs().worker(&t)?;
                     crate::edge::peers::write_block(&mut conn, info, data.clone(), &token).await
                 }
                 .await;

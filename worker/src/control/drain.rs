@@ -105,11 +105,11 @@ fn blocks_done(left: Option<(u64, u64)>, since_ms: u64, now_ms: u64, silence: Du
 
 /// Drains `node`, then stops its heartbeat loop (`heartbeat`) and says
 /// goodbye to the master. Returns when the gRPC server may stop.
-#[tracing::instrument(skip_all, fields(worker = %node.me.name))]
+#[tracing::instrument(skip_all, fields(worker = %node.me().name))]
 pub async fn run(node: Arc<Node>, grace: Duration, heartbeat: AbortHandle) {
-    node.safety.reset();
-    node.draining.store(true, Ordering::SeqCst);
-    let running = node.tasks.len();
+    node.link().safety().reset();
+    node.link().start_draining();
+    let running = node.tasks().table().len();
     tracing::info!(
         running,
         ?grace,
@@ -118,19 +118,19 @@ pub async fn run(node: Arc<Node>, grace: Duration, heartbeat: AbortHandle) {
     let deadline = tokio::time::Instant::now() + grace;
     let since = common::now_ms();
     // Three heartbeats unanswered: the master is away, and copies nothing.
-    let silence = node.cluster.heartbeat.interval * 3 + Duration::from_secs(1);
-    let registered = node.epoch.load(Ordering::SeqCst) != 0;
+    let silence = node.cluster().heartbeat.interval * 3 + Duration::from_secs(1);
+    let registered = node.link().epoch() != 0;
     let mut said = None;
     // Attempts remove themselves once their report is through; the
     // heartbeat loop, still running, brings the master's count of blocks.
     loop {
-        let left = node.safety.left();
+        let left = node.link().safety().left();
         let blocks = !registered
-            || node.safety.away()
+            || node.link().safety().away()
             || blocks_done(left, since, common::now_ms(), silence);
-        if node.tasks.is_empty() && blocks {
+        if node.tasks().table().is_empty() && blocks {
             if registered && left.is_some() {
-                if node.safety.unsafe_to_stop() {
+                if node.link().safety().unsafe_to_stop() {
                     tracing::warn!("no other worker can take a copy of what is left here (all are leaving): leaving anyway");
                 } else {
                     tracing::info!("the master says every block here is safe elsewhere");
@@ -155,8 +155,8 @@ pub async fn run(node: Arc<Node>, grace: Duration, heartbeat: AbortHandle) {
         said = n;
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let epoch = node.epoch.load(Ordering::SeqCst);
-    for ((job_id, is_map, index), r) in node.tasks.take_all() {
+    let epoch = node.link().epoch();
+    for ((job_id, is_map, index), r) in node.tasks().table().take_all() {
         r.handle.abort();
         let t = protocol::TaskRef {
             job_id,

@@ -20,7 +20,6 @@ use crate::edge::master_client;
 use crate::node::Node;
 use protocol::session::{Answer, Call, Session};
 use protocol::{Heartbeat, Poll, Registered, Registration, Reply};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{watch, Notify};
@@ -61,7 +60,7 @@ pub async fn run(node: Arc<Node>) {
 }
 
 async fn beats(node: &Arc<Node>, epoch_tx: watch::Sender<u64>, wake: &Wakeups) {
-    let interval = node.cluster.heartbeat.interval;
+    let interval = node.cluster().heartbeat.interval;
     let mut monitor = ResourceMonitor::new();
     // CPU usage is a difference between two refreshes: give the first
     // sample, sent with the registration, an interval to measure.
@@ -78,11 +77,11 @@ async fn beats(node: &Arc<Node>, epoch_tx: watch::Sender<u64>, wake: &Wakeups) {
         let call = session.next(rung);
         let answer = match call {
             Call::Register => register(node, &mut monitor).await.map(|r| {
-                node.epoch.store(r.epoch, Ordering::SeqCst);
+                node.link().set_epoch(r.epoch);
                 session.registered(&r);
                 None
             }),
-            Call::Take(e) => master_client::take_commands(node, e).await.map(Some),
+            Call::Take(e) => master_client::take_commands(node.link(), e).await.map(Some),
             Call::Beat(e) => beat(node, e, &mut monitor, false).await.map(Some),
         };
         match answer {
@@ -122,7 +121,7 @@ async fn listen(node: &Arc<Node>, mut epoch: watch::Receiver<u64>, wake: &Wakeup
         }
         let answer = tokio::time::timeout(
             POLL_WAIT + POLL_SLACK,
-            master_client::await_commands(node, e, POLL_WAIT),
+            master_client::await_commands(node.link(), e, POLL_WAIT),
         )
         .await;
         match answer {
@@ -154,30 +153,30 @@ async fn register(
     node: &Arc<Node>,
     monitor: &mut ResourceMonitor,
 ) -> Result<Registered, rpc::dfs::DfsError> {
-    let _order = node.reports.lock().await;
-    node.store.clear_delta();
-    node.cache.clear_delta();
+    let _order = node.link().in_order().await;
+    node.blocks().store().clear_delta();
+    node.blocks().cache().clear_delta();
     let req = Registration {
         protocol_version: common::PROTOCOL_VERSION,
-        name: node.me.name.clone(),
-        addr: node.me.addr.clone(),
-        rack: node.me.rack.clone(),
-        map_slots: node.me.map_slots,
-        reduce_slots: node.me.reduce_slots,
-        cache_capacity_bytes: node.cache.capacity(),
-        blocks: node.store.report(),
-        cached: node.cache.report(),
-        cache_used_bytes: node.cache.used(),
+        name: node.me().name.clone(),
+        addr: node.me().addr.clone(),
+        rack: node.me().rack.clone(),
+        map_slots: node.me().map_slots,
+        reduce_slots: node.me().reduce_slots,
+        cache_capacity_bytes: node.blocks().cache().capacity(),
+        blocks: node.blocks().store().report(),
+        cached: node.blocks().cache().report(),
+        cache_used_bytes: node.blocks().cache().used(),
         resources: monitor.sample(),
-        job_dirs: node.job_dirs(),
+        job_dirs: node.tasks().job_dirs(),
     };
-    let resp = master_client::register(node, req).await?;
+    let resp = master_client::register(node.link(), req).await?;
     // A new incarnation: the master has re-queued whatever the previous
     // one ran, and would fence its reports, so stop it here too.
-    node.tasks.abort_all();
+    node.tasks().table().abort_all();
     for id in &resp.delete_blocks {
-        node.cache.remove(*id);
-        node.store.delete(*id);
+        node.blocks().cache().remove(*id);
+        node.blocks().store().delete(*id);
     }
     tracing::info!(
         epoch = resp.epoch,
@@ -197,27 +196,28 @@ pub async fn beat(
     monitor: &mut ResourceMonitor,
     leaving: bool,
 ) -> Result<Reply, rpc::dfs::DfsError> {
-    let order = node.reports.lock().await;
-    let (blocks_added, blocks_removed) = node.store.take_delta();
-    let (cache_added, cache_removed) = node.cache.take_delta();
-    let (maps, reduces) = node.tasks.counts();
+    let order = node.link().in_order().await;
+    let (blocks_added, blocks_removed) = node.blocks().store().take_delta();
+    let (cache_added, cache_removed) = node.blocks().cache().take_delta();
+    let (maps, reduces) = node.tasks().table().counts();
     // Read once: the answer to a draining heartbeat is what the drain waits on.
-    let draining = node.is_draining();
+    let draining = node.link().is_draining();
     let req = Heartbeat {
-        name: node.me.name.clone(),
+        name: node.me().name.clone(),
         epoch,
-        free_map_slots: node.me.map_slots.saturating_sub(maps),
-        free_reduce_slots: node.me.reduce_slots.saturating_sub(reduces),
+        free_map_slots: node.me().map_slots.saturating_sub(maps),
+        free_reduce_slots: node.me().reduce_slots.saturating_sub(reduces),
         resources: Some(monitor.sample()),
         blocks_added,
         blocks_removed,
         cache_added,
         cache_removed,
-        cache_used_bytes: node.cache.used(),
+        cache_used_bytes: node.blocks().cache().used(),
         draining,
         leaving,
         progress: node
-            .tasks
+            .tasks()
+            .table()
             .progress()
             .into_iter()
             .map(|((job_id, is_map, index), attempt, p)| {
@@ -231,12 +231,14 @@ pub async fn beat(
             })
             .collect(),
     };
-    let resp = master_client::heartbeat(node, req).await.inspect_err(|_| {
-        node.safety.unanswered(draining);
-    })?;
+    let resp = master_client::heartbeat(node.link(), req)
+        .await
+        .inspect_err(|_| {
+            node.link().safety().unanswered(draining);
+        })?;
     drop(order);
     if !resp.reregister && !leaving {
-        node.safety.heard(draining, resp.stop);
+        node.link().safety().heard(draining, resp.stop);
     }
     Ok(resp)
 }

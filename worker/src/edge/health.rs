@@ -19,7 +19,6 @@
 //! token. Anything else is a 404.
 
 use crate::node::Node;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -51,9 +50,9 @@ async fn answer(node: &Node, mut conn: TcpStream) -> std::io::Result<()> {
         .map_err(|_| std::io::Error::other("no request in time"))??;
     let head = String::from_utf8_lossy(&buf[..n]);
     let path = head.split_whitespace().nth(1).unwrap_or("");
-    let registered = node.epoch.load(Ordering::SeqCst) != 0;
-    let draining = node.draining.load(Ordering::SeqCst);
-    let holding = node.safety.unsafe_to_stop();
+    let registered = node.link().epoch() != 0;
+    let draining = node.link().is_draining();
+    let holding = node.link().safety().unsafe_to_stop();
     let (status, body) = match (head.starts_with("GET "), path) {
         (true, "/healthz") => ("200 OK", "ok\n"),
         (true, "/readyz") if registered && !draining && !holding => ("200 OK", "ready\n"),
@@ -107,22 +106,22 @@ mod tests {
             r.starts_with("HTTP/1.1 503") && r.ends_with("not registered\n"),
             "{r}"
         );
-        node.epoch.store(3, Ordering::SeqCst);
+        node.link().set_epoch(3);
         assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
         // The master says it holds the last replica of something.
         let stop = protocol::StopAnswer {
             unsafe_to_stop: true,
             blocks_to_copy: 0,
         };
-        node.safety.heard(false, stop);
+        node.link().safety().heard(false, stop);
         let r = get(addr, "/readyz").await;
         assert!(
             r.starts_with("HTTP/1.1 503") && r.ends_with("not yet safe elsewhere\n"),
             "{r}"
         );
-        node.safety.heard(false, Default::default());
+        node.link().safety().heard(false, Default::default());
         assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
-        node.draining.store(true, Ordering::SeqCst);
+        node.link().start_draining();
         assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 503"));
         assert!(get(addr, "/metrics").await.starts_with("HTTP/1.1 404"));
         // A probe that says nothing does not stop the others.

@@ -6,29 +6,107 @@
 //! When to call them is `control/heartbeat.rs`'s and the executor's
 //! business.
 
-use crate::node::Node;
+use crate::control::drain::Safety;
+use common::blocktoken::Verifier;
 use protocol::{Heartbeat, Poll, Registered, Registration, Reply, TaskReport};
-use rpc::dfs::DfsError;
+use rpc::dfs::{Dfs, DfsError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-pub async fn register(node: &Node, r: Registration) -> Result<Registered, DfsError> {
+/// This worker's link to the master: the client, and the state its calls
+/// and answers keep (the incarnation's epoch, the drain, the master's word
+/// on stopping, its keys), owned here so that the heartbeat, the executor's
+/// reports, the drain and the probes share one handle, not the node.
+pub struct MasterLink {
+    /// Client side of the cluster, shared with the tasks' writes and the
+    /// calls to other workers.
+    dfs: Arc<Dfs>,
+    /// This worker's name, which every call carries.
+    name: String,
+    /// The epoch of the current registration; 0 before the first.
+    epoch: AtomicU64,
+    /// Set on SIGTERM: launches are handed back, heartbeats say so.
+    draining: AtomicBool,
+    /// What the master last said of this worker's replicas: whether it may
+    /// go (`/readyz`), and while draining, what is left to copy.
+    safety: Safety,
+    /// Held from taking the store's changes to the master's answer, by
+    /// heartbeats, registrations and corrupt-block reports: the master
+    /// sees a replica's "added" before its "corrupt", never after.
+    reports: tokio::sync::Mutex<()>,
+    /// The master's keys: every block access and shuffle token this
+    /// worker's port is shown is checked against them.
+    keys: Verifier,
+}
+
+impl MasterLink {
+    pub fn new(dfs: Arc<Dfs>, name: &str) -> MasterLink {
+        MasterLink {
+            dfs,
+            name: name.to_string(),
+            epoch: Default::default(),
+            draining: Default::default(),
+            safety: Default::default(),
+            reports: Default::default(),
+            keys: Default::default(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The epoch of the last registration; 0 before the first.
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::SeqCst)
+    }
+
+    pub fn set_epoch(&self, epoch: u64) {
+        self.epoch.store(epoch, Ordering::SeqCst);
+    }
+
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    /// From now on launches are handed back and heartbeats say so.
+    pub fn start_draining(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    pub fn safety(&self) -> &Safety {
+        &self.safety
+    }
+
+    pub fn keys(&self) -> &Verifier {
+        &self.keys
+    }
+
+    /// Holds off the other reports (see `reports`) while the guard lives.
+    pub async fn in_order(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.reports.lock().await
+    }
+}
+
+pub async fn register(link: &MasterLink, r: Registration) -> Result<Registered, DfsError> {
     let req = proto::RegisterRequest::from(r);
-    let mut resp = node.dfs.master().register(req).await?.into_inner();
-    take_keys(node, resp.keys.take());
+    let mut resp = link.dfs.master().register(req).await?.into_inner();
+    take_keys(link, resp.keys.take());
     Ok(resp.into())
 }
 
-pub async fn heartbeat(node: &Node, h: Heartbeat) -> Result<Reply, DfsError> {
+pub async fn heartbeat(link: &MasterLink, h: Heartbeat) -> Result<Reply, DfsError> {
     let req = proto::HeartbeatRequest::from(h);
     Ok(reply(
-        node,
-        node.dfs.master().heartbeat(req).await?.into_inner(),
+        link,
+        link.dfs.master().heartbeat(req).await?.into_inner(),
     ))
 }
 
 /// The master's block keys, when an answer carries them, go to the
-/// checks of this worker's port (`Node::keys`).
-fn take_keys(node: &Node, keys: Option<proto::BlockKeys>) {
+/// checks of this worker's port (`MasterLink::keys`).
+fn take_keys(link: &MasterLink, keys: Option<proto::BlockKeys>) {
     let Some(k) = keys else { return };
     let keys = k
         .keys
@@ -39,62 +117,66 @@ fn take_keys(node: &Node, keys: Option<proto::BlockKeys>) {
             expires_ms: k.expires_ms,
         })
         .collect();
-    node.keys
+    link.keys
         .update(keys, k.shuffle_secret.to_vec(), common::now_ms());
 }
 
-fn reply(node: &Node, mut r: proto::HeartbeatResponse) -> Reply {
-    take_keys(node, r.keys.take());
+fn reply(link: &MasterLink, mut r: proto::HeartbeatResponse) -> Reply {
+    take_keys(link, r.keys.take());
     r.into()
 }
 
 /// Takes the commands waiting at the master for incarnation `epoch`.
-pub async fn take_commands(node: &Node, epoch: u64) -> Result<Reply, DfsError> {
-    let req = poll(node, epoch, Duration::ZERO);
+pub async fn take_commands(link: &MasterLink, epoch: u64) -> Result<Reply, DfsError> {
+    let req = poll(link, epoch, Duration::ZERO);
     Ok(reply(
-        node,
-        node.dfs.master().take_commands(req).await?.into_inner(),
+        link,
+        link.dfs.master().take_commands(req).await?.into_inner(),
     ))
 }
 
 /// Asks the master to answer once commands wait for incarnation `epoch`,
 /// or after `wait`. A master without the long poll answers
 /// `UNIMPLEMENTED`: [`Poll::Unsupported`].
-pub async fn await_commands(node: &Node, epoch: u64, wait: Duration) -> Result<Poll, DfsError> {
-    let req = poll(node, epoch, wait);
-    match node.dfs.master().await_commands(req).await {
+pub async fn await_commands(
+    link: &MasterLink,
+    epoch: u64,
+    wait: Duration,
+) -> Result<Poll, DfsError> {
+    let req = poll(link, epoch, wait);
+    match link.dfs.master().await_commands(req).await {
         Ok(r) => Ok(r.into_inner().into()),
         Err(s) if s.code() == tonic::Code::Unimplemented => Ok(Poll::Unsupported),
         Err(s) => Err(s.into()),
     }
 }
 
-fn poll(node: &Node, epoch: u64, wait: Duration) -> proto::WorkerPoll {
+fn poll(link: &MasterLink, epoch: u64, wait: Duration) -> proto::WorkerPoll {
     proto::WorkerPoll {
-        name: node.me.name.clone(),
+        name: link.name.clone(),
         epoch,
         wait_ms: wait.as_millis() as u64,
     }
 }
 
 /// Sends one report of an attempt (the caller retries).
-pub async fn report_task(node: &Node, r: TaskReport) -> Result<Reply, DfsError> {
+pub async fn report_task(link: &MasterLink, r: TaskReport) -> Result<Reply, DfsError> {
     let req = proto::TaskUpdateRequest::from(r);
     Ok(reply(
-        node,
-        node.dfs.master().task_update(req).await?.into_inner(),
+        link,
+        link.dfs.master().task_update(req).await?.into_inner(),
     ))
 }
 
 /// Tells the master that this worker's replica of block `id` is corrupt.
-pub async fn report_bad_block(node: &Node, id: u64, reason: String) -> Result<(), DfsError> {
+pub async fn report_bad_block(link: &MasterLink, id: u64, reason: String) -> Result<(), DfsError> {
     let req = proto::ReportBadBlockRequest {
-        worker: node.me.name.clone(),
+        worker: link.name.clone(),
         block_id: id,
         reason,
         access_token: Default::default(),
     };
-    let _order = node.reports.lock().await;
-    node.dfs.master().report_bad_block(req).await?;
+    let _order = link.in_order().await;
+    link.dfs.master().report_bad_block(req).await?;
     Ok(())
 }

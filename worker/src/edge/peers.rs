@@ -19,7 +19,7 @@ pub fn forward(
     addr: &str,
     chunks: impl Stream<Item = BlockChunk> + Send + 'static,
 ) -> impl Future<Output = Result<PipelineAnswer, DfsError>> + Send + 'static {
-    let conn = node.dfs.worker(addr);
+    let conn = node.dfs().worker(addr);
     async move {
         let mut conn = conn?;
         let answer = conn
@@ -69,7 +69,7 @@ pub async fn locate_partition(
     token: &Bytes,
 ) -> Result<Option<PartitionFile>, DfsError> {
     match node
-        .dfs
+        .dfs()
         .worker(addr)?
         .locate_partition(partition_request(r, token))
         .await
@@ -87,7 +87,7 @@ pub async fn fetch_partition(
     r: &PartitionRef,
     token: &Bytes,
 ) -> Result<PartitionStream, DfsError> {
-    let mut conn = node.dfs.worker(addr)?;
+    let mut conn = node.dfs().worker(addr)?;
     let s = conn.fetch_partition(partition_request(r, token)).await?;
     Ok(PartitionStream(s.into_inner()))
 }

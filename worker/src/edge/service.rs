@@ -33,7 +33,7 @@ pub struct Local(pub Arc<Node>);
 
 impl rpc::dfs::LocalHead for Local {
     fn name(&self) -> &str {
-        &self.0.me.name
+        &self.0.me().name
     }
 
     fn receive(
@@ -64,7 +64,7 @@ pub async fn serve(
         .initial_stream_window_size(rpc::dfs::STREAM_WINDOW)
         .initial_connection_window_size(rpc::dfs::CONNECTION_WINDOW);
     if let Some(t) = tls {
-        tracing::info!(worker = %node.me.name, "gRPC over TLS only");
+        tracing::info!(worker = %node.me().name, "gRPC over TLS only");
         builder = builder.tls_config(t)?;
     }
     let incoming = tokio_stream::StreamExt::map(
@@ -118,9 +118,15 @@ impl WorkerService {
         if caller.worker {
             return Ok(());
         }
-        let generation = self.node.store.info(r.block_id).map(|i| i.generation);
+        let generation = self
+            .node
+            .blocks()
+            .store()
+            .info(r.block_id)
+            .map(|i| i.generation);
         self.node
-            .keys
+            .link()
+            .keys()
             .check_block(
                 &r.access_token,
                 r.block_id,
@@ -151,14 +157,17 @@ impl WorkerService {
                 action: "fetch map outputs",
             });
         }
-        self.node.keys.check_shuffle(&r.shuffle_token, r.job_id)?;
+        self.node
+            .link()
+            .keys()
+            .check_shuffle(&r.shuffle_token, r.job_id)?;
         Ok(r.into())
     }
 }
 
 #[tonic::async_trait]
 impl Worker for WorkerService {
-    #[tracing::instrument(level = "debug", skip_all, fields(worker = %self.node.me.name))]
+    #[tracing::instrument(level = "debug", skip_all, fields(worker = %self.node.me().name))]
     async fn write_block(
         &self,
         req: Request<Streaming<WriteBlockChunk>>,
@@ -197,7 +206,7 @@ impl Worker for WorkerService {
 
     type ReadBlockStream = ChunkStream;
 
-    #[tracing::instrument(level = "debug", skip_all, fields(worker = %self.node.me.name, block = req.get_ref().block_id))]
+    #[tracing::instrument(level = "debug", skip_all, fields(worker = %self.node.me().name, block = req.get_ref().block_id))]
     async fn read_block(
         &self,
         req: Request<ReadBlockRequest>,
@@ -207,7 +216,13 @@ impl Worker for WorkerService {
         self.may_read(&caller, &r)?;
         let (data, from_cache) = self
             .node
-            .read_block_expecting(r.block_id, r.fill_cache, r.expect.map(Into::into))
+            .blocks()
+            .read_block_expecting(
+                self.node.link(),
+                r.block_id,
+                r.fill_cache,
+                r.expect.map(Into::into),
+            )
             .await
             .map_err(WorkerError::from)?;
         let data = data.slice(read_range(data.len(), r.offset, r.len));

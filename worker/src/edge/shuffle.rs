@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 /// The map output file that holds the requested partition, and where in it.
 pub fn locate(node: &Node, r: &PartitionRef) -> Result<(PathBuf, PartInfo), WorkerError> {
-    let dir = node.job_dir(r.job_id);
+    let dir = node.tasks().job_dir(r.job_id);
     let out = crate::task::mapout::output_path(&dir, r.map_index, r.attempt);
     let idx_path = {
         let mut p = out.clone().into_os_string();

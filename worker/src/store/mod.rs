@@ -3,6 +3,8 @@
 //! periodic checksum scan and the quarantine of unknown blocks.
 //!
 //! - [`block`]: the messages of a block write between workers.
+//! - [`blocks`]: the owner of the store and the cache, the handle the
+//!   other groups hold.
 //! - [`disk`]: one file per block plus its CRC32C, read through `memmap2`.
 //! - [`cache`]: the byte-bounded LRU block cache and its change log.
 //! - [`scanner`]: the periodic checksum scan of every stored block.
@@ -12,6 +14,7 @@
 //! - [`prealloc`]: disk space reserved before a file of known size is written.
 
 pub mod block;
+pub mod blocks;
 pub mod cache;
 pub mod disk;
 pub mod pipeline;

@@ -95,7 +95,7 @@ async fn receive_from(
     }
     // Refused before a byte is forwarded (the store checks again at
     // `begin`, for a write that raced this one).
-    if node.store.contains(info.id) {
+    if node.blocks().store().contains(info.id) {
         return Err(StoreError::Exists(info.id).into());
     }
     let downstream = std::mem::take(&mut first.downstream);
@@ -106,11 +106,11 @@ async fn receive_from(
     let writer = {
         let node = node.clone();
         tokio::task::spawn_blocking(move || -> Result<(), StoreError> {
-            let mut w = node.store.begin(info)?;
+            let mut w = node.blocks().store().begin(info)?;
             while let Some((chunk, crc)) = rx.blocking_recv() {
                 w.write_checked(&chunk, crc)?;
             }
-            w.commit(&node.store)
+            w.commit(node.blocks().store())
         })
     };
     let mut next = downstream
@@ -118,7 +118,7 @@ async fn receive_from(
         .map(|(n, rest)| Forward::start(&node, info, n.clone(), rest.to_vec(), token));
     let mut received = 0u64;
     let mut chunk = Some(first);
-    let timeout = node.cluster.dfs.stream_timeout;
+    let timeout = node.cluster().dfs.stream_timeout;
     while let Some(c) = chunk.take() {
         let crc = match (sender, c.crc32c) {
             (Sender::InProcess, Some(crc)) => crc,
@@ -140,7 +140,7 @@ async fn receive_from(
                 let failed = f.failure().await;
                 tracing::warn!(block = info.id, worker = %failed.worker, "pipeline broken downstream: {}", failed.error);
                 return Ok(PipelineAnswer {
-                    worker: node.me.name.clone(),
+                    worker: node.me().name.clone(),
                     stored: Vec::new(),
                     failed: Some(failed),
                 });
@@ -172,7 +172,7 @@ async fn receive_from(
     writer
         .await
         .map_err(|e| WorkerError::Writer(e.to_string()))??;
-    let mut stored = vec![node.me.name.clone()];
+    let mut stored = vec![node.me().name.clone()];
     let mut failed = None;
     if let Some(f) = next {
         match f.answer(timeout).await {
@@ -187,11 +187,11 @@ async fn receive_from(
         // The writer tries again under a new block id: this copy would be
         // an orphan until a block report had it deleted. (It is this
         // write's own: a block held already was refused at `begin`.)
-        node.store.delete(info.id);
+        node.blocks().store().delete(info.id);
     }
     tracing::debug!(block = info.id, len = info.len, ?stored, "block stored");
     Ok(PipelineAnswer {
-        worker: node.me.name.clone(),
+        worker: node.me().name.clone(),
         stored,
         failed,
     })
@@ -211,7 +211,7 @@ fn authorize(
     caller: &Identity,
 ) -> Result<(), WorkerError> {
     let user = (!caller.worker).then_some(caller.name.as_str());
-    let grant = node.keys.check_block(
+    let grant = node.link().keys().check_block(
         &first.access_token,
         info.id,
         Some(info.generation),
@@ -385,7 +385,7 @@ mod tests {
 
     fn give_keys(n: &Node) {
         let (k, s) = minter().export(common::now_ms());
-        n.keys.update(k, s, common::now_ms());
+        n.link().keys().update(k, s, common::now_ms());
     }
 
     /// A caller of the worker's port: a worker, or user `name`.
@@ -491,7 +491,7 @@ mod tests {
     async fn the_head_stores_and_forwards_and_answers_for_both() {
         let (w1, w2, dir) = two_nodes("both").await;
         let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7) as u8).collect();
-        let next = target("w2", &w2.me.addr);
+        let next = target("w2", &w2.me().addr);
         let a = receive(
             w1.clone(),
             feed(chunks(11, &data, vec![next])),
@@ -502,8 +502,8 @@ mod tests {
         assert_eq!(a.stored, ["w1", "w2"]);
         assert!(a.failed.is_none());
         for n in [&w1, &w2] {
-            assert_eq!(&n.store.read(11).unwrap()[..], &data[..]);
-            assert_eq!(n.store.info(11).unwrap().generation, 3);
+            assert_eq!(&n.blocks().store().read(11).unwrap()[..], &data[..]);
+            assert_eq!(n.blocks().store().info(11).unwrap().generation, 3);
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -520,16 +520,16 @@ mod tests {
         };
         let (w1, w2, dir) = two_nodes("local").await;
         let data: Vec<u8> = (0..10_000u32).map(|i| (i * 3) as u8).collect();
-        let next = target("w2", &w2.me.addr);
+        let next = target("w2", &w2.me().addr);
         let a = local(&w1, chunks(12, &data, vec![next])).await.unwrap();
         assert_eq!(a.stored, ["w1", "w2"]);
         for n in [&w1, &w2] {
-            assert_eq!(&n.store.read(12).unwrap()[..], &data[..]);
+            assert_eq!(&n.blocks().store().read(12).unwrap()[..], &data[..]);
         }
         let mut bad = chunks(13, &data, Vec::new());
         bad[1].crc32c = Some(bad[1].crc32c.unwrap() ^ 1);
         assert!(local(&w1, bad).await.is_err());
-        assert!(w1.store.info(13).is_none());
+        assert!(w1.blocks().store().info(13).is_none());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -553,7 +553,7 @@ mod tests {
         let f = a.failed.expect("a failure");
         assert_eq!(f.worker, "w9");
         assert!(!f.error.is_empty());
-        assert!(!w1.store.contains(12));
+        assert!(!w1.blocks().store().contains(12));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -564,7 +564,7 @@ mod tests {
     #[tokio::test]
     async fn a_stalled_next_target_is_named_at_the_stream_timeout() {
         let (w1, _w2, dir) = two_nodes("stalled").await;
-        let mut cfg = w1.cluster.clone();
+        let mut cfg = w1.cluster().clone();
         cfg.dfs.stream_timeout = std::time::Duration::from_millis(500);
         let w1 = Node::open(cfg, "w1").unwrap();
         give_keys(&w1);
@@ -588,7 +588,7 @@ mod tests {
         let f = a.failed.expect("a failure");
         assert_eq!(f.worker, "w9");
         assert!(f.error.contains("stream_timeout"), "{}", f.error);
-        assert!(!w1.store.contains(15));
+        assert!(!w1.blocks().store().contains(15));
         held.abort();
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -605,16 +605,19 @@ mod tests {
         let data = vec![7u8; 512];
         let a = receive(
             w1.clone(),
-            feed(chunks(14, &data, vec![target("w2", &w2.me.addr)])),
+            feed(chunks(14, &data, vec![target("w2", &w2.me().addr)])),
             &as_worker(),
         )
         .await
         .unwrap();
         assert!(a.stored.is_empty(), "{a:?}");
         assert_eq!(a.failed.expect("a failure").worker, "w2");
-        assert!(!w1.store.contains(14));
-        assert!(!w2.store.contains(14));
-        assert!(w1.store.take_delta().0.is_empty(), "reported as added");
+        assert!(!w1.blocks().store().contains(14));
+        assert!(!w2.blocks().store().contains(14));
+        assert!(
+            w1.blocks().store().take_delta().0.is_empty(),
+            "reported as added"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -624,20 +627,21 @@ mod tests {
     async fn a_chunk_damaged_between_targets_is_caught_on_the_hop() {
         let (w1, w2, dir) = two_nodes("damaged").await;
         let data = vec![9u8; 8 * 1024];
-        let mut c = chunks(13, &data, vec![target("w2", &w2.me.addr)]);
+        let mut c = chunks(13, &data, vec![target("w2", &w2.me().addr)]);
         // w1 checks the chunk against this CRC and forwards it with it:
         // what w2 sees is a chunk whose bytes changed after it was sent.
         let mut bad = c.clone();
         bad[3].data = Bytes::from(vec![8u8; 1024]);
         bad[0].downstream.clear();
-        let e =
-            match crate::edge::peers::forward(&w1, &w2.me.addr, futures::stream::iter(bad)).await {
-                Err(DfsError::Rpc(s)) => s,
-                other => panic!("not refused by w2: {other:?}"),
-            };
+        let e = match crate::edge::peers::forward(&w1, &w2.me().addr, futures::stream::iter(bad))
+            .await
+        {
+            Err(DfsError::Rpc(s)) => s,
+            other => panic!("not refused by w2: {other:?}"),
+        };
         assert_eq!(e.code(), Code::DataLoss, "{e}");
         assert!(e.message().contains("damaged on the way"), "{e}");
-        assert!(!w2.store.contains(13));
+        assert!(!w2.blocks().store().contains(13));
         // Damaged before the head: the head itself refuses it.
         c[2].crc32c = Some(c[2].crc32c.unwrap() ^ 1);
         let e = Status::from(
@@ -646,7 +650,7 @@ mod tests {
                 .unwrap_err(),
         );
         assert_eq!(e.code(), Code::DataLoss, "{e}");
-        assert!(!w1.store.contains(13));
+        assert!(!w1.blocks().store().contains(13));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -691,18 +695,18 @@ mod tests {
             let code = refused(receive(w1.clone(), feed(c), &ann).await);
             assert_eq!(code, Code::PermissionDenied, "{what}");
         }
-        assert!(!w1.store.contains(20));
+        assert!(!w1.blocks().store().contains(20));
         assert!(
             futures::FutureExt::now_or_never(trap.accept()).is_none(),
             "the worker dialed an address its token does not name"
         );
         // Ann's own token stores the block, on w1 and w2.
-        let next = target("w2", &w2.me.addr);
+        let next = target("w2", &w2.me().addr);
         let good = signed_chunks(
             20,
             &data,
             vec![next.clone()],
-            write_token(20, "ann", &[&w2.me.addr]),
+            write_token(20, "ann", &[&w2.me().addr]),
         );
         let a = receive(w1.clone(), feed(good.clone()), &ann).await.unwrap();
         assert_eq!(a.stored, ["w1", "w2"]);
@@ -714,7 +718,7 @@ mod tests {
             refused(receive(w1.clone(), feed(again), &as_worker()).await),
             Code::AlreadyExists
         );
-        assert_eq!(&w1.store.read(20).unwrap()[..], &data[..]);
+        assert_eq!(&w1.blocks().store().read(20).unwrap()[..], &data[..]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -65,11 +65,15 @@ fn now_secs() -> u64 {
 
 /// Carries out the master's `QuarantineBlock`.
 pub fn quarantine(node: &Node, id: u64) {
-    node.cache.remove(id);
-    match node.store.move_out(id, &dir(&node.me.data_dir), now_secs()) {
+    node.blocks().cache().remove(id);
+    match node
+        .blocks()
+        .store()
+        .move_out(id, &dir(&node.me().data_dir), now_secs())
+    {
         Ok(true) => tracing::warn!(
             block = id,
-            grace_s = node.cluster.master.quarantine_grace.as_secs(),
+            grace_s = node.cluster().master.quarantine_grace.as_secs(),
             "block unknown to the master's namespace moved to the quarantine"
         ),
         Ok(false) => {}
@@ -111,9 +115,9 @@ pub fn sweep(dir: &Path, grace: Duration, now_secs: u64) -> usize {
 /// The sweeper: at start, then every quarter of the grace period (at
 /// most hourly), so a file outlives its grace by little.
 pub async fn run(node: Arc<Node>) {
-    let grace = node.cluster.master.quarantine_grace;
+    let grace = node.cluster().master.quarantine_grace;
     let every = (grace / 4).clamp(Duration::from_secs(1), Duration::from_secs(3600));
-    let dir = dir(&node.me.data_dir);
+    let dir = dir(&node.me().data_dir);
     loop {
         let gone = sweep(&dir, grace, now_secs());
         if gone > 0 {

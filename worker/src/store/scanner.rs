@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub async fn run(node: Arc<Node>) {
-    let dfs = &node.cluster.dfs;
+    let dfs = &node.cluster().dfs;
     let every = dfs.scan_interval;
     let mut wait = dfs.scan_first_delay.min(every);
     loop {
@@ -39,17 +39,18 @@ pub async fn run(node: Arc<Node>) {
 /// second; returns the blocks scanned and the corrupt ones found (each
 /// reported to the master).
 pub async fn scan_once(node: &Arc<Node>, rate: u64) -> (usize, usize) {
-    let blocks = node.store.report();
+    let blocks = node.blocks().store().report();
     let mut throttle = Throttle::new(rate, tokio::time::Instant::now());
     let mut bad = 0;
     for b in &blocks {
         tokio::time::sleep_until(throttle.admit(b.len)).await;
         let n = node.clone();
         let id = b.id;
-        let res = tokio::task::spawn_blocking(move || n.store.read(id).map(|_| ())).await;
+        let res =
+            tokio::task::spawn_blocking(move || n.blocks().store().read(id).map(|_| ())).await;
         if let Ok(Err(StoreError::Corrupt { why, .. })) = res {
             bad += 1;
-            node.report_bad_block(id, why).await;
+            node.blocks().report_bad_block(node.link(), id, why).await;
         }
     }
     (blocks.len(), bad)
@@ -100,14 +101,14 @@ mod tests {
                 crc32c: crc32c::crc32c(data),
                 generation: 0,
             };
-            n.store.put(info, data).unwrap();
+            n.blocks().store().put(info, data).unwrap();
         }
-        let p = n.me.data_dir.join("blocks").join("blk_2");
+        let p = n.me().data_dir.join("blocks").join("blk_2");
         let mut b = std::fs::read(&p).unwrap();
         b[0] ^= 1;
         std::fs::write(&p, &b).unwrap();
         assert_eq!(scan_once(&n, 1 << 20).await, (2, 1));
-        assert!(n.store.contains(1) && n.store.contains(2));
+        assert!(n.blocks().store().contains(1) && n.blocks().store().contains(2));
         assert!(p.exists(), "the scanner deleted a replica");
         let _ = std::fs::remove_dir_all(&dir);
     }

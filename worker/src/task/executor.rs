@@ -21,7 +21,7 @@ pub type OnCommands = fn(&Arc<Node>, Vec<Command>);
 /// `on_commands`.
 pub fn launch(node: &Arc<Node>, spec: Launch, on_commands: OnCommands) {
     let (t, epoch) = (spec.task, spec.epoch);
-    if node.is_draining() {
+    if node.link().is_draining() {
         // Sent before the master heard that this worker drains.
         tokio::spawn(hand_back(node.clone(), t, epoch, on_commands));
         return;
@@ -40,7 +40,7 @@ pub fn launch(node: &Arc<Node>, spec: Launch, on_commands: OnCommands) {
     let n = node.clone();
     // Subscribed now, before the next command of this answer can name the
     // job (`task/feeds.rs`).
-    let feed = (!t.is_map).then(|| node.feeds.subscribe(key, t.attempt));
+    let feed = (!t.is_map).then(|| node.tasks().feeds().subscribe(key, t.attempt));
     let progress = crate::task::progress::Counter::default();
     let counter = progress.clone();
     let handle = tokio::spawn(
@@ -50,7 +50,7 @@ pub fn launch(node: &Arc<Node>, spec: Launch, on_commands: OnCommands) {
             let cpu0 = thread_cpu_total();
             let res = crate::task::progress::scope(counter, run(n.clone(), spec, feed)).await;
             if !t.is_map {
-                n.feeds.unsubscribe(key, t.attempt);
+                n.tasks().feeds().unsubscribe(key, t.attempt);
             }
             let cpu_s = (thread_cpu_total() - cpu0).max(0.0);
             // The end is the start plus the monotonic run time: a wall
@@ -59,12 +59,14 @@ pub fn launch(node: &Arc<Node>, spec: Launch, on_commands: OnCommands) {
             let end_ms = start_ms + started.elapsed().as_millis() as u64;
             let times = (start_ms, end_ms);
             report(&n, t, epoch, res, times, cpu_s, on_commands).await;
-            n.tasks.finish(&key);
+            n.tasks().table().finish(&key);
             cleanup_if_pending(&n, key.0);
         }
         .instrument(span),
     );
-    node.tasks.start(key, t.attempt, t.is_map, handle, progress);
+    node.tasks()
+        .table()
+        .start(key, t.attempt, t.is_map, handle, progress);
 }
 
 async fn run(
@@ -82,12 +84,12 @@ async fn run(
         ..
     } = spec;
     // The job found and its parameters decoded once for the whole attempt.
-    let job =
-        TaskCode::decode(&node.jobs, &job_name, &params_json, &plan_json).map_err(Failure::msg)?;
-    if let Some(release) = crate::task::hold::release_file(&job.params, t.is_map, &node.me.name) {
+    let job = TaskCode::decode(node.tasks().jobs(), &job_name, &params_json, &plan_json)
+        .map_err(Failure::msg)?;
+    if let Some(release) = crate::task::hold::release_file(&job.params, t.is_map, &node.me().name) {
         crate::task::hold::wait_for(std::path::Path::new(release)).await;
     }
-    let dir = node.job_dir(t.job_id);
+    let dir = node.tasks().job_dir(t.job_id);
     match kind {
         LaunchKind::Map(m) => map::run(node, job, t, m, output, dir).await,
         LaunchKind::Reduce(r) => reduce::run(node, job, t, r, feed, output, dir).await,
@@ -98,7 +100,7 @@ async fn run(
 /// hands it back, on a worker that drains).
 pub fn refuse(node: &Arc<Node>, r: Refused, on_commands: OnCommands) {
     let node = node.clone();
-    if node.is_draining() {
+    if node.link().is_draining() {
         tokio::spawn(hand_back(node, r.task, r.epoch, on_commands));
         return;
     }
@@ -158,9 +160,9 @@ pub async fn hand_back(node: Arc<Node>, t: TaskRef, epoch: u64, on_commands: OnC
 
 /// The report is what commits the attempt: retry it a few times.
 async fn send_report(node: &Arc<Node>, ended: Ended, on_commands: OnCommands) {
-    let report = crate::task::outcome::report(&node.me.name, ended);
+    let report = crate::task::outcome::report(&node.me().name, ended);
     for i in 0..5u64 {
-        match crate::edge::master_client::report_task(node, report.clone()).await {
+        match crate::edge::master_client::report_task(node.link(), report.clone()).await {
             Ok(reply) => {
                 on_commands(node, reply.commands);
                 return;
@@ -174,7 +176,7 @@ async fn send_report(node: &Arc<Node>, ended: Ended, on_commands: OnCommands) {
 }
 
 pub fn kill(node: &Node, t: TaskRef) {
-    if node.tasks.kill(&key(&t), t.attempt) {
+    if node.tasks().table().kill(&key(&t), t.attempt) {
         tracing::info!(job = t.job_id, index = t.index, "task killed");
     }
     cleanup_if_pending(node, t.job_id);
@@ -184,11 +186,11 @@ pub fn kill(node: &Node, t: TaskRef) {
 /// When an attempt of the job is still finishing (its own report's answer
 /// carries the cleanup), the cleanup waits until the last one is gone.
 pub fn cleanup(node: &Node, job: u64) {
-    if node.tasks.defer_cleanup(job) {
+    if node.tasks().table().defer_cleanup(job) {
         return;
     }
-    node.tasks.cleanup_done(job);
-    let dir = node.job_dir(job);
+    node.tasks().table().cleanup_done(job);
+    let dir = node.tasks().job_dir(job);
     if dir.exists() {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -196,7 +198,7 @@ pub fn cleanup(node: &Node, job: u64) {
 
 /// Runs a deferred [`cleanup`] once no attempt of `job` is left.
 fn cleanup_if_pending(node: &Node, job: u64) {
-    if node.tasks.cleanup_pending(job) {
+    if node.tasks().table().cleanup_pending(job) {
         cleanup(node, job);
     }
 }
@@ -244,22 +246,25 @@ mod tests {
     #[tokio::test]
     async fn cleanup_waits_for_the_last_attempt_then_runs() {
         let (n, dir) = node("cleanup");
-        let jd = n.job_dir(7);
+        let jd = n.tasks().job_dir(7);
         std::fs::create_dir_all(&jd).unwrap();
         std::fs::write(jd.join("map-0-0.out"), b"x").unwrap();
         let h = tokio::spawn(async {});
-        n.tasks
+        n.tasks()
+            .table()
             .start((7, false, 0), 0, false, h, Default::default());
         cleanup(&n, 7);
         assert!(jd.exists(), "cleaned while an attempt still runs");
-        n.tasks.finish(&(7, false, 0));
+        n.tasks().table().finish(&(7, false, 0));
         cleanup_if_pending(&n, 7);
         assert!(!jd.exists(), "deferred cleanup did not run");
-        assert!(n.tasks.no_cleanup_pending());
+        assert!(n.tasks().table().no_cleanup_pending());
         // a killed attempt also runs the deferred cleanup
         std::fs::create_dir_all(&jd).unwrap();
         let h = tokio::spawn(async {});
-        n.tasks.start((7, true, 1), 2, true, h, Default::default());
+        n.tasks()
+            .table()
+            .start((7, true, 1), 2, true, h, Default::default());
         cleanup(&n, 7);
         assert!(jd.exists());
         kill(

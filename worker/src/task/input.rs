@@ -58,11 +58,15 @@ async fn read_from(
     tiers: &mut Tiers,
 ) -> Result<(Bytes, Locality), InputError> {
     let info = loc.block;
-    let me = &node.me;
+    let me = &node.me();
     let mut last = String::from("no replica");
     // Cache and disk, each checked against the CRC the namespace holds.
-    if node.cache.contains(info.id) || node.store.contains(info.id) {
-        match node.read_block_expecting(info.id, true, Some(info)).await {
+    if node.blocks().cache().contains(info.id) || node.blocks().store().contains(info.id) {
+        match node
+            .blocks()
+            .read_block_expecting(node.link(), info.id, true, Some(info))
+            .await
+        {
             Ok((b, cached)) => {
                 let level = if cached {
                     Locality::CacheLocal
@@ -97,7 +101,7 @@ async fn read_from(
         if w.name == me.name || !seen.insert(w.name.clone()) {
             continue;
         }
-        let mut conn = match node.dfs.worker(&w.addr) {
+        let mut conn = match node.dfs().worker(&w.addr) {
             Ok(c) => c,
             Err(e) => {
                 last = e.to_string();
@@ -108,13 +112,15 @@ async fn read_from(
             Ok((b, _)) => {
                 tiers.add(level, b.len() as u64);
                 // Checked against `info` by the read.
-                node.cache.insert_verified(info.id, &b, info.crc32c);
+                node.blocks()
+                    .cache()
+                    .insert_verified(info.id, &b, info.crc32c);
                 return Ok((b, level));
             }
             Err(e) => {
                 tracing::warn!(block = info.id, from = %w.name, "remote read failed, trying the next replica: {e}");
                 if let rpc::dfs::DfsError::Corrupt { .. } = e {
-                    node.dfs
+                    node.dfs()
                         .report_bad_replica(&w.name, info.id, &e, &Default::default())
                         .await;
                 }
@@ -158,21 +164,30 @@ mod tests {
     #[tokio::test]
     async fn cache_hits_and_local_reads_are_checked_against_the_namespace() {
         let (n, dir) = node("stale");
-        n.store.put(info(8, b"old bytes"), b"old bytes").unwrap();
+        n.blocks()
+            .store()
+            .put(info(8, b"old bytes"), b"old bytes")
+            .unwrap();
         let mut tiers = Tiers::default();
         // Cached by a read that matched.
         let (b, l) = read(&n, &at(info(8, b"old bytes")), &mut tiers)
             .await
             .unwrap();
         assert_eq!((&b[..], l), (&b"old bytes"[..], Locality::NodeLocal));
-        assert!(n.cache.contains(8));
+        assert!(n.blocks().cache().contains(8));
         // The namespace now says block 8 holds other bytes.
         let e = read(&n, &at(info(8, b"new bytes")), &mut tiers)
             .await
             .unwrap_err();
         assert!(e.to_string().contains("namespace"), "{e}");
-        assert!(!n.cache.contains(8), "the stale cached copy stays");
-        assert!(n.store.contains(8), "the replica was deleted by its worker");
+        assert!(
+            !n.blocks().cache().contains(8),
+            "the stale cached copy stays"
+        );
+        assert!(
+            n.blocks().store().contains(8),
+            "the replica was deleted by its worker"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

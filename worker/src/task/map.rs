@@ -109,7 +109,7 @@ async fn generate(
     oformat: OutputFormat,
 ) -> Result<Outcome, Failure> {
     let rt = tokio::runtime::Handle::current();
-    let opts = put_options(&output, &node.me.name);
+    let opts = put_options(&output, &node.me().name);
     let path = output.path;
     let (written, records, ctx) =
         crate::task::progress::spawn_blocking(move || -> Result<_, Failure> {
@@ -221,7 +221,7 @@ impl MapWork {
         std::fs::create_dir_all(&self.dir).map_err(Failure::from_err)?;
         let (index, attempt) = (self.task.index, self.task.attempt);
         let mut sink = if self.map_only {
-            let opts = put_options(&self.output, &self.node.me.name);
+            let opts = put_options(&self.output, &self.node.me().name);
             let w =
                 OutputWriter::create(self.node.clone(), self.rt.clone(), &self.output.path, &opts)
                     .map_err(Failure::from_err)?;

@@ -3,7 +3,9 @@
 //! buffer, merge and output parts, and external programs.
 //!
 //! - [`executor`]: task lifecycle: launch, report (fenced), kill, clean up.
-//! - [`table`]: the table of running attempts the node owns.
+//! - [`runner`]: the owner of the task side (table, feeds, job registry,
+//!   job directories), the handle the other groups hold.
+//! - [`table`]: the table of running attempts the runner owns.
 //! - [`progress`]: an attempt's progress counter, which the master times out.
 //! - [`outcome`]: what an attempt reports: its metrics or its failure.
 //! - [`hold`]: the fault tests' hold of a job's attempts until a file exists.
@@ -31,4 +33,5 @@ pub mod part;
 pub mod partition;
 pub mod progress;
 pub mod reduce;
+pub mod runner;
 pub mod table;

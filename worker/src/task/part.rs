@@ -74,7 +74,7 @@ impl OutputWriter {
         path: &str,
         opts: &PutOptions,
     ) -> Result<Self, DfsError> {
-        let file = rt.block_on(node.dfs.create(path, opts))?;
+        let file = rt.block_on(node.dfs().create(path, opts))?;
         let block_size = file.block_size as usize;
         Ok(OutputWriter {
             node,
@@ -160,7 +160,7 @@ impl OutputWriter {
         let node = self.node.clone();
         let h = self.rt.spawn(async move {
             let local = crate::edge::service::Local(node.clone());
-            node.dfs
+            node.dfs()
                 .write_block_detached(&path, lease, data, Some(&local))
                 .await
         });
@@ -175,7 +175,7 @@ impl OutputWriter {
         }
         self.land()?;
         let f = self.file.take().expect("open until finish");
-        self.rt.block_on(self.node.dfs.complete(f))
+        self.rt.block_on(self.node.dfs().complete(f))
     }
 }
 
@@ -188,7 +188,7 @@ impl Drop for OutputWriter {
         }
         if let Some(f) = self.file.take() {
             // Not finished: a failed attempt leaves nothing behind.
-            self.rt.block_on(self.node.dfs.abandon(f));
+            self.rt.block_on(self.node.dfs().abandon(f));
         }
     }
 }

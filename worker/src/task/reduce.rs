@@ -189,7 +189,7 @@ pub async fn run(
     let segments = shuffle(&node, &t, r, feed, &seg_dir, &mut ctx).await?;
     let shuffle_s = shuffle_start.elapsed().as_secs_f64();
     let shuffled = segments.iter().map(Segment::len).sum();
-    let opts = put_options(&output, &node.me.name);
+    let opts = put_options(&output, &node.me().name);
     let rt = tokio::runtime::Handle::current();
     let (written, records_in, records_out, ctx, phases) =
         crate::task::progress::spawn_blocking(move || -> Result<_, Failure> {
@@ -464,7 +464,7 @@ async fn next_outputs(feed: &mut Option<Feed>) -> Option<Vec<MapOutputLocation>>
 /// advertising the same host.
 fn same_host(node: &Node, m: &MapOutputLocation) -> bool {
     let host = |a: &str| a.rsplit_once(':').map_or(a, |(h, _)| h).to_string();
-    m.worker == node.me.name || (!m.addr.is_empty() && host(&m.addr) == host(&node.me.addr))
+    m.worker == node.me().name || (!m.addr.is_empty() && host(&m.addr) == host(&node.me().addr))
 }
 
 /// The partition a reduce fetches of every map, and its job's shuffle
@@ -531,7 +531,7 @@ async fn locate(
     req: &PartitionRef,
     token: &bytes::Bytes,
 ) -> Result<Option<Segment>, DfsError> {
-    let (path, offset, len, crc) = if m.worker == node.me.name {
+    let (path, offset, len, crc) = if m.worker == node.me().name {
         let (p, info) = crate::edge::shuffle::locate(node, req)
             .map_err(|e| DfsError::Invalid(e.to_string()))?;
         (p, info.offset, info.len, Some(info.crc32c))
@@ -731,7 +731,7 @@ mod tests {
     #[tokio::test]
     async fn a_rotten_map_output_fails_the_fetch_naming_its_map() {
         let (n, dir) = node("rot");
-        let jd = n.job_dir(3);
+        let jd = n.tasks().job_dir(3);
         std::fs::create_dir_all(&jd).unwrap();
         let mut b = MapOutputBuffer::new(jd.join("spills"), 2, 1 << 16, None);
         for i in 0..100u32 {

@@ -16,7 +16,7 @@ use std::sync::Arc;
 pub async fn localize(node: Arc<Node>, path: String) -> Result<PathBuf, Failure> {
     let (hash, name) = parse_shipped(&path).map_err(Failure::msg)?;
     let (hash, name) = (hash.to_string(), name.to_string());
-    let dir = node.me.data_dir.join("files").join(&hash);
+    let dir = node.me().data_dir.join("files").join(&hash);
     let dest = dir.join(&name);
     if dest.exists() {
         return Ok(dest);
@@ -33,13 +33,13 @@ pub async fn localize(node: Arc<Node>, path: String) -> Result<PathBuf, Failure>
             .await
             .map_err(|e| e.to_string())?;
         let st = node
-            .dfs
+            .dfs()
             .stat(&path)
             .await
             .map_err(|e| format!("{path}: {e}"))?;
         for b in st.blocks {
             let (data, _) = node
-                .dfs
+                .dfs()
                 .read_block(&b, false)
                 .await
                 .map_err(|e| format!("fetching {path}: {e}"))?;
