@@ -74,9 +74,13 @@ pub async fn run_with_health(
     tracing::info!(worker = %name, addr = %listener.local_addr()?, rack = %node.me().rack,
         cache = node.blocks().cache().capacity(), "mr-worker listening");
     let hb = tokio::spawn(heartbeat::run(node.clone()));
-    let scan = tokio::spawn(scanner::run(node.clone()));
-    let probes = health.map(|l| tokio::spawn(health::serve(node.clone(), l)));
-    let sweeper = tokio::spawn(quarantine::run(node.clone()));
+    let scan = tokio::spawn(scanner::run(
+        node.blocks().clone(),
+        node.link().clone(),
+        node.cluster().dfs.clone(),
+    ));
+    let probes = health.map(|l| tokio::spawn(health::serve(node.link().clone(), l)));
+    let sweeper = tokio::spawn(quarantine::run(node.blocks().clone()));
     let stop = {
         let node = node.clone();
         let hb = hb.abort_handle();

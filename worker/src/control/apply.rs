@@ -17,8 +17,8 @@ pub fn handle(node: &Arc<Node>, commands: Vec<Command>) {
         match cmd {
             Command::Launch(spec) => executor::launch(node, *spec, handle),
             Command::Refuse(r) => executor::refuse(node, r, handle),
-            Command::KillTask(t) => executor::kill(node, t),
-            Command::CleanupJob(j) => executor::cleanup(node, j),
+            Command::KillTask(t) => executor::kill(node.tasks(), t),
+            Command::CleanupJob(j) => executor::cleanup(node.tasks(), j),
             Command::MapOutputs { job, outputs } => {
                 let n = outputs.len();
                 let heard = node.tasks().feeds().publish(job, outputs);
@@ -44,7 +44,7 @@ async fn execute(node: Arc<Node>, kind: Command) {
             node.blocks().cache().remove(id);
             node.blocks().store().delete(id);
         }
-        Command::QuarantineBlock(id) => crate::store::quarantine::quarantine(&node, id),
+        Command::QuarantineBlock(id) => crate::store::quarantine::quarantine(node.blocks(), id),
         Command::CacheBlock(id) => {
             if let Err(e) = node.blocks().read_block(node.link(), id, true).await {
                 tracing::warn!(block = id, "cannot cache: {e}");

@@ -18,7 +18,7 @@
 //! Neither says anything a stranger could use, so neither asks for the
 //! token. Anything else is a 404.
 
-use crate::node::Node;
+use crate::edge::master_client::MasterLink;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -29,30 +29,30 @@ use tokio::net::{TcpListener, TcpStream};
 const READ_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Answers probes on `listener` until the task is aborted.
-pub async fn serve(node: Arc<Node>, listener: TcpListener) {
+pub async fn serve(link: Arc<MasterLink>, listener: TcpListener) {
     loop {
         let Ok((conn, _)) = listener.accept().await else {
             continue;
         };
-        let node = node.clone();
+        let link = link.clone();
         tokio::spawn(async move {
-            if let Err(e) = answer(&node, conn).await {
+            if let Err(e) = answer(&link, conn).await {
                 tracing::debug!("health probe: {e}");
             }
         });
     }
 }
 
-async fn answer(node: &Node, mut conn: TcpStream) -> std::io::Result<()> {
+async fn answer(link: &MasterLink, mut conn: TcpStream) -> std::io::Result<()> {
     let mut buf = [0u8; 1024];
     let n = tokio::time::timeout(READ_TIMEOUT, conn.read(&mut buf))
         .await
         .map_err(|_| std::io::Error::other("no request in time"))??;
     let head = String::from_utf8_lossy(&buf[..n]);
     let path = head.split_whitespace().nth(1).unwrap_or("");
-    let registered = node.link().epoch() != 0;
-    let draining = node.link().is_draining();
-    let holding = node.link().safety().unsafe_to_stop();
+    let registered = link.epoch() != 0;
+    let draining = link.is_draining();
+    let holding = link.safety().unsafe_to_stop();
     let (status, body) = match (head.starts_with("GET "), path) {
         (true, "/healthz") => ("200 OK", "ok\n"),
         (true, "/readyz") if registered && !draining && !holding => ("200 OK", "ready\n"),
@@ -95,10 +95,10 @@ mod tests {
              [[workers]]\nname = \"w1\"\naddr = \"127.0.0.1:2\"\ndata_dir = \"{0}/w1\"\n",
             dir.display()
         );
-        let node = Node::open(ClusterConfig::parse(&text).unwrap(), "w1").unwrap();
+        let node = crate::node::Node::open(ClusterConfig::parse(&text).unwrap(), "w1").unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let server = tokio::spawn(serve(node.clone(), listener));
+        let server = tokio::spawn(serve(node.link().clone(), listener));
 
         assert!(get(addr, "/healthz").await.starts_with("HTTP/1.1 200"));
         let r = get(addr, "/readyz").await;

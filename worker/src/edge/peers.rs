@@ -3,23 +3,22 @@
 //! block write pipeline, a replica's block read and write, and a map
 //! output's partition, located or streamed.
 
-use crate::node::Node;
 use crate::store::block::{BlockChunk, PipelineAnswer};
 use crate::task::partition::{PartitionFile, PartitionRef, ShuffleChunk};
 use bytes::Bytes;
 use futures::{Future, Stream, StreamExt};
 use protocol::BlockInfo;
-use rpc::dfs::{DfsError, WorkerConn};
+use rpc::dfs::{Dfs, DfsError, WorkerConn};
 
 /// Streams `chunks` as a block write to the worker at `addr`; its answer,
 /// once the stream ends. The connection is taken at once, so the call may
-/// outlive `node`'s borrow.
+/// outlive `dfs`'s borrow.
 pub fn forward(
-    node: &Node,
+    dfs: &Dfs,
     addr: &str,
     chunks: impl Stream<Item = BlockChunk> + Send + 'static,
 ) -> impl Future<Output = Result<PipelineAnswer, DfsError>> + Send + 'static {
-    let conn = node.dfs().worker(addr);
+    let conn = dfs.worker(addr);
     async move {
         let mut conn = conn?;
         let answer = conn
@@ -63,13 +62,12 @@ fn partition_request(r: &PartitionRef, token: &Bytes) -> proto::FetchPartitionRe
 /// Where the worker at `addr` keeps partition `r`; `None` when it cannot
 /// say (a worker of an older version, without `LocatePartition`).
 pub async fn locate_partition(
-    node: &Node,
+    dfs: &Dfs,
     addr: &str,
     r: &PartitionRef,
     token: &Bytes,
 ) -> Result<Option<PartitionFile>, DfsError> {
-    match node
-        .dfs()
+    match dfs
         .worker(addr)?
         .locate_partition(partition_request(r, token))
         .await
@@ -82,12 +80,12 @@ pub async fn locate_partition(
 
 /// Partition `r` streamed from the worker at `addr`.
 pub async fn fetch_partition(
-    node: &Node,
+    dfs: &Dfs,
     addr: &str,
     r: &PartitionRef,
     token: &Bytes,
 ) -> Result<PartitionStream, DfsError> {
-    let mut conn = node.dfs().worker(addr)?;
+    let mut conn = dfs.worker(addr)?;
     let s = conn.fetch_partition(partition_request(r, token)).await?;
     Ok(PartitionStream(s.into_inner()))
 }

@@ -188,7 +188,7 @@ impl Worker for WorkerService {
         req: Request<FetchPartitionRequest>,
     ) -> Result<Response<ChunkStream>, Status> {
         let r = self.shuffle_request(req)?;
-        let rx = crate::edge::shuffle::serve(&self.node, &r)?;
+        let rx = crate::edge::shuffle::serve(self.node.tasks(), &r)?;
         let chunks = tokio_stream::wrappers::ReceiverStream::new(rx)
             .map(|c| c.map(DataChunk::from).map_err(Status::from));
         Ok(Response::new(Box::pin(chunks)))
@@ -200,7 +200,7 @@ impl Worker for WorkerService {
         req: Request<FetchPartitionRequest>,
     ) -> Result<Response<PartitionFile>, Status> {
         let r = self.shuffle_request(req)?;
-        let file = crate::edge::shuffle::locate_file(&self.node, &r)?;
+        let file = crate::edge::shuffle::locate_file(self.node.tasks(), &r)?;
         Ok(Response::new(file.into()))
     }
 

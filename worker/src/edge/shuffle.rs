@@ -5,16 +5,16 @@
 //! index, and checks the bytes it got against it.
 
 use crate::edge::error::WorkerError;
-use crate::node::Node;
 use crate::task::mapout::{MapOutputIndex, PartInfo};
 use crate::task::partition::{PartitionFile, PartitionRef, ShuffleChunk};
+use crate::task::runner::TaskRunner;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use tokio::sync::mpsc;
 
 /// The map output file that holds the requested partition, and where in it.
-pub fn locate(node: &Node, r: &PartitionRef) -> Result<(PathBuf, PartInfo), WorkerError> {
-    let dir = node.tasks().job_dir(r.job_id);
+pub fn locate(tasks: &TaskRunner, r: &PartitionRef) -> Result<(PathBuf, PartInfo), WorkerError> {
+    let dir = tasks.job_dir(r.job_id);
     let out = crate::task::mapout::output_path(&dir, r.map_index, r.attempt);
     let idx_path = {
         let mut p = out.clone().into_os_string();
@@ -35,8 +35,8 @@ pub fn locate(node: &Node, r: &PartitionRef) -> Result<(PathBuf, PartInfo), Work
 }
 
 /// `LocatePartition`: the file's absolute path, offset and length.
-pub fn locate_file(node: &Node, r: &PartitionRef) -> Result<PartitionFile, WorkerError> {
-    let (out, part) = locate(node, r)?;
+pub fn locate_file(tasks: &TaskRunner, r: &PartitionRef) -> Result<PartitionFile, WorkerError> {
+    let (out, part) = locate(tasks, r)?;
     let path = std::path::absolute(&out).map_err(|err| WorkerError::Path {
         path: out.display().to_string(),
         err,
@@ -52,10 +52,10 @@ pub fn locate_file(node: &Node, r: &PartitionRef) -> Result<PartitionFile, Worke
 /// `FetchPartition`: the partition's bytes in chunks of at most
 /// `common::CHUNK`, read on a blocking thread as the reducer takes them.
 pub fn serve(
-    node: &Node,
+    tasks: &TaskRunner,
     r: &PartitionRef,
 ) -> Result<mpsc::Receiver<Result<ShuffleChunk, WorkerError>>, WorkerError> {
-    let (out, part) = locate(node, r)?;
+    let (out, part) = locate(tasks, r)?;
     let (tx, rx) = mpsc::channel(4);
     tokio::task::spawn_blocking(move || {
         let res = (|| -> std::io::Result<()> {

@@ -270,7 +270,7 @@ impl Forward {
     ) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
         let call = crate::edge::peers::forward(
-            node,
+            node.dfs(),
             &next.addr,
             tokio_stream::wrappers::ReceiverStream::new(rx),
         );
@@ -633,12 +633,13 @@ mod tests {
         let mut bad = c.clone();
         bad[3].data = Bytes::from(vec![8u8; 1024]);
         bad[0].downstream.clear();
-        let e = match crate::edge::peers::forward(&w1, &w2.me().addr, futures::stream::iter(bad))
-            .await
-        {
-            Err(DfsError::Rpc(s)) => s,
-            other => panic!("not refused by w2: {other:?}"),
-        };
+        let e =
+            match crate::edge::peers::forward(w1.dfs(), &w2.me().addr, futures::stream::iter(bad))
+                .await
+            {
+                Err(DfsError::Rpc(s)) => s,
+                other => panic!("not refused by w2: {other:?}"),
+            };
         assert_eq!(e.code(), Code::DataLoss, "{e}");
         assert!(e.message().contains("damaged on the way"), "{e}");
         assert!(!w2.blocks().store().contains(13));

@@ -14,7 +14,7 @@
 //! reading does not outlive the boot): files quarantined before a restart
 //! age by the wall clock across it, and by the monotonic clock after.
 
-use crate::node::Node;
+use crate::store::blocks::Blocks;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -64,16 +64,15 @@ fn now_secs() -> u64 {
 }
 
 /// Carries out the master's `QuarantineBlock`.
-pub fn quarantine(node: &Node, id: u64) {
-    node.blocks().cache().remove(id);
-    match node
-        .blocks()
+pub fn quarantine(blocks: &Blocks, id: u64) {
+    blocks.cache().remove(id);
+    match blocks
         .store()
-        .move_out(id, &dir(&node.me().data_dir), now_secs())
+        .move_out(id, &dir(blocks.data_dir()), now_secs())
     {
         Ok(true) => tracing::warn!(
             block = id,
-            grace_s = node.cluster().master.quarantine_grace.as_secs(),
+            grace_s = blocks.quarantine_grace().as_secs(),
             "block unknown to the master's namespace moved to the quarantine"
         ),
         Ok(false) => {}
@@ -114,10 +113,10 @@ pub fn sweep(dir: &Path, grace: Duration, now_secs: u64) -> usize {
 
 /// The sweeper: at start, then every quarter of the grace period (at
 /// most hourly), so a file outlives its grace by little.
-pub async fn run(node: Arc<Node>) {
-    let grace = node.cluster().master.quarantine_grace;
+pub async fn run(blocks: Arc<Blocks>) {
+    let grace = blocks.quarantine_grace();
     let every = (grace / 4).clamp(Duration::from_secs(1), Duration::from_secs(3600));
-    let dir = dir(&node.me().data_dir);
+    let dir = dir(blocks.data_dir());
     loop {
         let gone = sweep(&dir, grace, now_secs());
         if gone > 0 {

@@ -9,20 +9,20 @@
 //! never takes the disk from the tasks. A corrupt replica is reported,
 //! never deleted here: the master decides, since it may be the last copy.
 
-use crate::node::Node;
+use crate::edge::master_client::MasterLink;
+use crate::store::blocks::Blocks;
 use crate::store::disk::StoreError;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub async fn run(node: Arc<Node>) {
-    let dfs = &node.cluster().dfs;
+pub async fn run(blocks: Arc<Blocks>, link: Arc<MasterLink>, dfs: common::config::DfsConfig) {
     let every = dfs.scan_interval;
     let mut wait = dfs.scan_first_delay.min(every);
     loop {
         tokio::time::sleep(wait).await;
         wait = every;
         let started = tokio::time::Instant::now();
-        let (scanned, bad) = scan_once(&node, dfs.scan_rate).await;
+        let (scanned, bad) = scan_once(&blocks, &link, dfs.scan_rate).await;
         tracing::info!(
             blocks = scanned,
             corrupt = bad,
@@ -38,22 +38,21 @@ pub async fn run(node: Arc<Node>) {
 /// One pass over every stored block, reading at most `rate` bytes a
 /// second; returns the blocks scanned and the corrupt ones found (each
 /// reported to the master).
-pub async fn scan_once(node: &Arc<Node>, rate: u64) -> (usize, usize) {
-    let blocks = node.blocks().store().report();
+pub async fn scan_once(blocks: &Arc<Blocks>, link: &MasterLink, rate: u64) -> (usize, usize) {
+    let stored = blocks.store().report();
     let mut throttle = Throttle::new(rate, tokio::time::Instant::now());
     let mut bad = 0;
-    for b in &blocks {
+    for b in &stored {
         tokio::time::sleep_until(throttle.admit(b.len)).await;
-        let n = node.clone();
+        let owner = blocks.clone();
         let id = b.id;
-        let res =
-            tokio::task::spawn_blocking(move || n.blocks().store().read(id).map(|_| ())).await;
+        let res = tokio::task::spawn_blocking(move || owner.store().read(id).map(|_| ())).await;
         if let Ok(Err(StoreError::Corrupt { why, .. })) = res {
             bad += 1;
-            node.blocks().report_bad_block(node.link(), id, why).await;
+            blocks.report_bad_block(link, id, why).await;
         }
     }
-    (blocks.len(), bad)
+    (stored.len(), bad)
 }
 
 /// Paces reads to `rate` bytes a second: each read of `n` bytes may start
@@ -85,7 +84,7 @@ impl Throttle {
 mod tests {
     use super::*;
 
-    fn node(tag: &str) -> (Arc<Node>, std::path::PathBuf) {
+    fn node(tag: &str) -> (Arc<crate::node::Node>, std::path::PathBuf) {
         crate::node::test_node("scan", tag)
     }
 
@@ -107,7 +106,7 @@ mod tests {
         let mut b = std::fs::read(&p).unwrap();
         b[0] ^= 1;
         std::fs::write(&p, &b).unwrap();
-        assert_eq!(scan_once(&n, 1 << 20).await, (2, 1));
+        assert_eq!(scan_once(n.blocks(), n.link(), 1 << 20).await, (2, 1));
         assert!(n.blocks().store().contains(1) && n.blocks().store().contains(2));
         assert!(p.exists(), "the scanner deleted a replica");
         let _ = std::fs::remove_dir_all(&dir);

@@ -5,6 +5,7 @@
 use crate::node::Node;
 use crate::task::code::TaskCode;
 use crate::task::outcome::{End, Ended, Failure, Outcome, Usage};
+use crate::task::runner::TaskRunner;
 use crate::task::table::{key, TaskKey};
 use crate::task::{map, reduce};
 use protocol::Command;
@@ -60,7 +61,7 @@ pub fn launch(node: &Arc<Node>, spec: Launch, on_commands: OnCommands) {
             let times = (start_ms, end_ms);
             report(&n, t, epoch, res, times, cpu_s, on_commands).await;
             n.tasks().table().finish(&key);
-            cleanup_if_pending(&n, key.0);
+            cleanup_if_pending(n.tasks(), key.0);
         }
         .instrument(span),
     );
@@ -175,31 +176,31 @@ async fn send_report(node: &Arc<Node>, ended: Ended, on_commands: OnCommands) {
     }
 }
 
-pub fn kill(node: &Node, t: TaskRef) {
-    if node.tasks().table().kill(&key(&t), t.attempt) {
+pub fn kill(tasks: &TaskRunner, t: TaskRef) {
+    if tasks.table().kill(&key(&t), t.attempt) {
         tracing::info!(job = t.job_id, index = t.index, "task killed");
     }
-    cleanup_if_pending(node, t.job_id);
+    cleanup_if_pending(tasks, t.job_id);
 }
 
 /// Removes a finished job's local files (map outputs, spills, segments).
 /// When an attempt of the job is still finishing (its own report's answer
 /// carries the cleanup), the cleanup waits until the last one is gone.
-pub fn cleanup(node: &Node, job: u64) {
-    if node.tasks().table().defer_cleanup(job) {
+pub fn cleanup(tasks: &TaskRunner, job: u64) {
+    if tasks.table().defer_cleanup(job) {
         return;
     }
-    node.tasks().table().cleanup_done(job);
-    let dir = node.tasks().job_dir(job);
+    tasks.table().cleanup_done(job);
+    let dir = tasks.job_dir(job);
     if dir.exists() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
 /// Runs a deferred [`cleanup`] once no attempt of `job` is left.
-fn cleanup_if_pending(node: &Node, job: u64) {
-    if node.tasks().table().cleanup_pending(job) {
-        cleanup(node, job);
+fn cleanup_if_pending(tasks: &TaskRunner, job: u64) {
+    if tasks.table().cleanup_pending(job) {
+        cleanup(tasks, job);
     }
 }
 
@@ -253,10 +254,10 @@ mod tests {
         n.tasks()
             .table()
             .start((7, false, 0), 0, false, h, Default::default());
-        cleanup(&n, 7);
+        cleanup(n.tasks(), 7);
         assert!(jd.exists(), "cleaned while an attempt still runs");
         n.tasks().table().finish(&(7, false, 0));
-        cleanup_if_pending(&n, 7);
+        cleanup_if_pending(n.tasks(), 7);
         assert!(!jd.exists(), "deferred cleanup did not run");
         assert!(n.tasks().table().no_cleanup_pending());
         // a killed attempt also runs the deferred cleanup
@@ -265,10 +266,10 @@ mod tests {
         n.tasks()
             .table()
             .start((7, true, 1), 2, true, h, Default::default());
-        cleanup(&n, 7);
+        cleanup(n.tasks(), 7);
         assert!(jd.exists());
         kill(
-            &n,
+            n.tasks(),
             TaskRef {
                 job_id: 7,
                 is_map: true,

@@ -532,11 +532,11 @@ async fn locate(
     token: &bytes::Bytes,
 ) -> Result<Option<Segment>, DfsError> {
     let (path, offset, len, crc) = if m.worker == node.me().name {
-        let (p, info) = crate::edge::shuffle::locate(node, req)
+        let (p, info) = crate::edge::shuffle::locate(node.tasks(), req)
             .map_err(|e| DfsError::Invalid(e.to_string()))?;
         (p, info.offset, info.len, Some(info.crc32c))
     } else {
-        match crate::edge::peers::locate_partition(node, &m.addr, req, token).await? {
+        match crate::edge::peers::locate_partition(node.dfs(), &m.addr, req, token).await? {
             Some(f) => (f.path, f.offset, f.len, f.crc32c),
             None => return Ok(None),
         }
@@ -585,7 +585,7 @@ async fn stream_segment(
     spool: &Path,
     budget: &Budget,
 ) -> Result<Segment, DfsError> {
-    let mut stream = crate::edge::peers::fetch_partition(node, &m.addr, req, token).await?;
+    let mut stream = crate::edge::peers::fetch_partition(node.dfs(), &m.addr, req, token).await?;
     let mut mem = Vec::new();
     let mut held = 0u64;
     let mut file: Option<std::io::BufWriter<std::fs::File>> = None;
