@@ -19,7 +19,8 @@
 //!   heartbeats with the resource vector, the commands and how they are
 //!   carried out, graceful drain.
 //! - [`mem`]: memory handed back to the system and huge pages.
-//! - [`node`]: what one worker process owns, shared by the groups.
+//! - [`node`]: one worker process's owners (blocks, tasks, master link),
+//!   held together for the steps that span them.
 
 pub mod control;
 pub mod edge;

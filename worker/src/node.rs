@@ -1,5 +1,6 @@
-//! Everything one worker process owns, shared by its gRPC service, its
-//! heartbeat loop and its command handlers.
+//! One worker process's owners, held together for the steps that span
+//! them (the heartbeat, the master's commands, the drain, an attempt, the
+//! gRPC service); everything else takes the one owner it uses.
 
 use crate::edge::master_client::MasterLink;
 use crate::store::blocks::Blocks;
