@@ -6,6 +6,7 @@ use crate::edge::master_client::MasterLink;
 use crate::store::blocks::Blocks;
 use crate::store::cache::BlockCache;
 use crate::store::disk::BlockStore;
+use crate::store::pipeline::Target;
 use crate::task::runner::TaskRunner;
 use common::config::{ClusterConfig, WorkerConfig};
 use rpc::dfs::Dfs;
@@ -23,6 +24,9 @@ pub struct Node {
     blocks: Arc<Blocks>,
     tasks: Arc<TaskRunner>,
     link: Arc<MasterLink>,
+    /// This worker as a block write pipeline's target, over `blocks`,
+    /// `link` and `dfs`.
+    pipeline: Arc<Target>,
 }
 
 impl Node {
@@ -48,10 +52,19 @@ impl Node {
         let mut dfs = Dfs::connect(&cluster)?;
         dfs.rack = Some(me.rack.clone());
         let dfs = Arc::new(dfs);
+        let blocks = Arc::new(blocks);
+        let link = Arc::new(MasterLink::new(dfs.clone(), &me.name));
+        let pipeline = Target::new(
+            blocks.clone(),
+            link.clone(),
+            dfs.clone(),
+            cluster.dfs.stream_timeout,
+        );
         Ok(Arc::new(Node {
-            link: Arc::new(MasterLink::new(dfs.clone(), &me.name)),
+            pipeline: Arc::new(pipeline),
+            link,
             tasks: Arc::new(TaskRunner::new(jobs, &me.data_dir)),
-            blocks: Arc::new(blocks),
+            blocks,
             dfs,
             cluster,
             me,
@@ -80,6 +93,10 @@ impl Node {
 
     pub fn link(&self) -> &Arc<MasterLink> {
         &self.link
+    }
+
+    pub fn pipeline(&self) -> &Arc<Target> {
+        &self.pipeline
     }
 }
 

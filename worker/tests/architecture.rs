@@ -87,6 +87,7 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
             "store::blocks",
             "store::cache",
             "store::disk",
+            "store::pipeline::Target",
             "task::runner",
             "edge::master_client",
         ],

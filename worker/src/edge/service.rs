@@ -8,6 +8,7 @@
 use crate::edge::error::WorkerError;
 use crate::node::Node;
 use crate::store::block::BlockChunk;
+use crate::store::pipeline::Target;
 use common::blocktoken::Access;
 use common::CHUNK;
 use proto::worker_server::{Worker, WorkerServer};
@@ -29,11 +30,11 @@ pub struct WorkerService {
 /// output goes into the store beside it without a socket, through the
 /// same pipeline a remote writer's chunks go through
 /// ([`crate::store::pipeline::receive_in_process`]).
-pub struct Local(pub Arc<Node>);
+pub struct Local(pub Arc<Target>);
 
 impl rpc::dfs::LocalHead for Local {
     fn name(&self) -> &str {
-        &self.0.me().name
+        self.0.name()
     }
 
     fn receive(
@@ -41,9 +42,9 @@ impl rpc::dfs::LocalHead for Local {
         chunks: Vec<WriteBlockChunk>,
     ) -> futures::future::BoxFuture<'static, Result<WriteBlockResponse, Status>> {
         let chunks = tokio_stream::iter(chunks.into_iter().map(|c| Ok(BlockChunk::from(c))));
-        let node = self.0.clone();
+        let target = self.0.clone();
         Box::pin(async move {
-            let answer = crate::store::pipeline::receive_in_process(node, chunks).await?;
+            let answer = crate::store::pipeline::receive_in_process(target, chunks).await?;
             Ok(answer.into())
         })
     }
@@ -176,7 +177,8 @@ impl Worker for WorkerService {
         let chunks = req
             .into_inner()
             .map(|c| c.map(BlockChunk::from).map_err(WorkerError::Received));
-        let answer = crate::store::pipeline::receive(self.node.clone(), chunks, &caller).await?;
+        let answer =
+            crate::store::pipeline::receive(self.node.pipeline().clone(), chunks, &caller).await?;
         Ok(Response::new(answer.into()))
     }
 

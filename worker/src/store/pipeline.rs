@@ -15,8 +15,9 @@
 //! the writer excludes before it tries the block again (`rpc::dfs`).
 
 use crate::edge::error::WorkerError;
-use crate::node::Node;
+use crate::edge::master_client::MasterLink;
 use crate::store::block::{BlockChunk, PipelineAnswer, PipelineFailure};
+use crate::store::blocks::Blocks;
 use crate::store::disk::StoreError;
 use bytes::Bytes;
 use common::blocktoken::{Access, TokenError};
@@ -24,9 +25,45 @@ use common::config::MAX_BLOCK_SIZE;
 use futures::{Stream, StreamExt};
 use protocol::{BlockInfo, WorkerAddr};
 use rpc::auth::Identity;
+use rpc::dfs::Dfs;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+
+/// This worker as a pipeline target: the owners a block write goes
+/// through (the store, the master's keys that check its token, the client
+/// that reaches the next target) and how long a stalled stream is waited
+/// for, held apart from the node so that the gRPC service and the tasks'
+/// in-process writes hand a write this, not the node.
+pub struct Target {
+    blocks: Arc<Blocks>,
+    link: Arc<MasterLink>,
+    dfs: Arc<Dfs>,
+    /// `[dfs] stream_timeout`.
+    stream_timeout: Duration,
+}
+
+impl Target {
+    pub fn new(
+        blocks: Arc<Blocks>,
+        link: Arc<MasterLink>,
+        dfs: Arc<Dfs>,
+        stream_timeout: Duration,
+    ) -> Target {
+        Target {
+            blocks,
+            link,
+            dfs,
+            stream_timeout,
+        }
+    }
+
+    /// The worker's name, as answers carry it.
+    pub fn name(&self) -> &str {
+        self.link.name()
+    }
+}
 
 /// Chunks queued for the local writer and for the next target: a short
 /// stall of either does not stop the other, and neither holds the block.
@@ -53,20 +90,20 @@ pub fn block_header(first: Option<&BlockChunk>) -> Result<BlockInfo, WorkerError
 /// who the port's token check found: the write's block access token must
 /// be for it (a worker forwarding a pipeline may carry anyone's).
 pub async fn receive(
-    node: Arc<Node>,
+    target: Arc<Target>,
     chunks: impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin,
     caller: &Identity,
 ) -> Result<PipelineAnswer, WorkerError> {
-    receive_from(node, chunks, Sender::Remote(caller)).await
+    receive_from(target, chunks, Sender::Remote(caller)).await
 }
 
 /// [`receive`] of a block this process wrote: a task's output handed to
 /// its own worker without a socket (`service::Local`).
 pub async fn receive_in_process(
-    node: Arc<Node>,
+    target: Arc<Target>,
     chunks: impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin,
 ) -> Result<PipelineAnswer, WorkerError> {
-    receive_from(node, chunks, Sender::InProcess).await
+    receive_from(target, chunks, Sender::InProcess).await
 }
 
 /// Where a block's chunks come from.
@@ -83,7 +120,7 @@ enum Sender<'a> {
 }
 
 async fn receive_from(
-    node: Arc<Node>,
+    target: Arc<Target>,
     mut chunks: impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin,
     sender: Sender<'_>,
 ) -> Result<PipelineAnswer, WorkerError> {
@@ -91,11 +128,11 @@ async fn receive_from(
     let info = block_header(first.as_ref())?;
     let mut first = first.expect("checked by block_header");
     if let Sender::Remote(caller) = sender {
-        authorize(&node, &first, &info, caller)?;
+        authorize(&target, &first, &info, caller)?;
     }
     // Refused before a byte is forwarded (the store checks again at
     // `begin`, for a write that raced this one).
-    if node.blocks().store().contains(info.id) {
+    if target.blocks.store().contains(info.id) {
         return Err(StoreError::Exists(info.id).into());
     }
     let downstream = std::mem::take(&mut first.downstream);
@@ -104,21 +141,21 @@ async fn receive_from(
     // never whole in memory here.
     let (tx, mut rx) = mpsc::channel::<(Bytes, u32)>(QUEUE);
     let writer = {
-        let node = node.clone();
+        let blocks = target.blocks.clone();
         tokio::task::spawn_blocking(move || -> Result<(), StoreError> {
-            let mut w = node.blocks().store().begin(info)?;
+            let mut w = blocks.store().begin(info)?;
             while let Some((chunk, crc)) = rx.blocking_recv() {
                 w.write_checked(&chunk, crc)?;
             }
-            w.commit(node.blocks().store())
+            w.commit(blocks.store())
         })
     };
     let mut next = downstream
         .split_first()
-        .map(|(n, rest)| Forward::start(&node, info, n.clone(), rest.to_vec(), token));
+        .map(|(n, rest)| Forward::start(&target.dfs, info, n.clone(), rest.to_vec(), token));
     let mut received = 0u64;
     let mut chunk = Some(first);
-    let timeout = node.cluster().dfs.stream_timeout;
+    let timeout = target.stream_timeout;
     while let Some(c) = chunk.take() {
         let crc = match (sender, c.crc32c) {
             (Sender::InProcess, Some(crc)) => crc,
@@ -140,7 +177,7 @@ async fn receive_from(
                 let failed = f.failure().await;
                 tracing::warn!(block = info.id, worker = %failed.worker, "pipeline broken downstream: {}", failed.error);
                 return Ok(PipelineAnswer {
-                    worker: node.me().name.clone(),
+                    worker: target.name().to_string(),
                     stored: Vec::new(),
                     failed: Some(failed),
                 });
@@ -172,7 +209,7 @@ async fn receive_from(
     writer
         .await
         .map_err(|e| WorkerError::Writer(e.to_string()))??;
-    let mut stored = vec![node.me().name.clone()];
+    let mut stored = vec![target.name().to_string()];
     let mut failed = None;
     if let Some(f) = next {
         match f.answer(timeout).await {
@@ -187,11 +224,11 @@ async fn receive_from(
         // The writer tries again under a new block id: this copy would be
         // an orphan until a block report had it deleted. (It is this
         // write's own: a block held already was refused at `begin`.)
-        node.blocks().store().delete(info.id);
+        target.blocks.store().delete(info.id);
     }
     tracing::debug!(block = info.id, len = info.len, ?stored, "block stored");
     Ok(PipelineAnswer {
-        worker: node.me().name.clone(),
+        worker: target.name().to_string(),
         stored,
         failed,
     })
@@ -205,13 +242,13 @@ async fn receive_from(
 /// own credential, from sending that credential to an address a caller
 /// chose.
 fn authorize(
-    node: &Node,
+    target: &Target,
     first: &BlockChunk,
     info: &BlockInfo,
     caller: &Identity,
 ) -> Result<(), WorkerError> {
     let user = (!caller.worker).then_some(caller.name.as_str());
-    let grant = node.link().keys().check_block(
+    let grant = target.link.keys().check_block(
         &first.access_token,
         info.id,
         Some(info.generation),
@@ -262,7 +299,7 @@ struct Forward {
 
 impl Forward {
     fn start(
-        node: &Arc<Node>,
+        dfs: &Dfs,
         info: BlockInfo,
         next: WorkerAddr,
         rest: Vec<WorkerAddr>,
@@ -270,7 +307,7 @@ impl Forward {
     ) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
         let call = crate::edge::peers::forward(
-            node.dfs(),
+            dfs,
             &next.addr,
             tokio_stream::wrappers::ReceiverStream::new(rx),
         );
@@ -371,6 +408,7 @@ impl Drop for Forward {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::node::Node;
     use common::blocktoken::{Grant, Minter};
     use common::config::ClusterConfig;
     use rpc::auth::Role;
@@ -493,7 +531,7 @@ mod tests {
         let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7) as u8).collect();
         let next = target("w2", &w2.me().addr);
         let a = receive(
-            w1.clone(),
+            w1.pipeline().clone(),
             feed(chunks(11, &data, vec![next])),
             &as_worker(),
         )
@@ -516,7 +554,8 @@ mod tests {
     async fn a_local_head_stores_and_forwards_without_a_socket() {
         use rpc::dfs::LocalHead;
         let local = |n: &Arc<Node>, c: Vec<BlockChunk>| {
-            crate::edge::service::Local(n.clone()).receive(c.into_iter().map(Into::into).collect())
+            crate::edge::service::Local(n.pipeline().clone())
+                .receive(c.into_iter().map(Into::into).collect())
         };
         let (w1, w2, dir) = two_nodes("local").await;
         let data: Vec<u8> = (0..10_000u32).map(|i| (i * 3) as u8).collect();
@@ -543,7 +582,7 @@ mod tests {
         drop(gone);
         let data = vec![5u8; 64 * 1024];
         let a = receive(
-            w1.clone(),
+            w1.pipeline().clone(),
             feed(chunks(12, &data, vec![target("w9", &addr)])),
             &as_worker(),
         )
@@ -578,7 +617,7 @@ mod tests {
         });
         let data = vec![5u8; 256 * 1024];
         let a = receive(
-            w1.clone(),
+            w1.pipeline().clone(),
             feed(chunks(15, &data, vec![target("w9", &addr)])),
             &as_worker(),
         )
@@ -604,7 +643,7 @@ mod tests {
         // to its commit and learns of the failure from the answer.
         let data = vec![7u8; 512];
         let a = receive(
-            w1.clone(),
+            w1.pipeline().clone(),
             feed(chunks(14, &data, vec![target("w2", &w2.me().addr)])),
             &as_worker(),
         )
@@ -646,7 +685,7 @@ mod tests {
         // Damaged before the head: the head itself refuses it.
         c[2].crc32c = Some(c[2].crc32c.unwrap() ^ 1);
         let e = Status::from(
-            receive(w1.clone(), feed(c), &as_worker())
+            receive(w1.pipeline().clone(), feed(c), &as_worker())
                 .await
                 .unwrap_err(),
         );
@@ -693,7 +732,7 @@ mod tests {
             ),
         ];
         for (what, c) in cases {
-            let code = refused(receive(w1.clone(), feed(c), &ann).await);
+            let code = refused(receive(w1.pipeline().clone(), feed(c), &ann).await);
             assert_eq!(code, Code::PermissionDenied, "{what}");
         }
         assert!(!w1.blocks().store().contains(20));
@@ -709,14 +748,16 @@ mod tests {
             vec![next.clone()],
             write_token(20, "ann", &[&w2.me().addr]),
         );
-        let a = receive(w1.clone(), feed(good.clone()), &ann).await.unwrap();
+        let a = receive(w1.pipeline().clone(), feed(good.clone()), &ann)
+            .await
+            .unwrap();
         assert_eq!(a.stored, ["w1", "w2"]);
         // Written again, even with a valid token, even by a worker: refused
         // before a byte is forwarded, the replica intact.
         let other = vec![2u8; 4096];
         let again = signed_chunks(20, &other, vec![], write_token(20, "ann", &[]));
         assert_eq!(
-            refused(receive(w1.clone(), feed(again), &as_worker()).await),
+            refused(receive(w1.pipeline().clone(), feed(again), &as_worker()).await),
             Code::AlreadyExists
         );
         assert_eq!(&w1.blocks().store().read(20).unwrap()[..], &data[..]);

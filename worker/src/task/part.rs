@@ -159,7 +159,7 @@ impl OutputWriter {
         let data_ref = data.clone();
         let node = self.node.clone();
         let h = self.rt.spawn(async move {
-            let local = crate::edge::service::Local(node.clone());
+            let local = crate::edge::service::Local(node.pipeline().clone());
             node.dfs()
                 .write_block_detached(&path, lease, data, Some(&local))
                 .await
