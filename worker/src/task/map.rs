@@ -113,7 +113,8 @@ async fn generate(
     let path = output.path;
     let (written, records, ctx) =
         crate::task::progress::spawn_blocking(move || -> Result<_, Failure> {
-            let mut w = OutputWriter::create(node, rt, &path, &opts).map_err(Failure::from_err)?;
+            let mut w = OutputWriter::create(node.dfs(), node.pipeline(), rt, &path, &opts)
+                .map_err(Failure::from_err)?;
             let mut err = None;
             let mut put = |k: &[u8], v: &[u8]| {
                 w.write_with(|b| formats::write_record(oformat, k, v, b))
@@ -222,9 +223,14 @@ impl MapWork {
         let (index, attempt) = (self.task.index, self.task.attempt);
         let mut sink = if self.map_only {
             let opts = put_options(&self.output, &self.node.me().name);
-            let w =
-                OutputWriter::create(self.node.clone(), self.rt.clone(), &self.output.path, &opts)
-                    .map_err(Failure::from_err)?;
+            let w = OutputWriter::create(
+                self.node.dfs(),
+                self.node.pipeline(),
+                self.rt.clone(),
+                &self.output.path,
+                &opts,
+            )
+            .map_err(Failure::from_err)?;
             Sink::Part(w)
         } else {
             let spill = self.dir.join(format!("spill-{index}-{attempt}"));

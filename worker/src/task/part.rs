@@ -11,10 +11,10 @@
 //! targets, so a reduce's merge and its output's durability overlap
 //! instead of taking turns. At most two blocks of a part are in memory.
 
-use crate::node::Node;
+use crate::store::pipeline::Target;
 use bytes::Bytes;
 use protocol::OutputSpec;
-use rpc::dfs::{DfsError, FileWriter, PutOptions, WrittenBlock};
+use rpc::dfs::{Dfs, DfsError, FileWriter, PutOptions, WrittenBlock};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -35,7 +35,9 @@ pub fn put_options(output: &OutputSpec, writer: &str) -> PutOptions {
 type InFlight = JoinHandle<Result<WrittenBlock, DfsError>>;
 
 pub struct OutputWriter {
-    node: Arc<Node>,
+    dfs: Arc<Dfs>,
+    /// This worker's pipeline, the first target of every block.
+    head: Arc<Target>,
     rt: Handle,
     file: Option<FileWriter>,
     /// The block being filled: records are encoded straight into it, and
@@ -69,15 +71,17 @@ fn buffer_capacity(block_size: usize) -> usize {
 impl OutputWriter {
     /// Creates the part; call from a blocking thread (it waits on the runtime).
     pub fn create(
-        node: Arc<Node>,
+        dfs: &Arc<Dfs>,
+        head: &Arc<Target>,
         rt: Handle,
         path: &str,
         opts: &PutOptions,
     ) -> Result<Self, DfsError> {
-        let file = rt.block_on(node.dfs().create(path, opts))?;
+        let file = rt.block_on(dfs.create(path, opts))?;
         let block_size = file.block_size as usize;
         Ok(OutputWriter {
-            node,
+            dfs: dfs.clone(),
+            head: head.clone(),
             rt,
             file: Some(file),
             buf: crate::mem::hugepages::with_capacity(buffer_capacity(block_size)),
@@ -157,11 +161,10 @@ impl OutputWriter {
         let f = self.file.as_ref().expect("open until finish");
         let (path, lease, len) = (f.path.clone(), f.lease(), data.len() as u64);
         let data_ref = data.clone();
-        let node = self.node.clone();
+        let (dfs, head) = (self.dfs.clone(), self.head.clone());
         let h = self.rt.spawn(async move {
-            let local = crate::edge::service::Local(node.pipeline().clone());
-            node.dfs()
-                .write_block_detached(&path, lease, data, Some(&local))
+            let local = crate::edge::service::Local(head);
+            dfs.write_block_detached(&path, lease, data, Some(&local))
                 .await
         });
         self.in_flight = Some((h, len, data_ref));
@@ -175,7 +178,7 @@ impl OutputWriter {
         }
         self.land()?;
         let f = self.file.take().expect("open until finish");
-        self.rt.block_on(self.node.dfs().complete(f))
+        self.rt.block_on(self.dfs.complete(f))
     }
 }
 
@@ -188,7 +191,7 @@ impl Drop for OutputWriter {
         }
         if let Some(f) = self.file.take() {
             // Not finished: a failed attempt leaves nothing behind.
-            self.rt.block_on(self.node.dfs().abandon(f));
+            self.rt.block_on(self.dfs.abandon(f));
         }
     }
 }

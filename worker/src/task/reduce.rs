@@ -23,6 +23,7 @@ use crate::task::outcome::{Failure, Outcome};
 use crate::task::part::put_options;
 use crate::task::part::OutputWriter;
 use crate::task::partition::PartitionRef;
+use common::config::WorkerConfig;
 use futures::StreamExt;
 use joblib::jobs::{formats, TaskCtx};
 use mrjob::TaskMode;
@@ -194,8 +195,8 @@ pub async fn run(
     let (written, records_in, records_out, ctx, phases) =
         crate::task::progress::spawn_blocking(move || -> Result<_, Failure> {
             let merge_start = std::time::Instant::now();
-            let mut w =
-                OutputWriter::create(node, rt, &output.path, &opts).map_err(Failure::from_err)?;
+            let mut w = OutputWriter::create(node.dfs(), node.pipeline(), rt, &output.path, &opts)
+                .map_err(Failure::from_err)?;
             let mapped = segments
                 .iter()
                 .map(Segment::map)
@@ -268,7 +269,7 @@ async fn shuffle(
         let want = want.clone();
         let budget = budget.clone();
         let path = seg_dir.join(format!("seg-{}", m.map_index));
-        let local = in_place && same_host(&node, &m);
+        let local = in_place && same_host(node.me(), &m);
         async move {
             let seg = fetch_segment(&node, &want, &m, &path, &budget, local).await;
             crate::task::progress::bump();
@@ -462,9 +463,9 @@ async fn next_outputs(feed: &mut Option<Feed>) -> Option<Vec<MapOutputLocation>>
 
 /// Whether map output `m` is on this host: this worker's own, or a worker
 /// advertising the same host.
-fn same_host(node: &Node, m: &MapOutputLocation) -> bool {
+fn same_host(me: &WorkerConfig, m: &MapOutputLocation) -> bool {
     let host = |a: &str| a.rsplit_once(':').map_or(a, |(h, _)| h).to_string();
-    m.worker == node.me().name || (!m.addr.is_empty() && host(&m.addr) == host(&node.me().addr))
+    m.worker == me.name || (!m.addr.is_empty() && host(&m.addr) == host(&me.addr))
 }
 
 /// The partition a reduce fetches of every map, and its job's shuffle

@@ -5,18 +5,17 @@
 //! into every task's working directory. A file whose bytes do not hash to
 //! its name is refused, so a path cannot be made to serve other bytes.
 
-use crate::node::Node;
 use crate::task::outcome::Failure;
 pub use common::shipped::{parse_shipped, sha256_hex};
+use rpc::dfs::Dfs;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-/// The shipped file at DFS `path` on this worker's disk, fetched and
-/// checked on first use.
-pub async fn localize(node: Arc<Node>, path: String) -> Result<PathBuf, Failure> {
+/// The shipped file at DFS `path` on this worker's disk (under
+/// `data_dir`), fetched through `dfs` and checked on first use.
+pub async fn localize(dfs: &Dfs, data_dir: &Path, path: String) -> Result<PathBuf, Failure> {
     let (hash, name) = parse_shipped(&path).map_err(Failure::msg)?;
     let (hash, name) = (hash.to_string(), name.to_string());
-    let dir = node.me().data_dir.join("files").join(&hash);
+    let dir = data_dir.join("files").join(&hash);
     let dest = dir.join(&name);
     if dest.exists() {
         return Ok(dest);
@@ -32,14 +31,9 @@ pub async fn localize(node: Arc<Node>, path: String) -> Result<PathBuf, Failure>
         let mut f = tokio::fs::File::create(&tmp)
             .await
             .map_err(|e| e.to_string())?;
-        let st = node
-            .dfs()
-            .stat(&path)
-            .await
-            .map_err(|e| format!("{path}: {e}"))?;
+        let st = dfs.stat(&path).await.map_err(|e| format!("{path}: {e}"))?;
         for b in st.blocks {
-            let (data, _) = node
-                .dfs()
+            let (data, _) = dfs
                 .read_block(&b, false)
                 .await
                 .map_err(|e| format!("fetching {path}: {e}"))?;

@@ -169,7 +169,7 @@ impl Attempt {
     ) -> Result<(Attempt, KillOnDrop), Failure> {
         let mut local = Vec::new();
         for f in x.files.clone() {
-            let at = files::localize(node.clone(), f.clone()).await?;
+            let at = files::localize(node.dfs(), &node.me().data_dir, f.clone()).await?;
             local.push((f, at));
         }
         let kind = if t.is_map { "m" } else { "r" };
