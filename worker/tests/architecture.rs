@@ -110,12 +110,11 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     // master's answers, which the master link keeps.
     ("edge", &["node", "store", "task", "control::drain::Safety"]),
     // The blocks: a corrupt replica is reported and a pipeline write
-    // forwarded through the edge's clients; the pipeline's failures are
-    // the edge's error type, mapped to a status there.
-    (
-        "store",
-        &["node", "edge::master_client", "edge::peers", "edge::error"],
-    ),
+    // forwarded through the edge's clients, and nothing else of the edge
+    // (the pipeline's failures are its own type, mapped to a status at
+    // the edge). Not the node: the block side takes its own owner and the
+    // link.
+    ("store", &["edge::master_client", "edge::peers"]),
     // The attempts: they read blocks, write parts into the block store in
     // process (`edge::service::Local`), fetch from peers and report to
     // the master through the edge's clients.

@@ -1,9 +1,10 @@
 //! The worker's failures as its gRPC handlers answer them, and their one
 //! map to gRPC statuses, so that a client sees the same code for the same
-//! failure whichever handler met it.
+//! failure whichever handler met it. The block pipeline's own error type
+//! ([`PipelineError`]) is mapped here too, not in `store/`.
 
+use crate::store::block::PipelineError;
 use crate::store::disk::StoreError;
-use common::config::MAX_BLOCK_SIZE;
 use tonic::Status;
 
 #[derive(Debug, thiserror::Error)]
@@ -12,25 +13,9 @@ pub enum WorkerError {
     /// checksum, a received block that does not match its header.
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("empty block write")]
-    EmptyWrite,
-    #[error("the first chunk of a block write must carry the block info")]
-    NoBlockInfo,
-    #[error("block {id} has length {len}, outside 1..={max}", max = MAX_BLOCK_SIZE)]
-    BadBlockLength { id: u64, len: u64 },
-    #[error("block {id} is longer than its declared {len} bytes")]
-    LongerThanDeclared { id: u64, len: u64 },
-    /// A chunk whose bytes are not the ones its sender checksummed.
-    #[error("block {id}: the chunk at byte {at} arrived with CRC32C {crc:#010x}, sent with {sent:#010x}: damaged on the way here")]
-    DamagedChunk {
-        id: u64,
-        at: u64,
-        crc: u32,
-        sent: u32,
-    },
-    /// The block's writer thread died.
-    #[error("{0}")]
-    Writer(String),
+    /// A block write this worker failed as a pipeline target.
+    #[error(transparent)]
+    Pipeline(#[from] PipelineError),
     #[error("no output of map {map} attempt {attempt} of job {job} here: {why}")]
     NoMapOutput {
         job: u64,
@@ -50,43 +35,65 @@ pub enum WorkerError {
     /// A caller that is not a worker asked for what only workers get.
     #[error("permission denied: user {user:?} may not {action}: only workers may")]
     NotAWorker { user: String, action: &'static str },
-    /// A peer that took or sent nothing for `[dfs] stream_timeout`.
-    #[error("{what} for {timeout:?} ([dfs] stream_timeout)")]
-    Stalled {
-        what: &'static str,
-        timeout: std::time::Duration,
-    },
-    /// The caller's own stream broke (a cancelled write, a lost
-    /// connection): handed back as it came.
-    #[error("{0}")]
-    Received(Status),
 }
 
 impl From<WorkerError> for Status {
     fn from(e: WorkerError) -> Status {
         use WorkerError::*;
+        let msg = e.to_string();
         match e {
-            // A missing block is NOT_FOUND, bytes that fail their
-            // checksum DATA_LOSS, the rest INTERNAL.
-            Store(StoreError::Missing(_)) => Status::not_found(e.to_string()),
-            Store(StoreError::Corrupt { .. } | StoreError::BadWrite { .. }) => {
-                Status::data_loss(e.to_string())
-            }
-            Store(StoreError::Io(_)) => Status::internal(e.to_string()),
-            Store(StoreError::Exists(_)) => Status::already_exists(e.to_string()),
-            EmptyWrite
-            | NoBlockInfo
-            | BadBlockLength { .. }
-            | LongerThanDeclared { .. }
-            | NoPartition(_) => Status::invalid_argument(e.to_string()),
-            DamagedChunk { .. } => Status::data_loss(e.to_string()),
-            NoMapOutput { .. } => Status::not_found(e.to_string()),
-            Writer(_) | Path { .. } | MapOutputRead(_) => Status::internal(e.to_string()),
-            Token(common::blocktoken::TokenError::NoKeys) => Status::unavailable(e.to_string()),
-            Token(_) | NotAWorker { .. } => Status::permission_denied(e.to_string()),
-            Stalled { .. } => Status::deadline_exceeded(e.to_string()),
-            Received(s) => s,
+            Store(s) => store_status(&s, msg),
+            Pipeline(p) => pipeline_status(p, msg),
+            NoPartition(_) => Status::invalid_argument(msg),
+            NoMapOutput { .. } => Status::not_found(msg),
+            Path { .. } | MapOutputRead(_) => Status::internal(msg),
+            Token(t) => token_status(&t, msg),
+            NotAWorker { .. } => Status::permission_denied(msg),
         }
+    }
+}
+
+impl From<PipelineError> for Status {
+    fn from(e: PipelineError) -> Status {
+        WorkerError::Pipeline(e).into()
+    }
+}
+
+/// A missing block is NOT_FOUND, bytes that fail their checksum
+/// DATA_LOSS, the rest INTERNAL.
+fn store_status(e: &StoreError, msg: String) -> Status {
+    match e {
+        StoreError::Missing(_) => Status::not_found(msg),
+        StoreError::Corrupt { .. } | StoreError::BadWrite { .. } => Status::data_loss(msg),
+        StoreError::Io(_) => Status::internal(msg),
+        StoreError::Exists(_) => Status::already_exists(msg),
+    }
+}
+
+fn token_status(e: &common::blocktoken::TokenError, msg: String) -> Status {
+    match e {
+        common::blocktoken::TokenError::NoKeys => Status::unavailable(msg),
+        _ => Status::permission_denied(msg),
+    }
+}
+
+fn pipeline_status(e: PipelineError, msg: String) -> Status {
+    use PipelineError::*;
+    match e {
+        Store(s) => store_status(&s, msg),
+        EmptyWrite | NoBlockInfo | BadBlockLength { .. } | LongerThanDeclared { .. } => {
+            Status::invalid_argument(msg)
+        }
+        DamagedChunk { .. } => Status::data_loss(msg),
+        Writer(_) => Status::internal(msg),
+        Token(t) => token_status(&t, msg),
+        Stalled { .. } => Status::deadline_exceeded(msg),
+        // The caller's own status, as it came; anything else the edge
+        // never puts there.
+        Received(r) => match r.downcast::<Status>() {
+            Ok(s) => *s,
+            Err(r) => Status::internal(r.to_string()),
+        },
     }
 }
 
@@ -105,15 +112,18 @@ mod tests {
             why: "x".into(),
         };
         assert_eq!(code(corrupt.into()), Code::DataLoss);
-        assert_eq!(code(WorkerError::EmptyWrite), Code::InvalidArgument);
+        assert_eq!(
+            code(PipelineError::EmptyWrite.into()),
+            Code::InvalidArgument
+        );
         assert_eq!(code(WorkerError::NoPartition(3)), Code::InvalidArgument);
-        let damaged = WorkerError::DamagedChunk {
+        let damaged = PipelineError::DamagedChunk {
             id: 1,
             at: 0,
             crc: 1,
             sent: 2,
         };
-        assert_eq!(code(damaged), Code::DataLoss);
+        assert_eq!(code(damaged.into()), Code::DataLoss);
         let missing = WorkerError::NoMapOutput {
             job: 1,
             map: 2,
@@ -122,7 +132,7 @@ mod tests {
         };
         assert_eq!(code(missing), Code::NotFound);
         let cancelled = Status::cancelled("the writer went away");
-        let s = Status::from(WorkerError::Received(cancelled));
+        let s = Status::from(PipelineError::Received(Box::new(cancelled)));
         assert_eq!(
             (s.code(), s.message()),
             (Code::Cancelled, "the writer went away")

@@ -1,6 +1,6 @@
 //! The worker's gRPC edge: thin handlers that convert each request to the
 //! worker's own types (`edge/convert.rs`), call one function (block writes in
-//! `store/pipeline.rs`, reads in `node.rs`, the shuffle in `edge/shuffle.rs`), and
+//! `store/pipeline.rs`, reads in `store/reads.rs`, the shuffle in `edge/shuffle.rs`), and
 //! convert the answer back; every failure is a [`WorkerError`], whose one
 //! map to a status is in `error.rs`. [`Local`] is the same way in for the
 //! blocks this process's own tasks write.
@@ -8,6 +8,7 @@
 use crate::edge::error::WorkerError;
 use crate::node::Node;
 use crate::store::block::BlockChunk;
+use crate::store::block::PipelineError;
 use crate::store::pipeline::Target;
 use common::blocktoken::Access;
 use common::CHUNK;
@@ -174,9 +175,10 @@ impl Worker for WorkerService {
         req: Request<Streaming<WriteBlockChunk>>,
     ) -> Result<Response<WriteBlockResponse>, Status> {
         let caller = identity(&req);
-        let chunks = req
-            .into_inner()
-            .map(|c| c.map(BlockChunk::from).map_err(WorkerError::Received));
+        let chunks = req.into_inner().map(|c| {
+            c.map(BlockChunk::from)
+                .map_err(|s| PipelineError::Received(Box::new(s)))
+        });
         let answer =
             crate::store::pipeline::receive(self.node.pipeline().clone(), chunks, &caller).await?;
         Ok(Response::new(answer.into()))

@@ -2,7 +2,8 @@
 //! the byte-bounded LRU cache, reads through both, the write pipeline, the
 //! periodic checksum scan and the quarantine of unknown blocks.
 //!
-//! - [`block`]: the messages of a block write between workers.
+//! - [`block`]: the messages of a block write between workers, and its
+//!   failures.
 //! - [`blocks`]: the owner of the store and the cache, the handle the
 //!   other groups hold.
 //! - [`disk`]: one file per block plus its CRC32C, read through `memmap2`.

@@ -14,9 +14,8 @@
 //! its own partial copy and answers with the failed target's name, which
 //! the writer excludes before it tries the block again (`rpc::dfs`).
 
-use crate::edge::error::WorkerError;
 use crate::edge::master_client::MasterLink;
-use crate::store::block::{BlockChunk, PipelineAnswer, PipelineFailure};
+use crate::store::block::{BlockChunk, PipelineAnswer, PipelineError, PipelineFailure};
 use crate::store::blocks::Blocks;
 use crate::store::disk::StoreError;
 use bytes::Bytes;
@@ -71,11 +70,11 @@ const QUEUE: usize = 4;
 
 /// The block a write is for, from its first chunk: refused unless the
 /// write has a first chunk carrying a block of 1..=`MAX_BLOCK_SIZE` bytes.
-pub fn block_header(first: Option<&BlockChunk>) -> Result<BlockInfo, WorkerError> {
-    let first = first.ok_or(WorkerError::EmptyWrite)?;
-    let info = first.block.ok_or(WorkerError::NoBlockInfo)?;
+pub fn block_header(first: Option<&BlockChunk>) -> Result<BlockInfo, PipelineError> {
+    let first = first.ok_or(PipelineError::EmptyWrite)?;
+    let info = first.block.ok_or(PipelineError::NoBlockInfo)?;
     if info.len == 0 || info.len > MAX_BLOCK_SIZE {
-        return Err(WorkerError::BadBlockLength {
+        return Err(PipelineError::BadBlockLength {
             id: info.id,
             len: info.len,
         });
@@ -91,9 +90,9 @@ pub fn block_header(first: Option<&BlockChunk>) -> Result<BlockInfo, WorkerError
 /// be for it (a worker forwarding a pipeline may carry anyone's).
 pub async fn receive(
     target: Arc<Target>,
-    chunks: impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin,
+    chunks: impl Stream<Item = Result<BlockChunk, PipelineError>> + Unpin,
     caller: &Identity,
-) -> Result<PipelineAnswer, WorkerError> {
+) -> Result<PipelineAnswer, PipelineError> {
     receive_from(target, chunks, Sender::Remote(caller)).await
 }
 
@@ -101,8 +100,8 @@ pub async fn receive(
 /// its own worker without a socket (`service::Local`).
 pub async fn receive_in_process(
     target: Arc<Target>,
-    chunks: impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin,
-) -> Result<PipelineAnswer, WorkerError> {
+    chunks: impl Stream<Item = Result<BlockChunk, PipelineError>> + Unpin,
+) -> Result<PipelineAnswer, PipelineError> {
     receive_from(target, chunks, Sender::InProcess).await
 }
 
@@ -121,9 +120,9 @@ enum Sender<'a> {
 
 async fn receive_from(
     target: Arc<Target>,
-    mut chunks: impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin,
+    mut chunks: impl Stream<Item = Result<BlockChunk, PipelineError>> + Unpin,
     sender: Sender<'_>,
-) -> Result<PipelineAnswer, WorkerError> {
+) -> Result<PipelineAnswer, PipelineError> {
     let first = chunks.next().await.transpose()?;
     let info = block_header(first.as_ref())?;
     let mut first = first.expect("checked by block_header");
@@ -163,7 +162,7 @@ async fn receive_from(
         };
         received += c.data.len() as u64;
         if received > info.len {
-            return Err(WorkerError::LongerThanDeclared {
+            return Err(PipelineError::LongerThanDeclared {
                 id: info.id,
                 len: info.len,
             });
@@ -193,7 +192,7 @@ async fn receive_from(
                     block = info.id,
                     "the sender stalled: no chunk for {timeout:?}"
                 );
-                return Err(WorkerError::Stalled {
+                return Err(PipelineError::Stalled {
                     what: "the sender sent no chunk",
                     timeout,
                 });
@@ -208,7 +207,7 @@ async fn receive_from(
     }
     writer
         .await
-        .map_err(|e| WorkerError::Writer(e.to_string()))??;
+        .map_err(|e| PipelineError::Writer(e.to_string()))??;
     let mut stored = vec![target.name().to_string()];
     let mut failed = None;
     if let Some(f) = next {
@@ -246,7 +245,7 @@ fn authorize(
     first: &BlockChunk,
     info: &BlockInfo,
     caller: &Identity,
-) -> Result<(), WorkerError> {
+) -> Result<(), PipelineError> {
     let user = (!caller.worker).then_some(caller.name.as_str());
     let grant = target.link.keys().check_block(
         &first.access_token,
@@ -271,10 +270,10 @@ fn authorize(
 
 /// The CRC32C of chunk `c` at byte `at` of `info`: the one it carries,
 /// once checked, or computed when the sender gave none.
-pub fn check_chunk(info: &BlockInfo, at: u64, c: &BlockChunk) -> Result<u32, WorkerError> {
+pub fn check_chunk(info: &BlockInfo, at: u64, c: &BlockChunk) -> Result<u32, PipelineError> {
     let crc = crc32c::crc32c(&c.data);
     match c.crc32c {
-        Some(sent) if sent != crc => Err(WorkerError::DamagedChunk {
+        Some(sent) if sent != crc => Err(PipelineError::DamagedChunk {
             id: info.id,
             at,
             crc,
@@ -521,7 +520,7 @@ mod tests {
         caller("worker", true)
     }
 
-    fn feed(c: Vec<BlockChunk>) -> impl Stream<Item = Result<BlockChunk, WorkerError>> + Unpin {
+    fn feed(c: Vec<BlockChunk>) -> impl Stream<Item = Result<BlockChunk, PipelineError>> + Unpin {
         futures::stream::iter(c.into_iter().map(Ok))
     }
 
@@ -705,7 +704,7 @@ mod tests {
         let ann = caller("ann", false);
         let trap = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let trap_addr = trap.local_addr().unwrap().to_string();
-        let refused = |r: Result<PipelineAnswer, WorkerError>| match r {
+        let refused = |r: Result<PipelineAnswer, PipelineError>| match r {
             Err(e) => Status::from(e).code(),
             Ok(a) => panic!("not refused: {a:?}"),
         };

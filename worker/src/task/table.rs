@@ -1,5 +1,5 @@
 //! The table of attempts running on this worker, and the job cleanups that
-//! wait for them. The worker's `Node` owns it; the executor
+//! wait for them. The task runner (`task/runner.rs`) owns it; the executor
 //! fills and empties it, the heartbeat reads its free slots, the drain
 //! hands back what is left in it.
 
