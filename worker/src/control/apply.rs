@@ -40,10 +40,7 @@ pub fn handle(node: &Arc<Node>, commands: Vec<Command>) {
 #[tracing::instrument(skip(node))]
 async fn execute(node: Arc<Node>, kind: Command) {
     match kind {
-        Command::DeleteBlock(id) => {
-            node.blocks().cache().remove(id);
-            node.blocks().store().delete(id);
-        }
+        Command::DeleteBlock(id) => node.blocks().delete(id),
         Command::QuarantineBlock(id) => crate::store::quarantine::quarantine(node.blocks(), id),
         Command::CacheBlock(id) => {
             if let Err(e) = node.blocks().read_block(node.link(), id, true).await {

@@ -16,7 +16,7 @@
 //! this module makes the calls.
 
 use crate::control::monitor::ResourceMonitor;
-use crate::edge::master_client;
+use crate::edge::master_client::{self, MasterLink};
 use crate::node::Node;
 use protocol::session::{Answer, Call, Session};
 use protocol::{Heartbeat, Poll, Registered, Registration, Reply};
@@ -55,7 +55,7 @@ pub async fn run(node: Arc<Node>) {
     // One task: the drain's abort of it stops both.
     tokio::join!(
         beats(&node, epoch_tx, &wake),
-        listen(&node, epoch_rx, &wake)
+        listen(node.link(), epoch_rx, &wake)
     );
 }
 
@@ -110,7 +110,7 @@ async fn beats(node: &Arc<Node>, epoch_tx: watch::Sender<u64>, wake: &Wakeups) {
 
 /// The long poll: asks the master to answer when it has commands for this
 /// incarnation, and rings the heartbeat loop when it does.
-async fn listen(node: &Arc<Node>, mut epoch: watch::Receiver<u64>, wake: &Wakeups) {
+async fn listen(link: &MasterLink, mut epoch: watch::Receiver<u64>, wake: &Wakeups) {
     loop {
         let e = *epoch.borrow_and_update();
         if e == 0 {
@@ -121,7 +121,7 @@ async fn listen(node: &Arc<Node>, mut epoch: watch::Receiver<u64>, wake: &Wakeup
         }
         let answer = tokio::time::timeout(
             POLL_WAIT + POLL_SLACK,
-            master_client::await_commands(node.link(), e, POLL_WAIT),
+            master_client::await_commands(link, e, POLL_WAIT),
         )
         .await;
         match answer {
@@ -175,8 +175,7 @@ async fn register(
     // one ran, and would fence its reports, so stop it here too.
     node.tasks().table().abort_all();
     for id in &resp.delete_blocks {
-        node.blocks().cache().remove(*id);
-        node.blocks().store().delete(*id);
+        node.blocks().delete(*id);
     }
     tracing::info!(
         epoch = resp.epoch,

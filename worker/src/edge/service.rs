@@ -24,14 +24,20 @@ use tonic::{Request, Response, Status, Streaming};
 const MAX_MESSAGE: usize = 2 * CHUNK + 4096;
 
 pub struct WorkerService {
-    pub node: Arc<Node>,
+    node: Arc<Node>,
 }
 
 /// This worker as the head of its own tasks' block writes: a task's
 /// output goes into the store beside it without a socket, through the
 /// same pipeline a remote writer's chunks go through
 /// ([`crate::store::pipeline::receive_in_process`]).
-pub struct Local(pub Arc<Target>);
+pub struct Local(Arc<Target>);
+
+impl Local {
+    pub fn new(target: Arc<Target>) -> Local {
+        Local(target)
+    }
+}
 
 impl rpc::dfs::LocalHead for Local {
     fn name(&self) -> &str {

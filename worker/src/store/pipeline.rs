@@ -553,7 +553,7 @@ mod tests {
     async fn a_local_head_stores_and_forwards_without_a_socket() {
         use rpc::dfs::LocalHead;
         let local = |n: &Arc<Node>, c: Vec<BlockChunk>| {
-            crate::edge::service::Local(n.pipeline().clone())
+            crate::edge::service::Local::new(n.pipeline().clone())
                 .receive(c.into_iter().map(Into::into).collect())
         };
         let (w1, w2, dir) = two_nodes("local").await;

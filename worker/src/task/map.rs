@@ -136,7 +136,7 @@ async fn generate(
             if let Some(e) = err {
                 return Err(Failure::from_err(e));
             }
-            let records = w.records;
+            let records = w.records();
             let n = w.finish().map_err(Failure::from_err)?;
             Ok((n, records, ctx))
         })

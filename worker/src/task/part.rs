@@ -55,7 +55,7 @@ pub struct OutputWriter {
     /// Seconds the task has waited on block writes, shared so that a task
     /// timing its own code can leave these waits out.
     blocked_s: Rc<Cell<f64>>,
-    pub records: u64,
+    records: u64,
 }
 
 /// A block buffer's room: the block (up to 64 MiB; a larger one grows)
@@ -91,6 +91,11 @@ impl OutputWriter {
             blocked_s: Rc::default(),
             records: 0,
         })
+    }
+
+    /// The records written so far.
+    pub fn records(&self) -> u64 {
+        self.records
     }
 
     /// The seconds spent waiting on block writes so far, kept current.
@@ -163,7 +168,7 @@ impl OutputWriter {
         let data_ref = data.clone();
         let (dfs, head) = (self.dfs.clone(), self.head.clone());
         let h = self.rt.spawn(async move {
-            let local = crate::edge::service::Local(head);
+            let local = crate::edge::service::Local::new(head);
             dfs.write_block_detached(&path, lease, data, Some(&local))
                 .await
         });

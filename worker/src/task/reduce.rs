@@ -212,7 +212,7 @@ pub async fn run(
                 }
                 (Code::External(_), None) => unreachable!("prepared above"),
             };
-            let records_out = w.records;
+            let records_out = w.records();
             let commit_start = std::time::Instant::now();
             let n = w.finish().map_err(Failure::from_err)?;
             let commit_s = commit_start.elapsed().as_secs_f64();
