@@ -1,13 +1,13 @@
 //! One worker process's owners, held together for the steps that span
-//! them (the heartbeat, the master's commands, the drain, an attempt, the
-//! gRPC service); everything else takes the one owner it uses.
+//! them (the heartbeat, the master's commands, the drain, the gRPC
+//! service); everything else takes the one owner it uses.
 
 use crate::edge::master_client::MasterLink;
 use crate::store::blocks::Blocks;
 use crate::store::cache::BlockCache;
 use crate::store::disk::BlockStore;
 use crate::store::pipeline::Target;
-use crate::task::runner::TaskRunner;
+use crate::task::runner::{Handles, TaskRunner};
 use common::config::{ClusterConfig, WorkerConfig};
 use rpc::dfs::Dfs;
 use std::sync::Arc;
@@ -54,16 +54,22 @@ impl Node {
         let dfs = Arc::new(dfs);
         let blocks = Arc::new(blocks);
         let link = Arc::new(MasterLink::new(dfs.clone(), &me.name));
-        let pipeline = Target::new(
+        let pipeline = Arc::new(Target::new(
             blocks.clone(),
             link.clone(),
             dfs.clone(),
             cluster.dfs.stream_timeout,
-        );
+        ));
+        let handles = Handles {
+            blocks: blocks.clone(),
+            link: link.clone(),
+            dfs: dfs.clone(),
+            pipeline: pipeline.clone(),
+        };
         Ok(Arc::new(Node {
-            pipeline: Arc::new(pipeline),
+            tasks: Arc::new(TaskRunner::new(jobs, me.clone(), handles)),
+            pipeline,
             link,
-            tasks: Arc::new(TaskRunner::new(jobs, &me.data_dir)),
             blocks,
             dfs,
             cluster,

@@ -3,20 +3,27 @@
 //! commands (delete, quarantine, cache, pin, replicate, resize) are
 //! carried out here.
 //! The heartbeat loop and the executor's task reports both call
-//! [`handle`]; the executor gets it as a function argument, so neither
-//! module imports the other.
+//! [`handle`]; the executor gets it as a closure ([`on_commands`]), so
+//! neither module imports the other and the executor holds no node.
 
 use crate::node::Node;
 use crate::task::executor;
 use protocol::Command;
 use std::sync::Arc;
 
+/// [`handle`] over `node`, for the executor to call with the commands
+/// that come back in a task report's answer.
+pub fn on_commands(node: &Arc<Node>) -> executor::OnCommands {
+    let node = node.clone();
+    Arc::new(move |commands| handle(&node, commands))
+}
+
 /// Carries out commands from a heartbeat or task-report answer.
 pub fn handle(node: &Arc<Node>, commands: Vec<Command>) {
     for cmd in commands {
         match cmd {
-            Command::Launch(spec) => executor::launch(node, *spec, handle),
-            Command::Refuse(r) => executor::refuse(node, r, handle),
+            Command::Launch(spec) => executor::launch(node.tasks(), *spec, on_commands(node)),
+            Command::Refuse(r) => executor::refuse(node.tasks(), r, on_commands(node)),
             Command::KillTask(t) => executor::kill(node.tasks(), t),
             Command::CleanupJob(j) => executor::cleanup(node.tasks(), j),
             Command::MapOutputs { job, outputs } => {

@@ -164,8 +164,13 @@ pub async fn run(node: Arc<Node>, grace: Duration, heartbeat: AbortHandle) {
             index,
             attempt: r.attempt,
         };
-        crate::task::executor::hand_back(node.clone(), t, epoch, crate::control::apply::handle)
-            .await;
+        crate::task::executor::hand_back(
+            node.tasks().clone(),
+            t,
+            epoch,
+            crate::control::apply::on_commands(&node),
+        )
+        .await;
     }
     heartbeat.abort();
     if epoch == 0 {

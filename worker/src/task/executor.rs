@@ -2,7 +2,6 @@
 //! master (fenced by attempt and worker epoch), kill, clean up a job's files.
 //! The master counts slots; the worker reports what it actually runs.
 
-use crate::node::Node;
 use crate::task::code::TaskCode;
 use crate::task::outcome::{End, Ended, Failure, Outcome, Usage};
 use crate::task::runner::TaskRunner;
@@ -14,17 +13,18 @@ use std::sync::Arc;
 use tracing::Instrument;
 
 /// What to do with the commands that come back in a task report's answer:
-/// the command dispatch's `handle` (`control/apply.rs`), passed in by the caller
-/// so that the executor does not import the module that calls it.
-pub type OnCommands = fn(&Arc<Node>, Vec<Command>);
+/// the command dispatch (`control/apply.rs`, over the whole node), passed
+/// in by the caller so that the executor neither imports the module that
+/// calls it nor holds the node.
+pub type OnCommands = Arc<dyn Fn(Vec<Command>) + Send + Sync>;
 
 /// Starts an attempt in the background; its report's answer goes to
 /// `on_commands`.
-pub fn launch(node: &Arc<Node>, spec: Launch, on_commands: OnCommands) {
+pub fn launch(runner: &Arc<TaskRunner>, spec: Launch, on_commands: OnCommands) {
     let (t, epoch) = (spec.task, spec.epoch);
-    if node.link().is_draining() {
+    if runner.link().is_draining() {
         // Sent before the master heard that this worker drains.
-        tokio::spawn(hand_back(node.clone(), t, epoch, on_commands));
+        tokio::spawn(hand_back(runner.clone(), t, epoch, on_commands));
         return;
     }
     let key: TaskKey = key(&t);
@@ -38,10 +38,10 @@ pub fn launch(node: &Arc<Node>, spec: Launch, on_commands: OnCommands) {
         index = t.index,
         attempt = t.attempt
     );
-    let n = node.clone();
+    let n = runner.clone();
     // Subscribed now, before the next command of this answer can name the
     // job (`task/feeds.rs`).
-    let feed = (!t.is_map).then(|| node.tasks().feeds().subscribe(key, t.attempt));
+    let feed = (!t.is_map).then(|| runner.feeds().subscribe(key, t.attempt));
     let progress = crate::task::progress::Counter::default();
     let counter = progress.clone();
     let handle = tokio::spawn(
@@ -51,7 +51,7 @@ pub fn launch(node: &Arc<Node>, spec: Launch, on_commands: OnCommands) {
             let cpu0 = thread_cpu_total();
             let res = crate::task::progress::scope(counter, run(n.clone(), spec, feed)).await;
             if !t.is_map {
-                n.tasks().feeds().unsubscribe(key, t.attempt);
+                n.feeds().unsubscribe(key, t.attempt);
             }
             let cpu_s = (thread_cpu_total() - cpu0).max(0.0);
             // The end is the start plus the monotonic run time: a wall
@@ -60,18 +60,18 @@ pub fn launch(node: &Arc<Node>, spec: Launch, on_commands: OnCommands) {
             let end_ms = start_ms + started.elapsed().as_millis() as u64;
             let times = (start_ms, end_ms);
             report(&n, t, epoch, res, times, cpu_s, on_commands).await;
-            n.tasks().table().finish(&key);
-            cleanup_if_pending(n.tasks(), key.0);
+            n.table().finish(&key);
+            cleanup_if_pending(&n, key.0);
         }
         .instrument(span),
     );
-    node.tasks()
+    runner
         .table()
         .start(key, t.attempt, t.is_map, handle, progress);
 }
 
 async fn run(
-    node: Arc<Node>,
+    runner: Arc<TaskRunner>,
     spec: Launch,
     feed: Option<crate::task::feeds::Feed>,
 ) -> Result<Outcome, Failure> {
@@ -85,35 +85,45 @@ async fn run(
         ..
     } = spec;
     // The job found and its parameters decoded once for the whole attempt.
-    let job = TaskCode::decode(node.tasks().jobs(), &job_name, &params_json, &plan_json)
+    let job = TaskCode::decode(runner.jobs(), &job_name, &params_json, &plan_json)
         .map_err(Failure::msg)?;
-    if let Some(release) = crate::task::hold::release_file(&job.params, t.is_map, &node.me().name) {
+    if let Some(release) = crate::task::hold::release_file(&job.params, t.is_map, &runner.me().name)
+    {
         crate::task::hold::wait_for(std::path::Path::new(release)).await;
     }
-    let dir = node.tasks().job_dir(t.job_id);
+    let dir = runner.job_dir(t.job_id);
     match kind {
-        LaunchKind::Map(m) => map::run(node, job, t, m, output, dir).await,
-        LaunchKind::Reduce(r) => reduce::run(node, job, t, r, feed, output, dir).await,
+        LaunchKind::Map(m) => map::run(runner, job, t, m, output, dir).await,
+        LaunchKind::Reduce(r) => reduce::run(runner, job, t, r, feed, output, dir).await,
     }
 }
 
 /// Reports a launch that came unrunnable as a failed attempt, at once (or
 /// hands it back, on a worker that drains).
-pub fn refuse(node: &Arc<Node>, r: Refused, on_commands: OnCommands) {
-    let node = node.clone();
-    if node.link().is_draining() {
-        tokio::spawn(hand_back(node, r.task, r.epoch, on_commands));
+pub fn refuse(runner: &Arc<TaskRunner>, r: Refused, on_commands: OnCommands) {
+    let runner = runner.clone();
+    if runner.link().is_draining() {
+        tokio::spawn(hand_back(runner, r.task, r.epoch, on_commands));
         return;
     }
     tokio::spawn(async move {
         let now = common::now_ms();
         let failed = Err(Failure::msg(r.why));
-        report(&node, r.task, r.epoch, failed, (now, now), 0.0, on_commands).await;
+        report(
+            &runner,
+            r.task,
+            r.epoch,
+            failed,
+            (now, now),
+            0.0,
+            on_commands,
+        )
+        .await;
     });
 }
 
 async fn report(
-    node: &Arc<Node>,
+    runner: &Arc<TaskRunner>,
     t: TaskRef,
     epoch: u64,
     result: Result<Outcome, Failure>,
@@ -138,13 +148,13 @@ async fn report(
         epoch,
         end: End::Ran { result, usage },
     };
-    send_report(node, ended, on_commands).await;
+    send_report(runner, ended, on_commands).await;
 }
 
 /// Gives an attempt back to the master unrun or unfinished, because this
 /// worker is shutting down: the master queues it again without counting a
 /// failure.
-pub async fn hand_back(node: Arc<Node>, t: TaskRef, epoch: u64, on_commands: OnCommands) {
+pub async fn hand_back(runner: Arc<TaskRunner>, t: TaskRef, epoch: u64, on_commands: OnCommands) {
     tracing::info!(
         job = t.job_id,
         map = t.is_map,
@@ -156,16 +166,16 @@ pub async fn hand_back(node: Arc<Node>, t: TaskRef, epoch: u64, on_commands: OnC
         epoch,
         end: End::HandedBack,
     };
-    send_report(&node, ended, on_commands).await;
+    send_report(&runner, ended, on_commands).await;
 }
 
 /// The report is what commits the attempt: retry it a few times.
-async fn send_report(node: &Arc<Node>, ended: Ended, on_commands: OnCommands) {
-    let report = crate::task::outcome::report(&node.me().name, ended);
+async fn send_report(runner: &Arc<TaskRunner>, ended: Ended, on_commands: OnCommands) {
+    let report = crate::task::outcome::report(&runner.me().name, ended);
     for i in 0..5u64 {
-        match crate::edge::master_client::report_task(node.link(), report.clone()).await {
+        match crate::edge::master_client::report_task(runner.link(), report.clone()).await {
             Ok(reply) => {
-                on_commands(node, reply.commands);
+                on_commands(reply.commands);
                 return;
             }
             Err(e) => {
@@ -237,8 +247,9 @@ pub fn peak_rss() -> u64 {
 mod tests {
     use super::*;
 
-    fn node(tag: &str) -> (Arc<Node>, std::path::PathBuf) {
-        crate::node::test_node("exec", tag)
+    fn node(tag: &str) -> (Arc<TaskRunner>, std::path::PathBuf) {
+        let (n, dir) = crate::node::test_node("exec", tag);
+        (n.tasks().clone(), dir)
     }
 
     /// The last attempt's own report answer carries the job's cleanup while
@@ -247,29 +258,27 @@ mod tests {
     #[tokio::test]
     async fn cleanup_waits_for_the_last_attempt_then_runs() {
         let (n, dir) = node("cleanup");
-        let jd = n.tasks().job_dir(7);
+        let jd = n.job_dir(7);
         std::fs::create_dir_all(&jd).unwrap();
         std::fs::write(jd.join("map-0-0.out"), b"x").unwrap();
         let h = tokio::spawn(async {});
-        n.tasks()
-            .table()
+        n.table()
             .start((7, false, 0), 0, false, h, Default::default());
-        cleanup(n.tasks(), 7);
+        cleanup(&n, 7);
         assert!(jd.exists(), "cleaned while an attempt still runs");
-        n.tasks().table().finish(&(7, false, 0));
-        cleanup_if_pending(n.tasks(), 7);
+        n.table().finish(&(7, false, 0));
+        cleanup_if_pending(&n, 7);
         assert!(!jd.exists(), "deferred cleanup did not run");
-        assert!(n.tasks().table().no_cleanup_pending());
+        assert!(n.table().no_cleanup_pending());
         // a killed attempt also runs the deferred cleanup
         std::fs::create_dir_all(&jd).unwrap();
         let h = tokio::spawn(async {});
-        n.tasks()
-            .table()
+        n.table()
             .start((7, true, 1), 2, true, h, Default::default());
-        cleanup(n.tasks(), 7);
+        cleanup(&n, 7);
         assert!(jd.exists());
         kill(
-            n.tasks(),
+            &n,
             TaskRef {
                 job_id: 7,
                 is_map: true,

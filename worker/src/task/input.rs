@@ -2,7 +2,7 @@
 //! replica (same rack first, cached copies first), recording the locality
 //! level of the design and the bytes read at each tier.
 
-use crate::node::Node;
+use crate::task::runner::TaskRunner;
 use bytes::Bytes;
 use common::locality::Locality;
 use protocol::{BlockLocation, WorkerAddr};
@@ -42,29 +42,29 @@ pub enum InputError {
 /// lands in this worker's cache (a task read fills the cache, which is what
 /// makes cache locality possible for the next job on the same data).
 pub async fn read(
-    node: &Arc<Node>,
+    runner: &Arc<TaskRunner>,
     loc: &BlockLocation,
     tiers: &mut Tiers,
 ) -> Result<(Bytes, Locality), InputError> {
     let t0 = std::time::Instant::now();
-    let r = read_from(node, loc, tiers).await;
+    let r = read_from(runner, loc, tiers).await;
     tiers.read_s += t0.elapsed().as_secs_f64();
     r
 }
 
 async fn read_from(
-    node: &Arc<Node>,
+    runner: &Arc<TaskRunner>,
     loc: &BlockLocation,
     tiers: &mut Tiers,
 ) -> Result<(Bytes, Locality), InputError> {
     let info = loc.block;
-    let me = &node.me();
+    let me = &runner.me();
     let mut last = String::from("no replica");
     // Cache and disk, each checked against the CRC the namespace holds.
-    if node.blocks().cache().contains(info.id) || node.blocks().store().contains(info.id) {
-        match node
+    if runner.blocks().cache().contains(info.id) || runner.blocks().store().contains(info.id) {
+        match runner
             .blocks()
-            .read_block_expecting(node.link(), info.id, true, Some(info))
+            .read_block_expecting(runner.link(), info.id, true, Some(info))
             .await
         {
             Ok((b, cached)) => {
@@ -101,7 +101,7 @@ async fn read_from(
         if w.name == me.name || !seen.insert(w.name.clone()) {
             continue;
         }
-        let mut conn = match node.dfs().worker(&w.addr) {
+        let mut conn = match runner.dfs().worker(&w.addr) {
             Ok(c) => c,
             Err(e) => {
                 last = e.to_string();
@@ -112,7 +112,8 @@ async fn read_from(
             Ok((b, _)) => {
                 tiers.add(level, b.len() as u64);
                 // Checked against `info` by the read.
-                node.blocks()
+                runner
+                    .blocks()
                     .cache()
                     .insert_verified(info.id, &b, info.crc32c);
                 return Ok((b, level));
@@ -120,7 +121,8 @@ async fn read_from(
             Err(e) => {
                 tracing::warn!(block = info.id, from = %w.name, "remote read failed, trying the next replica: {e}");
                 if let rpc::dfs::DfsError::Corrupt { .. } = e {
-                    node.dfs()
+                    runner
+                        .dfs()
                         .report_bad_replica(&w.name, info.id, &e, &Default::default())
                         .await;
                 }
@@ -136,8 +138,9 @@ mod tests {
     use super::*;
     use protocol::BlockInfo;
 
-    fn node(tag: &str) -> (Arc<Node>, std::path::PathBuf) {
-        crate::node::test_node("input", tag)
+    fn node(tag: &str) -> (Arc<TaskRunner>, std::path::PathBuf) {
+        let (n, dir) = crate::node::test_node("input", tag);
+        (n.tasks().clone(), dir)
     }
 
     fn info(id: u64, data: &[u8]) -> BlockInfo {

@@ -4,7 +4,6 @@
 //! buffer into one indexed file the shuffle serves. A generator's map, and
 //! any map of a map-only job, writes its output part instead.
 
-use crate::node::Node;
 use crate::task::code::{Code, TaskCode};
 use crate::task::external::{self, child, combine, Attempt};
 use crate::task::input::{self, InputError, Tiers};
@@ -12,6 +11,7 @@ use crate::task::mapout::{output_path, Combiner, MapOutputBuffer};
 use crate::task::outcome::{Failure, Outcome};
 use crate::task::part::put_options;
 use crate::task::part::OutputWriter;
+use crate::task::runner::TaskRunner;
 use joblib::jobs::{formats, InputFormat, JobParams, OutputFormat, Partitioning, TaskCtx};
 use mrjob::TaskMode;
 use protocol::BlockLocation;
@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub async fn run(
-    node: Arc<Node>,
+    runner: Arc<TaskRunner>,
     spec: TaskCode,
     t: TaskRef,
     m: MapLaunch,
@@ -41,28 +41,28 @@ pub async fn run(
         let key = mrjob::spec::keys::INPUT_FILE;
         params.extra.insert(key.into(), m.input_path.clone());
     }
-    let (ext, _guard) = Attempt::for_code(&node, &code, &params, t, &dir).await?;
+    let (ext, _guard) = Attempt::for_code(&runner, &code, &params, t, &dir).await?;
     let ctx = TaskCtx {
         params,
         index: t.index,
         counters: Default::default(),
     };
     if format == InputFormat::Generated {
-        return generate(node, code, ext, ctx, output, oformat).await;
+        return generate(runner, code, ext, ctx, output, oformat).await;
     }
     let mut out = Outcome::default();
     let mut tiers = Tiers::default();
     let input = m
         .input
         .ok_or_else(|| Failure::msg("map launched without an input block"))?;
-    let (data, level) = input::read(&node, &input, &mut tiers)
+    let (data, level) = input::read(&runner, &input, &mut tiers)
         .await
         .map_err(Failure::from_err)?;
     crate::task::progress::bump();
     out.locality = level.as_str().to_string();
     let combiner = combiner_of(&code, &ctx.params);
     let work = MapWork {
-        node,
+        runner,
         rt: tokio::runtime::Handle::current(),
         code,
         ext,
@@ -101,7 +101,7 @@ pub async fn run(
 
 /// A generator's map: its records go straight into its output part.
 async fn generate(
-    node: Arc<Node>,
+    runner: Arc<TaskRunner>,
     code: Code,
     ext: Option<Attempt>,
     mut ctx: TaskCtx,
@@ -109,11 +109,11 @@ async fn generate(
     oformat: OutputFormat,
 ) -> Result<Outcome, Failure> {
     let rt = tokio::runtime::Handle::current();
-    let opts = put_options(&output, &node.me().name);
+    let opts = put_options(&output, &runner.me().name);
     let path = output.path;
     let (written, records, ctx) =
         crate::task::progress::spawn_blocking(move || -> Result<_, Failure> {
-            let mut w = OutputWriter::create(node.dfs(), node.pipeline(), rt, &path, &opts)
+            let mut w = OutputWriter::create(runner.dfs(), runner.pipeline(), rt, &path, &opts)
                 .map_err(Failure::from_err)?;
             let mut err = None;
             let mut put = |k: &[u8], v: &[u8]| {
@@ -177,7 +177,7 @@ fn combiner_of(code: &Code, params: &JobParams) -> Option<Combiner> {
 
 /// Everything the blocking part of a map needs.
 struct MapWork {
-    node: Arc<Node>,
+    runner: Arc<TaskRunner>,
     rt: tokio::runtime::Handle,
     code: Code,
     ext: Option<Attempt>,
@@ -222,10 +222,10 @@ impl MapWork {
         std::fs::create_dir_all(&self.dir).map_err(Failure::from_err)?;
         let (index, attempt) = (self.task.index, self.task.attempt);
         let mut sink = if self.map_only {
-            let opts = put_options(&self.output, &self.node.me().name);
+            let opts = put_options(&self.output, &self.runner.me().name);
             let w = OutputWriter::create(
-                self.node.dfs(),
-                self.node.pipeline(),
+                self.runner.dfs(),
+                self.runner.pipeline(),
                 self.rt.clone(),
                 &self.output.path,
                 &opts,
@@ -292,14 +292,14 @@ impl MapWork {
         ),
         Failure,
     > {
-        let (node, rt, following) = (&self.node, &self.rt, &self.following);
+        let (runner, rt, following) = (&self.runner, &self.rt, &self.following);
         let tiers = &mut self.tiers;
         let mut next_i = 0;
         let mut fetch_err = None;
         let mut next = || -> Option<bytes::Bytes> {
             let loc = following.get(next_i)?;
             next_i += 1;
-            match rt.block_on(input::read(node, loc, tiers)) {
+            match rt.block_on(input::read(runner, loc, tiers)) {
                 Ok((b, _)) => Some(b),
                 Err(e) => {
                     fetch_err = Some(e);

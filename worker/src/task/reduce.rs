@@ -14,7 +14,6 @@
 //! ([`check_segment`]); one that differs is retried and then reported as a
 //! fetch failure naming its map, never merged.
 
-use crate::node::Node;
 use crate::task::code::{Code, TaskCode};
 use crate::task::external::{child, Attempt};
 use crate::task::feeds::Feed;
@@ -23,6 +22,7 @@ use crate::task::outcome::{Failure, Outcome};
 use crate::task::part::put_options;
 use crate::task::part::OutputWriter;
 use crate::task::partition::PartitionRef;
+use crate::task::runner::TaskRunner;
 use common::config::WorkerConfig;
 use futures::StreamExt;
 use joblib::jobs::{formats, TaskCtx};
@@ -160,7 +160,7 @@ impl Budget {
     }
 }
 pub async fn run(
-    node: Arc<Node>,
+    runner: Arc<TaskRunner>,
     spec: TaskCode,
     t: TaskRef,
     r: ReduceLaunch,
@@ -176,7 +176,7 @@ pub async fn run(
     } = spec;
     // An external job's working directory and children; the guard stays
     // in this future, so a killed attempt kills its children.
-    let (ext, _guard) = Attempt::for_code(&node, &code, &params, t, &dir).await?;
+    let (ext, _guard) = Attempt::for_code(&runner, &code, &params, t, &dir).await?;
     let mut ctx = TaskCtx {
         params,
         index: t.index,
@@ -187,16 +187,17 @@ pub async fn run(
         .await
         .map_err(Failure::from_err)?;
     let shuffle_start = std::time::Instant::now();
-    let segments = shuffle(&node, &t, r, feed, &seg_dir, &mut ctx).await?;
+    let segments = shuffle(&runner, &t, r, feed, &seg_dir, &mut ctx).await?;
     let shuffle_s = shuffle_start.elapsed().as_secs_f64();
     let shuffled = segments.iter().map(Segment::len).sum();
-    let opts = put_options(&output, &node.me().name);
+    let opts = put_options(&output, &runner.me().name);
     let rt = tokio::runtime::Handle::current();
     let (written, records_in, records_out, ctx, phases) =
         crate::task::progress::spawn_blocking(move || -> Result<_, Failure> {
             let merge_start = std::time::Instant::now();
-            let mut w = OutputWriter::create(node.dfs(), node.pipeline(), rt, &output.path, &opts)
-                .map_err(Failure::from_err)?;
+            let mut w =
+                OutputWriter::create(runner.dfs(), runner.pipeline(), rt, &output.path, &opts)
+                    .map_err(Failure::from_err)?;
             let mapped = segments
                 .iter()
                 .map(Segment::map)
@@ -246,7 +247,7 @@ pub async fn run(
 /// order, each segment counted in `ctx` by how it came (read in place,
 /// fetched into memory, or spooled to `seg_dir`).
 async fn shuffle(
-    node: &Arc<Node>,
+    runner: &Arc<TaskRunner>,
     t: &TaskRef,
     r: ReduceLaunch,
     feed: Option<Feed>,
@@ -265,13 +266,13 @@ async fn shuffle(
         token: r.shuffle_token.clone(),
     });
     let fetch = |m: MapOutputLocation| {
-        let node = node.clone();
+        let runner = runner.clone();
         let want = want.clone();
         let budget = budget.clone();
         let path = seg_dir.join(format!("seg-{}", m.map_index));
-        let local = in_place && same_host(node.me(), &m);
+        let local = in_place && same_host(runner.me(), &m);
         async move {
-            let seg = fetch_segment(&node, &want, &m, &path, &budget, local).await;
+            let seg = fetch_segment(&runner, &want, &m, &path, &budget, local).await;
             crate::task::progress::bump();
             seg.map(|s| (m.map_index, s))
         }
@@ -480,7 +481,7 @@ struct Want {
 /// else streamed into memory or `spool`; retried, then reported as a
 /// fetch failure naming the map so the master re-runs it.
 async fn fetch_segment(
-    node: &Arc<Node>,
+    runner: &Arc<TaskRunner>,
     want: &Want,
     m: &MapOutputLocation,
     spool: &Path,
@@ -500,11 +501,11 @@ async fn fetch_segment(
         }
         let res = async {
             if local {
-                if let Some(seg) = locate(node, m, &req, &want.token).await? {
+                if let Some(seg) = locate(runner, m, &req, &want.token).await? {
                     return Ok(seg);
                 }
             }
-            stream_segment(node, m, &req, &want.token, spool, budget).await
+            stream_segment(runner, m, &req, &want.token, spool, budget).await
         }
         .await;
         match res {
@@ -527,17 +528,17 @@ async fn fetch_segment(
 /// streams it. The map's worker is asked even when the file is in reach,
 /// so that a dead worker's output fails as a fetch would.
 async fn locate(
-    node: &Arc<Node>,
+    runner: &Arc<TaskRunner>,
     m: &MapOutputLocation,
     req: &PartitionRef,
     token: &bytes::Bytes,
 ) -> Result<Option<Segment>, DfsError> {
-    let (path, offset, len, crc) = if m.worker == node.me().name {
-        let (p, info) = crate::edge::shuffle::locate(node.tasks(), req)
+    let (path, offset, len, crc) = if m.worker == runner.me().name {
+        let (p, info) = crate::edge::shuffle::locate(runner, req)
             .map_err(|e| DfsError::Invalid(e.to_string()))?;
         (p, info.offset, info.len, Some(info.crc32c))
     } else {
-        match crate::edge::peers::locate_partition(node.dfs(), &m.addr, req, token).await? {
+        match crate::edge::peers::locate_partition(runner.dfs(), &m.addr, req, token).await? {
             Some(f) => (f.path, f.offset, f.len, f.crc32c),
             None => return Ok(None),
         }
@@ -579,14 +580,14 @@ fn check_segment(got: u32, len: u64, want: Option<u32>) -> Result<(), DfsError> 
 /// Streams the partition over gRPC: into memory while `budget` lasts,
 /// then into `spool`.
 async fn stream_segment(
-    node: &Arc<Node>,
+    runner: &Arc<TaskRunner>,
     m: &MapOutputLocation,
     req: &PartitionRef,
     token: &bytes::Bytes,
     spool: &Path,
     budget: &Budget,
 ) -> Result<Segment, DfsError> {
-    let mut stream = crate::edge::peers::fetch_partition(node.dfs(), &m.addr, req, token).await?;
+    let mut stream = crate::edge::peers::fetch_partition(runner.dfs(), &m.addr, req, token).await?;
     let mut mem = Vec::new();
     let mut held = 0u64;
     let mut file: Option<std::io::BufWriter<std::fs::File>> = None;
@@ -714,8 +715,9 @@ mod tests {
         assert!(e.msg.contains("1 of 2"), "{}", e.msg);
     }
 
-    fn node(tag: &str) -> (Arc<Node>, std::path::PathBuf) {
-        crate::node::test_node("reduce", tag)
+    fn node(tag: &str) -> (Arc<TaskRunner>, std::path::PathBuf) {
+        let (n, dir) = crate::node::test_node("reduce", tag);
+        (n.tasks().clone(), dir)
     }
 
     fn want(job_id: u64, part: u32) -> Want {
@@ -732,7 +734,7 @@ mod tests {
     #[tokio::test]
     async fn a_rotten_map_output_fails_the_fetch_naming_its_map() {
         let (n, dir) = node("rot");
-        let jd = n.tasks().job_dir(3);
+        let jd = n.job_dir(3);
         std::fs::create_dir_all(&jd).unwrap();
         let mut b = MapOutputBuffer::new(jd.join("spills"), 2, 1 << 16, None);
         for i in 0..100u32 {

@@ -1,13 +1,21 @@
 //! The task side of a worker as one owner: the table of running attempts,
 //! the slow-start feeds of its reduces, the jobs it runs in its own code
-//! and the directories of their local files. The executor, the heartbeat
-//! (free slots, progress), the drain and the shuffle's serving side hold
-//! this handle, not the node.
+//! and the directories of their local files, with the handles of the other
+//! owners an attempt uses (the blocks it reads, the pipeline its output
+//! enters, the clients of the master and of the peers). The executor and
+//! the attempts hold this, not the node; the heartbeat (free slots,
+//! progress), the drain and the shuffle's serving side read it.
 
+use crate::edge::master_client::MasterLink;
+use crate::store::blocks::Blocks;
+use crate::store::pipeline::Target;
 use crate::task::feeds::Feeds;
 use crate::task::table::TaskTable;
+use common::config::WorkerConfig;
 use joblib::jobs::registry::Registry;
-use std::path::{Path, PathBuf};
+use rpc::dfs::Dfs;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 pub struct TaskRunner {
     table: TaskTable,
@@ -15,18 +23,55 @@ pub struct TaskRunner {
     /// The jobs this worker runs in its own code; any other comes as a
     /// command or a program (`external`).
     jobs: Registry,
-    /// The worker's data directory, under which each job's files live.
-    data_dir: PathBuf,
+    /// This worker's entry in the cluster file: its name, address, rack
+    /// and data directory, under which each job's files live.
+    me: WorkerConfig,
+    blocks: Arc<Blocks>,
+    link: Arc<MasterLink>,
+    dfs: Arc<Dfs>,
+    pipeline: Arc<Target>,
+}
+
+/// The other owners an attempt uses, handed to [`TaskRunner::new`].
+pub struct Handles {
+    pub blocks: Arc<Blocks>,
+    pub link: Arc<MasterLink>,
+    pub dfs: Arc<Dfs>,
+    pub pipeline: Arc<Target>,
 }
 
 impl TaskRunner {
-    pub fn new(jobs: Registry, data_dir: &Path) -> TaskRunner {
+    pub fn new(jobs: Registry, me: WorkerConfig, h: Handles) -> TaskRunner {
         TaskRunner {
             table: TaskTable::default(),
             feeds: Feeds::default(),
             jobs,
-            data_dir: data_dir.to_path_buf(),
+            me,
+            blocks: h.blocks,
+            link: h.link,
+            dfs: h.dfs,
+            pipeline: h.pipeline,
         }
+    }
+
+    pub fn me(&self) -> &WorkerConfig {
+        &self.me
+    }
+
+    pub fn blocks(&self) -> &Arc<Blocks> {
+        &self.blocks
+    }
+
+    pub fn link(&self) -> &Arc<MasterLink> {
+        &self.link
+    }
+
+    pub fn dfs(&self) -> &Arc<Dfs> {
+        &self.dfs
+    }
+
+    pub fn pipeline(&self) -> &Arc<Target> {
+        &self.pipeline
     }
 
     /// Running attempts, and the job cleanups waiting for them.
@@ -46,12 +91,12 @@ impl TaskRunner {
     /// Where job `job`'s map outputs, spills and reduce segments live on
     /// this worker (removed when the master says the job is over).
     pub fn job_dir(&self, job: u64) -> PathBuf {
-        self.data_dir.join("jobs").join(format!("job-{job}"))
+        self.me.data_dir.join("jobs").join(format!("job-{job}"))
     }
 
     /// The jobs whose directories (`job_dir`) exist here.
     pub fn job_dirs(&self) -> Vec<u64> {
-        let Ok(rd) = std::fs::read_dir(self.data_dir.join("jobs")) else {
+        let Ok(rd) = std::fs::read_dir(self.me.data_dir.join("jobs")) else {
             return Vec::new();
         };
         let mut ids: Vec<u64> = rd

@@ -20,9 +20,9 @@ pub mod codec;
 pub mod combine;
 pub mod files;
 
-use crate::node::Node;
 use crate::task::code::Code;
 use crate::task::outcome::Failure;
+use crate::task::runner::TaskRunner;
 use child::{Child, KillOnDrop, Killer};
 use mrjob::{JobParams, JobPlan, TaskMode};
 use protocol::TaskRef;
@@ -161,7 +161,7 @@ impl Attempt {
     /// Takes everything owned: the attempt's future must be `Send` for any
     /// lifetime (tokio's spawn), which borrows held across an await defeat.
     pub async fn prepare(
-        node: Arc<Node>,
+        runner: Arc<TaskRunner>,
         x: Arc<External>,
         params_json: String,
         t: TaskRef,
@@ -169,7 +169,7 @@ impl Attempt {
     ) -> Result<(Attempt, KillOnDrop), Failure> {
         let mut local = Vec::new();
         for f in x.files.clone() {
-            let at = files::localize(node.dfs(), &node.me().data_dir, f.clone()).await?;
+            let at = files::localize(runner.dfs(), &runner.me().data_dir, f.clone()).await?;
             local.push((f, at));
         }
         let kind = if t.is_map { "m" } else { "r" };
@@ -202,7 +202,7 @@ impl Attempt {
     /// borrow of `code` is held across the fetches (which tokio's spawn,
     /// wanting the attempt `Send` for any lifetime, cannot prove).
     pub fn for_code(
-        node: &Arc<Node>,
+        runner: &Arc<TaskRunner>,
         code: &Code,
         params: &JobParams,
         t: TaskRef,
@@ -214,14 +214,14 @@ impl Attempt {
             Code::External(x) => Some(x.clone()),
             Code::Builtin(_) => None,
         };
-        let (node, dir) = (node.clone(), job_dir.to_path_buf());
+        let (runner, dir) = (runner.clone(), job_dir.to_path_buf());
         let json = mrjob::spec::params_to_json(params);
         let input = params.extra.get(keys::INPUT_FILE).cloned();
         async move {
             match x {
                 None => Ok((None, None)),
                 Some(x) => {
-                    let (mut a, g) = Attempt::prepare(node, x, json, t, dir).await?;
+                    let (mut a, g) = Attempt::prepare(runner, x, json, t, dir).await?;
                     if let Some(f) = input {
                         // Hadoop Streaming's names for the map's input file.
                         a.env.push(("mapreduce_map_input_file".into(), f.clone()));
