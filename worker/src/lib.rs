@@ -90,7 +90,7 @@ pub async fn run_with_health(
             drain::run(node, grace, hb).await;
         }
     };
-    let served = service::serve(node, listener, tls, tokens, stop).await;
+    let served = service::serve(&node, listener, tls, tokens, stop).await;
     hb.abort();
     scan.abort();
     if let Some(p) = probes {

@@ -1,6 +1,6 @@
 //! One worker process's owners, held together for the steps that span
-//! them (the heartbeat, the master's commands, the drain, the gRPC
-//! service); everything else takes the one owner it uses.
+//! them (the heartbeat, the master's commands, the drain); everything
+//! else takes the one owner it uses.
 
 use crate::edge::master_client::MasterLink;
 use crate::store::blocks::Blocks;

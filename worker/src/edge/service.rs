@@ -6,10 +6,13 @@
 //! blocks this process's own tasks write.
 
 use crate::edge::error::WorkerError;
+use crate::edge::master_client::MasterLink;
 use crate::node::Node;
 use crate::store::block::BlockChunk;
 use crate::store::block::PipelineError;
+use crate::store::blocks::Blocks;
 use crate::store::pipeline::Target;
+use crate::task::runner::TaskRunner;
 use common::blocktoken::Access;
 use common::CHUNK;
 use proto::worker_server::{Worker, WorkerServer};
@@ -23,8 +26,13 @@ use tonic::{Request, Response, Status, Streaming};
 /// Largest message a worker accepts: one data chunk plus framing.
 const MAX_MESSAGE: usize = 2 * CHUNK + 4096;
 
+/// The peer server: the owners its handlers call, each its own handle,
+/// not the node.
 pub struct WorkerService {
-    node: Arc<Node>,
+    blocks: Arc<Blocks>,
+    link: Arc<MasterLink>,
+    tasks: Arc<TaskRunner>,
+    pipeline: Arc<Target>,
 }
 
 /// This worker as the head of its own tasks' block writes: a task's
@@ -62,7 +70,7 @@ impl rpc::dfs::LocalHead for Local {
 /// algorithm off, as on the master (see `master::no_delay`): shuffle
 /// fetches and block writes are answered in small writes too.
 pub async fn serve(
-    node: Arc<Node>,
+    node: &Node,
     listener: tokio::net::TcpListener,
     tls: Option<tonic::transport::ServerTlsConfig>,
     tokens: rpc::auth::Tokens,
@@ -93,10 +101,16 @@ pub async fn serve(
     Ok(())
 }
 
-/// The worker's gRPC service over `node`, without the token check the
-/// caller wraps it in.
-pub fn server(node: Arc<Node>) -> WorkerServer<WorkerService> {
-    WorkerServer::from_arc(Arc::new(WorkerService { node }))
+/// The worker's gRPC service over `node`'s owners, without the token
+/// check the caller wraps it in.
+pub fn server(node: &Node) -> WorkerServer<WorkerService> {
+    let service = WorkerService {
+        blocks: node.blocks().clone(),
+        link: node.link().clone(),
+        tasks: node.tasks().clone(),
+        pipeline: node.pipeline().clone(),
+    };
+    WorkerServer::from_arc(Arc::new(service))
         .max_decoding_message_size(MAX_MESSAGE)
         .max_encoding_message_size(MAX_MESSAGE)
 }
@@ -126,14 +140,8 @@ impl WorkerService {
         if caller.worker {
             return Ok(());
         }
-        let generation = self
-            .node
-            .blocks()
-            .store()
-            .info(r.block_id)
-            .map(|i| i.generation);
-        self.node
-            .link()
+        let generation = self.blocks.store().info(r.block_id).map(|i| i.generation);
+        self.link
             .keys()
             .check_block(
                 &r.access_token,
@@ -165,17 +173,14 @@ impl WorkerService {
                 action: "fetch map outputs",
             });
         }
-        self.node
-            .link()
-            .keys()
-            .check_shuffle(&r.shuffle_token, r.job_id)?;
+        self.link.keys().check_shuffle(&r.shuffle_token, r.job_id)?;
         Ok(r.into())
     }
 }
 
 #[tonic::async_trait]
 impl Worker for WorkerService {
-    #[tracing::instrument(level = "debug", skip_all, fields(worker = %self.node.me().name))]
+    #[tracing::instrument(level = "debug", skip_all, fields(worker = %self.link.name()))]
     async fn write_block(
         &self,
         req: Request<Streaming<WriteBlockChunk>>,
@@ -186,7 +191,7 @@ impl Worker for WorkerService {
                 .map_err(|s| PipelineError::Received(Box::new(s)))
         });
         let answer =
-            crate::store::pipeline::receive(self.node.pipeline().clone(), chunks, &caller).await?;
+            crate::store::pipeline::receive(self.pipeline.clone(), chunks, &caller).await?;
         Ok(Response::new(answer.into()))
     }
 
@@ -198,7 +203,7 @@ impl Worker for WorkerService {
         req: Request<FetchPartitionRequest>,
     ) -> Result<Response<ChunkStream>, Status> {
         let r = self.shuffle_request(req)?;
-        let rx = crate::edge::shuffle::serve(self.node.tasks(), &r)?;
+        let rx = crate::edge::shuffle::serve(&self.tasks, &r)?;
         let chunks = tokio_stream::wrappers::ReceiverStream::new(rx)
             .map(|c| c.map(DataChunk::from).map_err(Status::from));
         Ok(Response::new(Box::pin(chunks)))
@@ -210,13 +215,13 @@ impl Worker for WorkerService {
         req: Request<FetchPartitionRequest>,
     ) -> Result<Response<PartitionFile>, Status> {
         let r = self.shuffle_request(req)?;
-        let file = crate::edge::shuffle::locate_file(self.node.tasks(), &r)?;
+        let file = crate::edge::shuffle::locate_file(&self.tasks, &r)?;
         Ok(Response::new(file.into()))
     }
 
     type ReadBlockStream = ChunkStream;
 
-    #[tracing::instrument(level = "debug", skip_all, fields(worker = %self.node.me().name, block = req.get_ref().block_id))]
+    #[tracing::instrument(level = "debug", skip_all, fields(worker = %self.link.name(), block = req.get_ref().block_id))]
     async fn read_block(
         &self,
         req: Request<ReadBlockRequest>,
@@ -225,10 +230,9 @@ impl Worker for WorkerService {
         let r = req.into_inner();
         self.may_read(&caller, &r)?;
         let (data, from_cache) = self
-            .node
-            .blocks()
+            .blocks
             .read_block_expecting(
-                self.node.link(),
+                &self.link,
                 r.block_id,
                 r.fill_cache,
                 r.expect.map(Into::into),

@@ -467,7 +467,7 @@ mod tests {
         tokio::spawn(
             tonic::transport::Server::builder()
                 .add_service(tonic::service::interceptor::InterceptedService::new(
-                    crate::edge::service::server(w2.clone()),
+                    crate::edge::service::server(&w2),
                     rpc::auth::TokenCheck::new("t"),
                 ))
                 .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(l)),
