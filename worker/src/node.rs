@@ -7,7 +7,7 @@ use crate::store::blocks::Blocks;
 use crate::store::cache::BlockCache;
 use crate::store::disk::BlockStore;
 use crate::store::pipeline::Target;
-use crate::task::runner::{Handles, TaskRunner};
+use crate::task::runner::TaskRunner;
 use common::config::{ClusterConfig, WorkerConfig};
 use rpc::dfs::Dfs;
 use std::sync::Arc;
@@ -60,14 +60,16 @@ impl Node {
             dfs.clone(),
             cluster.dfs.stream_timeout,
         ));
-        let handles = Handles {
-            blocks: blocks.clone(),
-            link: link.clone(),
-            dfs: dfs.clone(),
-            pipeline: pipeline.clone(),
-        };
+        let tasks = TaskRunner::new(
+            jobs,
+            me.clone(),
+            blocks.clone(),
+            link.clone(),
+            dfs.clone(),
+            pipeline.clone(),
+        );
         Ok(Arc::new(Node {
-            tasks: Arc::new(TaskRunner::new(jobs, me.clone(), handles)),
+            tasks: Arc::new(tasks),
             pipeline,
             link,
             blocks,

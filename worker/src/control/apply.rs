@@ -6,9 +6,12 @@
 //! [`handle`]; the executor gets it as a closure ([`on_commands`]), so
 //! neither module imports the other and the executor holds no node.
 
+use crate::edge::master_client::MasterLink;
 use crate::node::Node;
+use crate::store::blocks::Blocks;
 use crate::task::executor;
 use protocol::Command;
+use rpc::dfs::Dfs;
 use std::sync::Arc;
 
 /// [`handle`] over `node`, for the executor to call with the commands
@@ -37,35 +40,36 @@ pub fn handle(node: &Arc<Node>, commands: Vec<Command>) {
                 );
             }
             kind => {
-                tokio::spawn(execute(node.clone(), kind));
+                let (blocks, link) = (node.blocks().clone(), node.link().clone());
+                tokio::spawn(execute(blocks, link, node.dfs().clone(), kind));
             }
         }
     }
 }
 
 /// Carries out one block command from the master.
-#[tracing::instrument(skip(node))]
-async fn execute(node: Arc<Node>, kind: Command) {
+#[tracing::instrument(skip(blocks, link, dfs))]
+async fn execute(blocks: Arc<Blocks>, link: Arc<MasterLink>, dfs: Arc<Dfs>, kind: Command) {
     match kind {
-        Command::DeleteBlock(id) => node.blocks().delete(id),
-        Command::QuarantineBlock(id) => crate::store::quarantine::quarantine(node.blocks(), id),
+        Command::DeleteBlock(id) => blocks.delete(id),
+        Command::QuarantineBlock(id) => crate::store::quarantine::quarantine(&blocks, id),
         Command::CacheBlock(id) => {
-            if let Err(e) = node.blocks().read_block(node.link(), id, true).await {
+            if let Err(e) = blocks.read_block(&link, id, true).await {
                 tracing::warn!(block = id, "cannot cache: {e}");
             }
         }
-        Command::PinBlock(id) => match node.blocks().read_block(node.link(), id, false).await {
-            Ok((data, _)) => match node.blocks().cache().pin(id, &data) {
+        Command::PinBlock(id) => match blocks.read_block(&link, id, false).await {
+            Ok((data, _)) => match blocks.cache().pin(id, &data) {
                 Ok(()) => tracing::info!(block = id, "block pinned in the cache"),
                 Err(e) => tracing::warn!(block = id, "pin refused: {e}"),
             },
             Err(e) => tracing::warn!(block = id, "cannot pin: {e}"),
         },
         Command::UncacheBlock(id) => {
-            node.blocks().cache().remove(id);
+            blocks.cache().remove(id);
         }
         Command::SetCacheCapacity(bytes) => {
-            let evicted = node.blocks().cache().set_capacity(bytes);
+            let evicted = blocks.cache().set_capacity(bytes);
             tracing::info!(bytes, evicted, "cache resized");
         }
         // The executor's, from `handle`.
@@ -76,7 +80,7 @@ async fn execute(node: Arc<Node>, kind: Command) {
             targets,
             token,
         } => {
-            let data = match node.blocks().read_block(node.link(), info.id, false).await {
+            let data = match blocks.read_block(&link, info.id, false).await {
                 Ok((d, _)) => d,
                 Err(e) => {
                     tracing::warn!(block = info.id, "cannot replicate: {e}");
@@ -85,7 +89,7 @@ async fn execute(node: Arc<Node>, kind: Command) {
             };
             for t in targets {
                 let res = async {
-                    let mut conn = node.dfs().worker(&t)?;
+                    let mut conn = dfs.worker(&t)?;
                     crate::edge::peers::write_block(&mut conn, info, data.clone(), &token).await
                 }
                 .await;

@@ -32,25 +32,26 @@ pub struct TaskRunner {
     pipeline: Arc<Target>,
 }
 
-/// The other owners an attempt uses, handed to [`TaskRunner::new`].
-pub struct Handles {
-    pub blocks: Arc<Blocks>,
-    pub link: Arc<MasterLink>,
-    pub dfs: Arc<Dfs>,
-    pub pipeline: Arc<Target>,
-}
-
 impl TaskRunner {
-    pub fn new(jobs: Registry, me: WorkerConfig, h: Handles) -> TaskRunner {
+    /// The task side of worker `me`, running `jobs` in its own code, over
+    /// the other owners an attempt uses.
+    pub fn new(
+        jobs: Registry,
+        me: WorkerConfig,
+        blocks: Arc<Blocks>,
+        link: Arc<MasterLink>,
+        dfs: Arc<Dfs>,
+        pipeline: Arc<Target>,
+    ) -> TaskRunner {
         TaskRunner {
             table: TaskTable::default(),
             feeds: Feeds::default(),
             jobs,
             me,
-            blocks: h.blocks,
-            link: h.link,
-            dfs: h.dfs,
-            pipeline: h.pipeline,
+            blocks,
+            link,
+            dfs,
+            pipeline,
         }
     }
 
