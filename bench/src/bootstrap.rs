@@ -20,7 +20,7 @@ use std::fmt;
 pub const RESAMPLES: usize = 2000;
 
 /// A mean and its 95 % interval.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Interval {
     pub mean: f64,
     pub lo: f64,

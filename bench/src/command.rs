@@ -195,16 +195,24 @@ pub(crate) enum BenchCmd {
     /// cluster: each row a synthetic job (`swim`) with the row's input,
     /// shuffle and output scaled to this cluster, its output validated. A
     /// solo pass times every job alone; then, for each --load, every policy
-    /// replays the slice --reps times with the arrivals compressed to that
-    /// offered load. Writes trace-jobs.csv, trace-runs.csv, solo.csv,
-    /// report.json, summary.md (means with 95 % intervals, slot use, paired
-    /// differences with --baseline and with the best other policy) and,
-    /// with two loads or more, job-time-vs-load.png and p99-vs-load.png
-    /// into --out, after every run. Definitions:
+    /// replays the slice --reps times (the policies of a repetition in
+    /// turn, interleaved) with the arrivals compressed until the busier of
+    /// the map and reduce slots has that offered load. Writes
+    /// trace-jobs.csv, trace-runs.csv, solo.csv, report.json (every figure,
+    /// stable names) and summary.md into --out after every run: per load,
+    /// the load of each resource and whether it was sustained, each
+    /// policy's mean job time with a 95 % t interval over runs and a
+    /// bootstrap over trace rows, slowdown by size class, slot use, the
+    /// --compare comparisons (paired per run, Holm-corrected) and the lab's
+    /// split-half repeatability (the ceiling). With two loads or more, also
+    /// job-time-vs-load.png and p99-vs-load.png. A claim needs at least 10
+    /// runs: prefer several short slices (--from, --jobs, --seed; one --out
+    /// each) of 10 or more runs to one long slice of 5. Definitions:
     /// docs/bench/comparing-policies.md.
     ///
     /// Example: mr bench trace traces/swim/FB-2009_samples_24_times_1hr_0.tsv
-    /// --jobs 40 --load 0.3,0.6,0.9 --schedulers fifo,delay,atlas --out /tmp/t
+    /// --jobs 20 --load 0.5 --reps 10 --schedulers fifo,delay,atlas
+    /// --compare atlas:all --out /tmp/t
     Trace {
         /// A SWIM trace file (tab-separated: name, submit s, gap s, input,
         /// shuffle, output bytes).
@@ -225,7 +233,10 @@ pub(crate) enum BenchCmd {
         byte_scale: Option<f64>,
         /// Offered loads, comma-separated, each a separate experiment: the
         /// arrivals compressed so that the jobs' task-seconds alone fill this
-        /// share of the slot-seconds. Without it: --compression.
+        /// share of the bottleneck's slot-seconds (map task-seconds over map
+        /// slot-seconds, reduce over reduce: the larger of the two). Keep
+        /// the arrivals at least three times the longest job alone (the
+        /// report warns otherwise). Without it: --compression.
         #[arg(long, value_delimiter = ',')]
         load: Vec<f64>,
         /// Trace seconds per replayed second when no --load is given.
@@ -234,14 +245,21 @@ pub(crate) enum BenchCmd {
         /// Policies, comma-separated.
         #[arg(long, default_value = "fifo,delay,lsap", value_delimiter = ',')]
         schedulers: Vec<String>,
-        /// The policy the others are paired with (default: the first).
+        /// The policy the others are paired with when no --compare is given
+        /// (default: the first).
         #[arg(long)]
         baseline: Option<String>,
+        /// A comparison named before the runs, POLICY:COMPARATOR
+        /// (repeatable): POLICY minus COMPARATOR, paired by trace row and
+        /// run; COMPARATOR `all` is each other policy. Several are
+        /// Holm-corrected together. Example: --compare atlas:all.
+        #[arg(long = "compare")]
+        compare: Vec<String>,
         /// The policy of the solo pass.
         #[arg(long, default_value = "fifo")]
         solo_policy: String,
-        /// Repetitions of every (load, policy).
-        #[arg(long, default_value_t = 5)]
+        /// Runs of every (load, policy): a claim needs at least 10.
+        #[arg(long, default_value_t = 10)]
         reps: u32,
         /// The pool's block size: a job reads whole blocks.
         #[arg(long, default_value = "1MiB", value_parser = parse_size)]
@@ -484,6 +502,7 @@ fn trace_opts(cmd: BenchCmd) -> super::replay::TraceOpts {
         compression,
         schedulers,
         baseline,
+        compare,
         solo_policy,
         reps,
         block_size,
@@ -508,6 +527,7 @@ fn trace_opts(cmd: BenchCmd) -> super::replay::TraceOpts {
         compression,
         schedulers,
         baseline,
+        compare,
         solo_policy,
         reps,
         block_size,

@@ -9,7 +9,9 @@
 //!    compression for each `--load`.
 //! 3. For each load, repetition and policy (policies innermost, so each
 //!    repetition runs every policy while the machine is in much the same
-//!    state): caches dropped, the jobs submitted at their compressed
+//!    state, and each repetition starts one policy further along, so that
+//!    no policy always runs first after the solo pass or another load):
+//!    caches dropped, the jobs submitted at their compressed
 //!    arrival times, followed to their ends, each output checked against
 //!    what the synthetic job must write from its input blocks
 //!    (`joblib::jobs::swim::expected`), and the run's map- and
@@ -26,7 +28,7 @@ use super::matrix::restore_scheduler;
 use super::oracle::RecordSum;
 use super::runner::{Runner, INPUT_DIR};
 use super::trace::{self, Scale, ScaledJob};
-use super::trace_report::{self, JobRow, ReportMeta, RunRow};
+use super::trace_report::{self, JobRow, ReportMeta, RunRow, SoloRow};
 use crate::client::Submit;
 use crate::progress::MatrixProgress;
 use anyhow::{bail, Context};
@@ -62,6 +64,9 @@ pub struct TraceOpts {
     /// The policy every other is compared with, pair by pair (default: the
     /// first of `schedulers`).
     pub baseline: Option<String>,
+    /// The comparisons named before the runs (`--compare A:B`, `A:all`);
+    /// empty: each policy against the baseline.
+    pub compare: Vec<String>,
     pub solo_policy: String,
     pub reps: u32,
     pub block_size: u64,
@@ -91,6 +96,8 @@ impl TraceOpts {
                 bail!("--baseline {b} is not one of --schedulers");
             }
         }
+        super::compare::expand(&self.compare, &self.schedulers, self.baseline())
+            .map_err(|e| anyhow::anyhow!(e))?;
         if self.reps == 0 {
             bail!("--reps must be at least 1");
         }
@@ -176,9 +183,6 @@ struct Pool {
     user: Vec<super::usermix::Shipped>,
 }
 
-/// Each job's time alone, and its map and reduce task-seconds.
-type Solo = (f64, f64, f64);
-
 /// What the replayed cells measured, written after each of them.
 #[derive(Default)]
 struct Measured {
@@ -191,8 +195,7 @@ struct Measured {
 struct Cells<'a> {
     o: &'a TraceOpts,
     pool: &'a Pool,
-    solo_jobs: &'a [ScaledJob],
-    solo: &'a [Solo],
+    solo: &'a [SoloRow],
     out_root: &'a str,
     map_slots: u32,
     reduce_slots: u32,
@@ -238,7 +241,10 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
     // interrupted earlier run left behind never hold a path this one writes.
     let out_root = format!("{OUT_DIR}/{}", common::now_ms());
     let solo = solo_pass(&mut runner, &solo_jobs, &pool, o, &out_root, &mut progress).await?;
-    let task_s: f64 = solo.iter().map(|s| s.1 + s.2).sum();
+    let task_s = (
+        solo.iter().map(|s| s.map_task_s).sum::<f64>(),
+        solo.iter().map(|s| s.reduce_task_s).sum::<f64>(),
+    );
     let span = trace::span_s(&slice.rows);
 
     // The commit is read now: a long run outlives commits made meanwhile,
@@ -257,18 +263,19 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
         scale,
         pool_blocks: pool.paths.len(),
         compressions: Vec::new(),
-        task_s,
+        task_s: task_s.0 + task_s.1,
         span_s: span,
         reps: o.reps,
         baseline: o.baseline().to_string(),
         policies: o.schedulers.clone(),
         solo_policy: o.solo_policy.clone(),
         seed: o.seed,
+        compare: o.compare.clone(),
+        rotated: true,
     };
     let cells = Cells {
         o,
         pool: &pool,
-        solo_jobs: &solo_jobs,
         solo: &solo,
         out_root: &out_root,
         map_slots,
@@ -276,17 +283,20 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
     };
     let mut m = Measured::default();
     for &target in &loads {
-        let compression = compression(target, o, task_s, map_slots + reduce_slots, span)?;
+        let slots = (map_slots, reduce_slots);
+        let compression = compression(target, o, task_s, slots, span)?;
         meta.compressions.push((target, compression));
         let replayed_span = span / compression;
         let load = Load {
             label: target.map_or(format!("x{compression:.1}"), |l| format!("{l}")),
             compression,
-            offered: load::offered(task_s, map_slots + reduce_slots, replayed_span),
+            offered: load::Offered::of(task_s, slots, replayed_span).bottleneck(),
             jobs: trace::scale(&slice.rows, o.from, &scale, compression),
         };
         for rep in 1..=o.reps {
-            for policy in &o.schedulers {
+            let n = o.schedulers.len();
+            for k in 0..n {
+                let policy = &o.schedulers[(k + rep as usize - 1) % n];
                 replay_cell(
                     &mut runner,
                     &cells,
@@ -313,15 +323,7 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
 
 /// Every report file, from what was measured so far.
 fn write_all(o: &TraceOpts, meta: &ReportMeta, c: &Cells, m: &Measured) -> anyhow::Result<()> {
-    trace_report::write_all(
-        &o.out,
-        meta,
-        c.solo_jobs,
-        c.solo,
-        &m.jobs,
-        &m.runs,
-        &m.failures,
-    )
+    trace_report::write_all(&o.out, meta, c.solo, &m.jobs, &m.runs, &m.failures)
 }
 
 /// The solo pass: each job alone on the cluster, for its time alone and
@@ -333,7 +335,7 @@ async fn solo_pass(
     o: &TraceOpts,
     out_root: &str,
     progress: &mut MatrixProgress,
-) -> anyhow::Result<Vec<Solo>> {
+) -> anyhow::Result<Vec<SoloRow>> {
     runner.cluster.set_scheduler(&o.solo_policy).await?;
     runner.cluster.set_cached(&pool.paths, false).await?;
     let mut solo = Vec::with_capacity(solo_jobs.len());
@@ -350,23 +352,26 @@ async fn solo_pass(
         runner.cluster.remove(&out).await?;
         let t = v["exec_time_s"].as_f64().unwrap_or(0.0);
         progress.finish_cell(&format!("{t:.2}s alone, {:.2} task-s", m + r));
-        solo.push((t, m, r));
+        solo.push(SoloRow::new(j, (t, m, r)));
     }
     Ok(solo)
 }
 
-/// The compression that gives load `target` (`--compression` without).
+/// The compression that gives the bottleneck resource load `target`
+/// (`--compression` without).
 fn compression(
     target: Option<f64>,
     o: &TraceOpts,
-    task_s: f64,
-    slots: u32,
+    task_s: (f64, f64),
+    slots: (u32, u32),
     span: f64,
 ) -> anyhow::Result<f64> {
     match target {
-        Some(l) => load::compression_for(l, task_s, slots, span).ok_or_else(|| {
+        Some(l) => load::compression_for_bottleneck(l, task_s, slots, span).ok_or_else(|| {
             anyhow::anyhow!(
-                "--load needs a slice whose arrivals span some time and whose jobs take some: span {span:.1}s, {task_s:.2} task-seconds"
+                "--load needs a slice whose arrivals span some time and whose jobs take some: span {span:.1}s, {:.2} map and {:.2} reduce task-seconds",
+                task_s.0,
+                task_s.1
             )
         }),
         None => Ok(o.compression),
@@ -439,8 +444,8 @@ async fn replay_cell(
     for mut r in rows {
         r.load = load_label.clone();
         r.rep = rep;
-        let k = c.solo_jobs.iter().position(|s| s.row == r.row).unwrap_or(0);
-        r.alone_s = c.solo[k].0;
+        let k = c.solo.iter().position(|s| s.row == r.row).unwrap_or(0);
+        r.alone_s = c.solo[k].alone_s;
         m.jobs.push(r);
     }
 }

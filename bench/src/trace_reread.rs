@@ -4,9 +4,13 @@
 //! without a two-hour matrix being run again, and the figures stay the
 //! measured ones. (The CSVs keep times to the millisecond, so a slowdown
 //! of a job that took a few milliseconds alone can move in its third
-//! digit; job times, intervals of job times and slot use do not.)
+//! digit; job times, intervals of job times and slot use do not.) The
+//! report names the runs' commit and its own, so figures of old runs
+//! computed by newer definitions say so.
 
-use super::trace_report::{self, JobRow, RunRow, Sidecar, JOB_HEADER, RUN_HEADER};
+use super::trace_report::{
+    self, JobRow, RunRow, Sidecar, SoloRow, JOB_HEADER, RUN_HEADER, SOLO_HEADER,
+};
 use anyhow::{bail, Context};
 use std::path::Path;
 
@@ -19,7 +23,8 @@ pub fn rewrite(dir: &Path) -> anyhow::Result<()> {
     .context("report.json")?;
     let jobs = read_jobs(&std::fs::read_to_string(dir.join("trace-jobs.csv"))?)?;
     let runs = read_runs(&std::fs::read_to_string(dir.join("trace-runs.csv"))?)?;
-    trace_report::write_summary(dir, &sidecar.meta, &jobs, &runs, &sidecar.failures)
+    let solo = read_solo(&std::fs::read_to_string(dir.join("solo.csv"))?)?;
+    trace_report::write_summary(dir, &sidecar.meta, &solo, &jobs, &runs, &sidecar.failures)
 }
 
 /// The rows under a header that must be `want`, each split into fields.
@@ -104,6 +109,27 @@ pub fn read_runs(text: &str) -> anyhow::Result<Vec<RunRow>> {
         .collect()
 }
 
+pub fn read_solo(text: &str) -> anyhow::Result<Vec<SoloRow>> {
+    let file = "solo.csv";
+    rows(file, text, SOLO_HEADER)?
+        .into_iter()
+        .map(|f| {
+            Ok(SoloRow {
+                row: num(file, f[0])?,
+                name: f[1].into(),
+                maps: num(file, f[2])?,
+                reduces: num(file, f[3])?,
+                shuffle_ratio: num(file, f[4])?,
+                output_ratio: num(file, f[5])?,
+                capped: num(file, f[6])?,
+                alone_s: num(file, f[7])?,
+                map_task_s: num(file, f[8])?,
+                reduce_task_s: num(file, f[9])?,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +173,20 @@ mod tests {
         };
         let text = trace_report::runs_csv(std::slice::from_ref(&r));
         assert_eq!(read_runs(&text).unwrap(), vec![r]);
+        let s = SoloRow {
+            row: 7,
+            name: "job7".into(),
+            maps: 3,
+            reduces: 2,
+            shuffle_ratio: 1.25,
+            output_ratio: 0.5,
+            capped: true,
+            alone_s: 0.75,
+            map_task_s: 1.5,
+            reduce_task_s: 2.25,
+        };
+        let text = trace_report::solo_csv(std::slice::from_ref(&s));
+        assert_eq!(read_solo(&text).unwrap(), vec![s]);
     }
 
     #[test]

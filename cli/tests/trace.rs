@@ -116,9 +116,14 @@ fn a_small_slice_replays_validated_with_its_scaled_sizes_and_slot_use() {
     }
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(summary.contains("## Load 0.5"), "{summary}");
-    assert!(summary.contains("| delay | 4 |"), "{summary}");
+    // delay paired with the first policy over its 4 jobs of 1 run: shown,
+    // no claim made.
+    assert!(summary.contains("| delay | fifo | 1 | 4 |"), "{summary}");
     assert!(
-        summary.contains("[95 %]") && summary.contains("commit "),
+        summary.contains("[95 % t over runs]")
+            && summary.contains("commit ")
+            && summary.contains("Too few runs for a claim")
+            && summary.contains("on the reduce slots"),
         "{summary}"
     );
     assert_eq!(read_csv(&out.join("solo.csv")).len(), 4);
@@ -136,12 +141,38 @@ fn a_small_slice_replays_validated_with_its_scaled_sizes_and_slot_use() {
         "{summary}"
     );
     assert!(meta.trace.ends_with("slice.tsv"), "{}", meta.trace);
+    the_report_is_made_again(&c, &out);
     // The report is made again from the directory alone.
     let again = c.dir.join("heldout.md");
     c.mr_ok(&["sim", "heldout", o, "--out", again.to_str().unwrap()]);
     let md = std::fs::read_to_string(&again).unwrap();
     assert!(md.contains("load 0.5, fifo, repetition 1"), "{md}");
     assert!(md.contains("| delay | 1 |"), "{md}");
+}
+
+/// report.json carries the figures, and `mr bench trace-report` makes
+/// them again from the directory alone.
+fn the_report_is_made_again(c: &Cluster, out: &std::path::Path) {
+    let o = out.to_str().unwrap();
+    let json = || -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap()
+    };
+    let before = json();
+    assert_eq!(
+        before["figures"]["loads"][0]["policies"][1]["policy"],
+        "delay"
+    );
+    std::fs::remove_file(out.join("summary.md")).unwrap();
+    c.mr_ok(&["bench", "trace-report", o]);
+    // (The CSVs round times to the millisecond: counts compare exactly.)
+    let (a, b) = (
+        &json()["figures"]["loads"][0],
+        &before["figures"]["loads"][0],
+    );
+    assert_eq!(a["comparisons"][0]["pairs"], b["comparisons"][0]["pairs"]);
+    assert_eq!(a["policies"][0]["jobs"], b["policies"][0]["jobs"]);
+    let again = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(again.contains("| delay | fifo | 1 | 4 |"), "{again}");
 }
 
 #[test]
