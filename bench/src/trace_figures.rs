@@ -32,6 +32,12 @@ pub struct Figures {
     /// runs with a newer binary).
     pub runs_commit: String,
     pub report_commit: String,
+    /// How the figures were computed: the level, the runs a claim needs,
+    /// the row bootstrap's resamples and the seed of every draw.
+    pub alpha: f64,
+    pub min_runs_for_claim: usize,
+    pub resamples: usize,
+    pub seed: u64,
     /// Size-class boundaries (terciles of the slice's times alone), and
     /// the slice's jobs in each class.
     pub size_classes: Option<Classes>,
@@ -190,6 +196,10 @@ pub fn compute(
     Figures {
         runs_commit: meta.commit.clone(),
         report_commit,
+        alpha: ALPHA,
+        min_runs_for_claim: over_runs::MIN_RUNS_FOR_CLAIM,
+        resamples: RESAMPLES,
+        seed: SEED,
         size_classes: classes,
         class_jobs,
         comparisons: cmp.iter().map(|c| c.to_string()).collect(),

@@ -396,6 +396,10 @@ mod tests {
         assert_eq!(v["loads"][0]["comparisons"][0]["verdict"], "lower");
         assert_eq!(v["loads"][0]["offered"]["reduce"], 0.15);
         assert_eq!(v["size_classes"]["small_max_s"], 3.0);
+        assert_eq!(
+            (v["min_runs_for_claim"].as_u64(), v["seed"].as_u64()),
+            (Some(10), Some(26))
+        );
         assert!(v["loads"][0]["policies"][0]["slowdown_by_class"]["big"]["mean"].is_number());
     }
 

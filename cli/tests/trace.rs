@@ -220,6 +220,15 @@ fn a_bad_trace_or_load_is_refused_before_anything_runs() {
         "2",
     ]);
     assert!(e.contains("--pool-blocks"), "{e}");
+    // Comparisons are named among the policies, before anything runs.
+    let e = run(&[
+        "bench",
+        "trace",
+        bad.to_str().unwrap(),
+        "--compare",
+        "atlas:all",
+    ]);
+    assert!(e.contains("--compare") && e.contains("atlas"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
