@@ -181,10 +181,12 @@ pub(crate) enum BenchCmd {
         #[arg(long)]
         x_log2: bool,
     },
-    /// Write the summary.md and plots of an `mr bench trace --out DIR`
-    /// directory again from its CSVs and report.json, running nothing (for
-    /// a report whose format changed after a long run, or a run that was
-    /// interrupted: every finished cell is in the CSVs).
+    /// Write the summary.md, report.json's figures and plots of an `mr
+    /// bench trace --out DIR` directory again from its CSVs and
+    /// report.json, running nothing (for a report whose definitions or
+    /// format changed after a long run, or a run that was interrupted:
+    /// every finished cell is in the CSVs). The report names the commit of
+    /// the runs and its own.
     ///
     /// Example: mr bench trace-report docs/bench/load
     TraceReport {

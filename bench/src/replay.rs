@@ -287,6 +287,7 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
         let compression = compression(target, o, task_s, slots, span)?;
         meta.compressions.push((target, compression));
         let replayed_span = span / compression;
+        warn_unsustained(&mut progress, target, replayed_span, &solo);
         let load = Load {
             label: target.map_or(format!("x{compression:.1}"), |l| format!("{l}")),
             compression,
@@ -294,9 +295,7 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
             jobs: trace::scale(&slice.rows, o.from, &scale, compression),
         };
         for rep in 1..=o.reps {
-            let n = o.schedulers.len();
-            for k in 0..n {
-                let policy = &o.schedulers[(k + rep as usize - 1) % n];
+            for policy in policy_order(&o.schedulers, rep) {
                 replay_cell(
                     &mut runner,
                     &cells,
@@ -319,6 +318,34 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
     write_all(o, &meta, &cells, &m)?;
     heldout_after(o, loads.len())?;
     finish(o, &m)
+}
+
+/// The policies of repetition `rep` (from 1): all of them, in turn,
+/// starting one further along each repetition, so that none always runs
+/// first (after the solo pass, a cache drop, another load).
+fn policy_order(schedulers: &[String], rep: u32) -> Vec<&String> {
+    let n = schedulers.len();
+    (0..n)
+        .map(|k| &schedulers[(k + rep as usize - 1) % n])
+        .collect()
+}
+
+/// Says before the runs, not only in the report hours later, when a load's
+/// arrivals will be one burst and a drain.
+fn warn_unsustained(
+    progress: &mut MatrixProgress,
+    target: Option<f64>,
+    replayed_span: f64,
+    solo: &[SoloRow],
+) {
+    let longest = solo.iter().map(|s| s.alone_s).fold(0.0, f64::max);
+    if !load::sustained(replayed_span, longest) {
+        progress.note(&format!(
+            "WARNING: {}: the arrivals span {replayed_span:.1} s, under {} times the longest job alone ({longest:.2} s): not a sustained load, every run a burst and a drain (replay more rows with --jobs, or ask a lower --load)",
+            target.map_or("the compression".to_string(), |l| format!("load {l}")),
+            load::SUSTAINED_SPAN
+        ));
+    }
 }
 
 /// Every report file, from what was measured so far.
@@ -704,4 +731,23 @@ async fn replay(
     }
     runner.cluster.remove(out).await?;
     Ok((rows, busy))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_repetition_starts_one_policy_further_along() {
+        let p: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let order = |rep| {
+            policy_order(&p, rep)
+                .into_iter()
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(order(1), ["a", "b", "c"]);
+        assert_eq!(order(2), ["b", "c", "a"]);
+        assert_eq!(order(4), ["a", "b", "c"]);
+    }
 }
