@@ -208,13 +208,14 @@ pub(crate) enum BenchCmd {
     /// --compare comparisons (paired per run, Holm-corrected) and the lab's
     /// split-half repeatability (the ceiling). With two loads or more, also
     /// job-time-vs-load.png and p99-vs-load.png. A claim needs at least 10
-    /// runs: prefer several short slices (--from, --jobs, --seed; one --out
-    /// each) of 10 or more runs to one long slice of 5. Definitions:
+    /// runs: prefer several short slices (--slices) of 10 or more runs to
+    /// one long slice of 5. Definitions:
     /// docs/bench/comparing-policies.md.
     ///
     /// Example: mr bench trace traces/swim/FB-2009_samples_24_times_1hr_0.tsv
     /// --jobs 20 --load 0.5 --reps 10 --schedulers fifo,delay,atlas
-    /// --compare atlas:all --out /tmp/t
+    /// --compare atlas:all --out /tmp/t (add --slices 4 for rows 0-79 as
+    /// four slices of 20)
     Trace {
         /// A SWIM trace file (tab-separated: name, submit s, gap s, input,
         /// shuffle, output bytes).
@@ -224,6 +225,13 @@ pub(crate) enum BenchCmd {
         from: usize,
         #[arg(long, default_value_t = 40)]
         jobs: usize,
+        /// Replay this many consecutive slices of --jobs rows (from --from,
+        /// then --from + --jobs, ...), each a complete experiment of its
+        /// own in OUT/slice-FROM (solo pass, runs, report), then
+        /// OUT/slices.md: every slice's verdict on each comparison, and
+        /// whether every slice makes it.
+        #[arg(long, default_value_t = 1)]
+        slices: u32,
         /// The traced cluster's nodes (known for the FB-2009 and FB-2010
         /// samples: 600 and 3000).
         #[arg(long)]
@@ -419,8 +427,8 @@ pub async fn dispatch(config: &Path, b: BenchArgs) -> anyhow::Result<()> {
             };
             super::latency::run(config, &o).await
         }
-        Some(cmd @ BenchCmd::Trace { .. }) => {
-            super::replay::run(cfg, &trace_opts(cmd), command).await
+        Some(cmd @ BenchCmd::Trace { slices, .. }) => {
+            super::trace_slices::run(cfg, &trace_opts(cmd), slices, command).await
         }
         Some(BenchCmd::Sched { .. })
         | Some(BenchCmd::Plot { .. })
@@ -498,6 +506,7 @@ fn trace_opts(cmd: BenchCmd) -> super::replay::TraceOpts {
         file,
         from,
         jobs,
+        slices: _,
         traced_nodes,
         byte_scale,
         load,

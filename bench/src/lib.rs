@@ -48,6 +48,7 @@ pub mod trace_figures;
 pub mod trace_plot;
 pub mod trace_report;
 pub mod trace_reread;
+pub mod trace_slices;
 pub mod trace_summary;
 pub mod usermix;
 

@@ -14,8 +14,16 @@ use super::trace_report::{
 use anyhow::{bail, Context};
 use std::path::Path;
 
-/// Reads DIR and writes its `summary.md` and plots again.
+/// Reads DIR and writes its `summary.md` and plots again; for the
+/// directory of a `--slices` run, every slice's and `slices.md`.
 pub fn rewrite(dir: &Path) -> anyhow::Result<()> {
+    let slices = super::trace_slices::found(dir);
+    if !dir.join("report.json").exists() && !slices.is_empty() {
+        for s in &slices {
+            rewrite(s)?;
+        }
+        return super::trace_slices::write(dir, &slices);
+    }
     let sidecar: Sidecar = serde_json::from_slice(
         &std::fs::read(dir.join("report.json"))
             .with_context(|| format!("{} is not an `mr bench trace` directory", dir.display()))?,

@@ -175,6 +175,47 @@ fn the_report_is_made_again(c: &Cluster, out: &std::path::Path) {
     assert!(again.contains("| delay | fifo | 1 | 4 |"), "{again}");
 }
 
+/// `--slices 2` of 2 rows: each slice a report of its own, and
+/// `slices.md` with both side by side, made again by `trace-report`.
+#[test]
+fn slices_are_reported_apart_and_side_by_side() {
+    let c = Cluster::start(
+        "trace-slices",
+        Opts {
+            workers: 2,
+            block_size: "256KiB",
+            ..Opts::default()
+        },
+    );
+    let trace = c.dir.join("slice.tsv");
+    std::fs::write(&trace, TRACE).unwrap();
+    let out = c.dir.join("out");
+    let o = out.to_str().unwrap();
+    #[rustfmt::skip]
+    c.mr_ok(&[
+        "bench", "trace", trace.to_str().unwrap(), "--traced-nodes", "2",
+        "--byte-scale", "1", "--block-size", "256KiB", "--pool-blocks", "8",
+        "--max-maps", "4", "--max-reduces", "2", "--schedulers", "fifo,delay",
+        "--reps", "1", "--load", "0.5", "--jobs", "2", "--slices", "2", "--out", o,
+    ]);
+    for d in ["slice-0", "slice-2"] {
+        assert_eq!(
+            read_csv(&out.join(d).join("trace-jobs.csv")).len(),
+            4,
+            "{d}"
+        );
+    }
+    let md = std::fs::read_to_string(out.join("slices.md")).unwrap();
+    assert!(md.contains("- slice-2: rows 2..4"), "{md}");
+    assert!(
+        md.contains("| delay:fifo |") && md.contains("no claim"),
+        "{md}"
+    );
+    std::fs::remove_file(out.join("slices.md")).unwrap();
+    c.mr_ok(&["bench", "trace-report", o]);
+    assert!(out.join("slices.md").exists());
+}
+
 #[test]
 fn a_bad_trace_or_load_is_refused_before_anything_runs() {
     let dir = std::env::temp_dir().join(format!("mr-trace-bad-{}", std::process::id()));
