@@ -6,11 +6,15 @@
 //! one configuration); drawing runs first makes that spread count. With one
 //! run it is the plain bootstrap over jobs.
 //!
-//! Definitions (`docs/bench/comparing-policies.md`): interval: 95 %,
-//! bootstrap over jobs resampled within runs, at least [`RESAMPLES`]
-//! resamples, seeded. Paired difference: the same job (trace row or
-//! schedule position, seed, input) under two policies, its mean and
-//! interval; "not distinguishable" when the interval contains 0.
+//! The interval of the `mr bench`, sweep and paper reports
+//! (`intervals.rs`): 95 %, at least [`RESAMPLES`] resamples, seeded;
+//! paired difference: the same job (schedule position, seed, input) under
+//! two policies, "not distinguishable" when the interval contains 0. The
+//! trace report has moved to the run as the unit of inference (issue 41:
+//! a run's jobs share a queue, so even resampled within runs they make the
+//! interval too narrow): Student t over per-run values (`over_runs.rs`),
+//! with the row-cluster bootstrap (`rowboot.rs`) beside it. Definitions:
+//! `docs/bench/comparing-policies.md`.
 
 use std::collections::BTreeMap;
 use std::fmt;
