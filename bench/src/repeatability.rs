@@ -108,7 +108,8 @@ fn halves(n: usize, seed: u64) -> (Vec<Vec<usize>>, bool) {
 /// The mean Spearman over the splits of the runs every policy has, between
 /// the policies' mean job times in one half and in the other; `means` is
 /// each policy's mean job time per run. With fewer than two runs or two
-/// policies there is nothing to split or rank.
+/// policies there is nothing to split or rank; a split where one half has
+/// every policy tied has no rank to correlate and is left out of the mean.
 pub fn split_half(means: &[(String, BTreeMap<u32, f64>)], seed: u64) -> SplitHalf {
     let mut runs: Vec<u32> = means
         .first()
@@ -128,10 +129,13 @@ pub fn split_half(means: &[(String, BTreeMap<u32, f64>)], seed: u64) -> SplitHal
         splits: 0,
         sampled: false,
     };
-    if runs.len() < 2 || means.len() < 2 || runs.is_empty() {
+    if runs.len() < 2 || means.len() < 2 {
         return out;
     }
     let (splits, sampled) = halves(runs.len(), seed);
+    let keep: Vec<usize> = (0..means.len())
+        .filter(|&i| means[i].0 != out.best)
+        .collect();
     let (mut all, mut rest) = (Vec::new(), Vec::new());
     for h in &splits {
         let half = |m: &BTreeMap<u32, f64>, inside: bool| {
@@ -144,9 +148,6 @@ pub fn split_half(means: &[(String, BTreeMap<u32, f64>)], seed: u64) -> SplitHal
         let a: Vec<f64> = means.iter().map(|m| half(&m.1, true)).collect();
         let b: Vec<f64> = means.iter().map(|m| half(&m.1, false)).collect();
         all.extend(spearman(&a, &b));
-        let keep: Vec<usize> = (0..means.len())
-            .filter(|&i| means[i].0 != out.best)
-            .collect();
         let pick = |v: &[f64]| keep.iter().map(|&i| v[i]).collect::<Vec<_>>();
         rest.extend(spearman(&pick(&a), &pick(&b)));
     }
