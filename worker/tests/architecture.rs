@@ -106,9 +106,8 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
         ],
     ),
     // The edge: handlers over the owners and the clients of the master
-    // and the peers. Of `control` it names only the drain's record of the
-    // master's answers, which the master link keeps.
-    ("edge", &["node", "store", "task", "control::drain::Safety"]),
+    // and the peers; nothing of `control`, which drives it.
+    ("edge", &["node", "store", "task"]),
     // The blocks: a corrupt replica is reported and a pipeline write
     // forwarded through the edge's clients, and nothing else of the edge
     // (the pipeline's failures are its own type, mapped to a status at

@@ -152,7 +152,7 @@ async fn listen(link: &MasterLink, mut epoch: watch::Receiver<u64>, wake: &Wakeu
 async fn register(
     node: &Arc<Node>,
     monitor: &mut ResourceMonitor,
-) -> Result<Registered, rpc::dfs::DfsError> {
+) -> Result<Registered, crate::edge::master_client::LinkError> {
     let _order = node.link().in_order().await;
     node.blocks().store().clear_delta();
     node.blocks().cache().clear_delta();
@@ -194,7 +194,7 @@ pub async fn beat(
     epoch: u64,
     monitor: &mut ResourceMonitor,
     leaving: bool,
-) -> Result<Reply, rpc::dfs::DfsError> {
+) -> Result<Reply, crate::edge::master_client::LinkError> {
     let order = node.link().in_order().await;
     let (blocks_added, blocks_removed) = node.blocks().store().take_delta();
     let (cache_added, cache_removed) = node.blocks().cache().take_delta();

@@ -11,7 +11,7 @@
 //!   503 before, while draining, and while the master says it holds
 //!   replicas no one else has enough of (it is being decommissioned and not
 //!   yet done, or holds the only counted replica of a block that wants
-//!   more: see `drain::Safety`). That last one is what makes a Kubernetes
+//!   more: see `edge::safety::Safety`). That last one is what makes a Kubernetes
 //!   PodDisruptionBudget wait: an unready worker uses up the budget, so no
 //!   other worker is evicted until its blocks are safe.
 //!

@@ -6,13 +6,35 @@
 //! When to call them is `control/heartbeat.rs`'s and the executor's
 //! business.
 
-use crate::control::drain::Safety;
+use crate::edge::safety::Safety;
 use common::blocktoken::Verifier;
 use protocol::{Heartbeat, Poll, Registered, Registration, Reply, TaskReport};
 use rpc::dfs::{Dfs, DfsError};
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// Why a call to the master failed, as the rest of the worker sees it:
+/// the message only. Whether the master was unreachable or refused, every
+/// caller does the same (the heartbeat re-registers, a report is retried,
+/// a corrupt-block report is logged), so the client's error and its gRPC
+/// status stop here.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct LinkError(String);
+
+impl From<DfsError> for LinkError {
+    fn from(e: DfsError) -> Self {
+        LinkError(e.to_string())
+    }
+}
+
+impl From<tonic::Status> for LinkError {
+    fn from(s: tonic::Status) -> Self {
+        DfsError::from(s).into()
+    }
+}
 
 /// This worker's link to the master: the client, and the state its calls
 /// and answers keep (the incarnation's epoch, the drain, the master's word
@@ -89,14 +111,14 @@ impl MasterLink {
     }
 }
 
-pub async fn register(link: &MasterLink, r: Registration) -> Result<Registered, DfsError> {
+pub async fn register(link: &MasterLink, r: Registration) -> Result<Registered, LinkError> {
     let req = proto::RegisterRequest::from(r);
     let mut resp = link.dfs.master().register(req).await?.into_inner();
     take_keys(link, resp.keys.take());
     Ok(resp.into())
 }
 
-pub async fn heartbeat(link: &MasterLink, h: Heartbeat) -> Result<Reply, DfsError> {
+pub async fn heartbeat(link: &MasterLink, h: Heartbeat) -> Result<Reply, LinkError> {
     let req = proto::HeartbeatRequest::from(h);
     Ok(reply(
         link,
@@ -127,7 +149,7 @@ fn reply(link: &MasterLink, mut r: proto::HeartbeatResponse) -> Reply {
 }
 
 /// Takes the commands waiting at the master for incarnation `epoch`.
-pub async fn take_commands(link: &MasterLink, epoch: u64) -> Result<Reply, DfsError> {
+pub async fn take_commands(link: &MasterLink, epoch: u64) -> Result<Reply, LinkError> {
     let req = poll(link, epoch, Duration::ZERO);
     Ok(reply(
         link,
@@ -142,7 +164,7 @@ pub async fn await_commands(
     link: &MasterLink,
     epoch: u64,
     wait: Duration,
-) -> Result<Poll, DfsError> {
+) -> Result<Poll, LinkError> {
     let req = poll(link, epoch, wait);
     match link.dfs.master().await_commands(req).await {
         Ok(r) => Ok(r.into_inner().into()),
@@ -160,7 +182,7 @@ fn poll(link: &MasterLink, epoch: u64, wait: Duration) -> proto::WorkerPoll {
 }
 
 /// Sends one report of an attempt (the caller retries).
-pub async fn report_task(link: &MasterLink, r: TaskReport) -> Result<Reply, DfsError> {
+pub async fn report_task(link: &MasterLink, r: TaskReport) -> Result<Reply, LinkError> {
     let req = proto::TaskUpdateRequest::from(r);
     Ok(reply(
         link,
@@ -169,7 +191,7 @@ pub async fn report_task(link: &MasterLink, r: TaskReport) -> Result<Reply, DfsE
 }
 
 /// Tells the master that this worker's replica of block `id` is corrupt.
-pub async fn report_bad_block(link: &MasterLink, id: u64, reason: String) -> Result<(), DfsError> {
+pub async fn report_bad_block(link: &MasterLink, id: u64, reason: String) -> Result<(), LinkError> {
     let req = proto::ReportBadBlockRequest {
         worker: link.name.clone(),
         block_id: id,

@@ -2,7 +2,8 @@
 //! and of other workers, and the conversions between protobuf and the
 //! worker's own types. Only these modules name protobuf types.
 //!
-//! - [`master_client`]: the calls to the master.
+//! - [`master_client`]: the calls to the master, and the link's state.
+//! - [`safety`]: what the master last said of stopping this worker.
 //! - [`shuffle`]: serving map-output partitions to reducers.
 //! - [`peers`]: the calls to other workers (pipeline, reads, shuffle).
 //! - [`service`]: the thin gRPC handlers (block writes and reads).
@@ -16,5 +17,6 @@ pub mod error;
 pub mod health;
 pub mod master_client;
 pub mod peers;
+pub mod safety;
 pub mod service;
 pub mod shuffle;
