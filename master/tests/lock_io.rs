@@ -8,6 +8,7 @@
 //! `rpc::tls`) are invisible to that scan, so the calls of those functions
 //! are listed too, each call site with why the lock is free there.
 
+#[path = "../../testkit/source_scan.rs"]
 mod scan;
 
 use scan::sources;
