@@ -13,8 +13,9 @@
 //! can simulate; the models keep the protocol and drop the I/O. What they
 //! keep is the worker's own: the message types and their wire form
 //! (`protocol`, as the real worker and master use them) and the rules of
-//! registering, heartbeating and re-registering (`protocol::session`,
-//! which the real worker's heartbeat loop drives too).
+//! registering, heartbeating and re-registering (`protocol::session`) and
+//! of keeping the running attempts (`protocol::attempts`), which the real
+//! worker drives too.
 //!
 //! Why turmoil rather than madsim: no `--cfg` build of the whole workspace
 //! and no patched tokio/tonic; stock tonic runs over turmoil's sockets

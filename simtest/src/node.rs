@@ -44,13 +44,12 @@ pub struct Node {
     pub disk: SharedDisk,
     pub delta: Mutex<Delta>,
     pub map_outputs: Mutex<BTreeMap<MapOutputKey, Vec<Bytes>>>,
-    /// Running attempts: attempt and handle by task.
-    pub tasks: Mutex<BTreeMap<TaskKey, (u32, tokio::task::AbortHandle)>>,
+    /// Running attempts and the cleanups waiting for them, kept by the
+    /// real executor's rules (`protocol::attempts`).
+    pub tasks: protocol::attempts::Attempts<crate::task::Attempt>,
     /// This incarnation's standing with the master, as the real worker
     /// keeps it (`protocol::session`).
     pub session: Mutex<protocol::session::Session>,
-    /// Jobs whose cleanup waits for their last attempt here to end.
-    pub pending_cleanup: Mutex<BTreeSet<u64>>,
     pub dfs: Arc<Dfs>,
     pub history: history::Shared,
     pub rng: Mutex<fastrand::Rng>,
@@ -98,7 +97,7 @@ impl Node {
 
     /// Publishes what the end-of-run checks look at.
     pub fn publish(&self) {
-        let running = self.tasks.lock().unwrap().keys().copied().collect();
+        let running = self.tasks.each(|k, _| *k);
         let map_output_jobs = self
             .map_outputs
             .lock()

@@ -11,6 +11,7 @@ use crate::history::{self, Report, TaskKey};
 use crate::node::Node;
 use crate::wordcount;
 use bytes::Bytes;
+use protocol::attempts::{self, Abort};
 use protocol::{
     BlockInfo, BlockLocation, Command, Launch, LaunchKind, Refused, TaskRef, TaskReport,
 };
@@ -28,6 +29,15 @@ impl Failure {
             msg: m.into(),
             fetch_failed_map: None,
         }
+    }
+}
+
+/// The model's handle on a running attempt: its tokio task.
+pub struct Attempt(tokio::task::AbortHandle);
+
+impl Abort for Attempt {
+    fn abort(&self) {
+        self.0.abort();
     }
 }
 
@@ -55,22 +65,10 @@ pub fn launch(node: &Arc<Node>, l: Launch, on_commands: OnCommands) {
     let handle = tokio::spawn(async move {
         let res = run(&n, &l).await;
         report(&n, l.epoch, t, res, on_commands).await;
-        {
-            let mut tasks = n.tasks.lock().unwrap();
-            if tasks.get(&key).is_some_and(|e| e.0 == t.attempt) {
-                tasks.remove(&key);
-            }
-        }
+        n.tasks.finish(&t);
         cleanup_if_pending(&n, key.0);
     });
-    if let Some(old) = node
-        .tasks
-        .lock()
-        .unwrap()
-        .insert(key, (t.attempt, handle.abort_handle()))
-    {
-        old.1.abort();
-    }
+    node.tasks.start(&t, Attempt(handle.abort_handle()));
 }
 
 /// A launch that came unrunnable: reported failed at once, as the real
@@ -83,23 +81,19 @@ pub fn refuse(node: &Arc<Node>, r: Refused, on_commands: OnCommands) {
 }
 
 pub fn kill(node: &Node, t: TaskRef) {
-    let key: TaskKey = (t.job_id, t.is_map, t.index);
-    let mut tasks = node.tasks.lock().unwrap();
-    if tasks.get(&key).is_some_and(|e| e.0 == t.attempt) {
-        if let Some((_, h)) = tasks.remove(&key) {
-            h.abort();
-            node.history.lock().unwrap().note(format!(
-                "{} killed {key:?} attempt {}",
-                node.name, t.attempt
-            ));
-        }
+    if node.tasks.kill(&t) {
+        node.history.lock().unwrap().note(format!(
+            "{} killed {:?} attempt {}",
+            node.name,
+            attempts::key(&t),
+            t.attempt
+        ));
     }
-    drop(tasks);
     cleanup_if_pending(node, t.job_id);
 }
 
 fn cleanup_if_pending(node: &Node, job: u64) {
-    if node.pending_cleanup.lock().unwrap().contains(&job) {
+    if node.tasks.cleanup_pending(job) {
         cleanup(node, job);
     }
 }
@@ -108,11 +102,10 @@ fn cleanup_if_pending(node: &Node, job: u64) {
 /// one does (the attempt whose report brought the command, a late one), the
 /// cleanup waits for it to end.
 pub fn cleanup(node: &Node, job: u64) {
-    if node.tasks.lock().unwrap().keys().any(|k| k.0 == job) {
-        node.pending_cleanup.lock().unwrap().insert(job);
+    if node.tasks.defer_cleanup(job) {
         return;
     }
-    node.pending_cleanup.lock().unwrap().remove(&job);
+    node.tasks.cleanup_done(job);
     node.map_outputs.lock().unwrap().retain(|k, _| k.0 != job);
 }
 

@@ -47,7 +47,6 @@ pub async fn run(spec: Spec) -> turmoil::Result {
         map_outputs: Default::default(),
         tasks: Default::default(),
         session: Default::default(),
-        pending_cleanup: Default::default(),
         dfs: Arc::new(dfs),
         history: spec.history.clone(),
         rng: Mutex::new(fastrand::Rng::with_seed(spec.seed)),
@@ -166,11 +165,7 @@ async fn register(node: &Arc<Node>) -> Result<Registered, rpc::dfs::DfsError> {
 
 async fn beat(node: &Arc<Node>, epoch: u64) -> Result<Reply, rpc::dfs::DfsError> {
     let delta = std::mem::take(&mut *node.delta.lock().unwrap());
-    let (running_maps, running_reduces) = {
-        let t = node.tasks.lock().unwrap();
-        let maps = t.keys().filter(|k| k.1).count() as u32;
-        (maps, t.len() as u32 - maps)
-    };
+    let (running_maps, running_reduces) = node.tasks.counts();
     let me = node.cfg.worker(&node.name).expect("configured");
     let req = Heartbeat {
         name: node.name.clone(),

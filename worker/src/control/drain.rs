@@ -92,7 +92,7 @@ pub async fn run(node: Arc<Node>, grace: Duration, heartbeat: AbortHandle) {
     }
     let epoch = node.link().epoch();
     for ((job_id, is_map, index), r) in node.tasks().table().take_all() {
-        r.handle.abort();
+        r.handle.join.abort();
         let t = protocol::TaskRef {
             job_id,
             is_map,

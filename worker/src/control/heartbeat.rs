@@ -214,21 +214,7 @@ pub async fn beat(
         cache_used_bytes: node.blocks().cache().used(),
         draining,
         leaving,
-        progress: node
-            .tasks()
-            .table()
-            .progress()
-            .into_iter()
-            .map(|((job_id, is_map, index), attempt, p)| {
-                let t = protocol::TaskRef {
-                    job_id,
-                    is_map,
-                    index,
-                    attempt,
-                };
-                (t, p)
-            })
-            .collect(),
+        progress: crate::task::table::progress(node.tasks().table()),
     };
     let resp = master_client::heartbeat(node.link(), req)
         .await

@@ -60,14 +60,16 @@ pub fn launch(runner: &Arc<TaskRunner>, spec: Launch, on_commands: OnCommands) {
             let end_ms = start_ms + started.elapsed().as_millis() as u64;
             let times = (start_ms, end_ms);
             report(&n, t, epoch, res, times, cpu_s, on_commands).await;
-            n.table().finish(&key);
+            n.table().finish(&t);
             cleanup_if_pending(&n, key.0);
         }
         .instrument(span),
     );
-    runner
-        .table()
-        .start(key, t.attempt, t.is_map, handle, progress);
+    let handle = crate::task::table::Handle {
+        join: handle,
+        progress,
+    };
+    runner.table().start(&t, handle);
 }
 
 async fn run(
@@ -187,7 +189,7 @@ async fn send_report(runner: &Arc<TaskRunner>, ended: Ended, on_commands: OnComm
 }
 
 pub fn kill(tasks: &TaskRunner, t: TaskRef) {
-    if tasks.table().kill(&key(&t), t.attempt) {
+    if tasks.table().kill(&t) {
         tracing::info!(job = t.job_id, index = t.index, "task killed");
     }
     cleanup_if_pending(tasks, t.job_id);
@@ -252,6 +254,13 @@ mod tests {
         (n.tasks().clone(), dir)
     }
 
+    fn running() -> crate::task::table::Handle {
+        crate::task::table::Handle {
+            join: tokio::spawn(async {}),
+            progress: Default::default(),
+        }
+    }
+
     /// The last attempt's own report answer carries the job's cleanup while
     /// that attempt is still in `tasks`: the cleanup must happen once it
     /// leaves, not be dropped (it leaked every finished job's map outputs).
@@ -261,31 +270,31 @@ mod tests {
         let jd = n.job_dir(7);
         std::fs::create_dir_all(&jd).unwrap();
         std::fs::write(jd.join("map-0-0.out"), b"x").unwrap();
-        let h = tokio::spawn(async {});
-        n.table()
-            .start((7, false, 0), 0, false, h, Default::default());
+        let reduce = TaskRef {
+            job_id: 7,
+            is_map: false,
+            index: 0,
+            attempt: 0,
+        };
+        n.table().start(&reduce, running());
         cleanup(&n, 7);
         assert!(jd.exists(), "cleaned while an attempt still runs");
-        n.table().finish(&(7, false, 0));
+        n.table().finish(&reduce);
         cleanup_if_pending(&n, 7);
         assert!(!jd.exists(), "deferred cleanup did not run");
         assert!(n.table().no_cleanup_pending());
         // a killed attempt also runs the deferred cleanup
         std::fs::create_dir_all(&jd).unwrap();
-        let h = tokio::spawn(async {});
-        n.table()
-            .start((7, true, 1), 2, true, h, Default::default());
+        let map = TaskRef {
+            job_id: 7,
+            is_map: true,
+            index: 1,
+            attempt: 2,
+        };
+        n.table().start(&map, running());
         cleanup(&n, 7);
         assert!(jd.exists());
-        kill(
-            &n,
-            TaskRef {
-                job_id: 7,
-                is_map: true,
-                index: 1,
-                attempt: 2,
-            },
-        );
+        kill(&n, map);
         assert!(!jd.exists(), "cleanup after kill did not run");
         let _ = std::fs::remove_dir_all(&dir);
     }
