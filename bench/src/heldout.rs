@@ -20,6 +20,8 @@
 //! (no fitting): the default compute and reduce rates with the shaped
 //! rates of the config as the links' capacities.
 
+use super::csv_table::read_table;
+use super::heldout_cells::{self, Json, Sims};
 use super::paper::simulator::spearman;
 use super::trace;
 use anyhow::{bail, Context};
@@ -130,37 +132,6 @@ pub fn parse_summary(text: &str) -> anyhow::Result<DirMeta> {
         pool_blocks,
         seed,
     })
-}
-
-/// Splits one CSV line (`results::csv_line`'s quoting: a field with a
-/// comma or a quote is quoted, quotes doubled).
-fn csv_fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                chars.next();
-                out.last_mut().expect("a field").push('"');
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(String::new()),
-            c => out.last_mut().expect("a field").push(c),
-        }
-    }
-    out
-}
-
-/// A CSV's rows as maps from its header's names.
-fn read_table(path: &Path) -> anyhow::Result<Vec<BTreeMap<String, String>>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut lines = text.lines().filter(|l| !l.is_empty());
-    let header = csv_fields(lines.next().unwrap_or(""));
-    Ok(lines
-        .map(|l| header.iter().cloned().zip(csv_fields(l)).collect())
-        .collect())
 }
 
 /// One measured job of a directory, as the simulator needs it.
@@ -516,7 +487,7 @@ fn sim_mean(
 }
 
 /// One (directory, load) cell: a row per policy, the cell's Spearman and
-/// errors; a held-out cell's figures also go to `h`.
+/// errors; a held-out cell's figures also go to `h`; its means returned.
 fn write_cell(
     s: &mut String,
     d: &TraceDir,
@@ -525,7 +496,7 @@ fn write_cell(
     f: &Fitted,
     fitted: &TaskModel,
     h: &mut HeldOut,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Sims> {
     let control = config_model(d.meta.shape.host_rate, d.meta.shape.uplink_rate);
     let base = d.base();
     let axes = held_axes(d, first, load, &f.load);
@@ -552,7 +523,7 @@ fn write_cell(
     );
     *s += "| policy | cluster runs | cluster | sim fitted | error % | sim control | error % |\n|---|---:|---:|---:|---:|---:|---:|\n";
     let workload = d.workload(load);
-    let (mut lan, mut fit_t, mut ctl_t) = (vec![], vec![], vec![]);
+    let (mut lan, mut fit_t, mut ctl_t, mut ps) = (vec![], vec![], vec![], vec![]);
     for p in &d.policies {
         let Some((m, reps)) = d.measured(load, p) else {
             continue;
@@ -565,6 +536,7 @@ fn write_cell(
             "| {p} | {reps} | {m:.3} | {f:.3} | {ef:.0} | {c:.3} | {ec:.0} |"
         );
         lan.push(m);
+        ps.push(p.clone());
         fit_t.push(f);
         ctl_t.push(c);
         if held {
@@ -595,7 +567,15 @@ fn write_cell(
     if held && lan.len() > 1 {
         h.rho.push((rf, rc));
     }
-    Ok(())
+    Ok(Sims {
+        load: load.to_string(),
+        held_out_on: axes,
+        policies: ps,
+        lab: lan,
+        fitted: fit_t,
+        control: ctl_t,
+        ..Sims::default()
+    })
 }
 
 /// The closing section: every held-out cell together.
@@ -630,8 +610,9 @@ fn write_held_out(s: &mut String, h: &HeldOut) {
     );
 }
 
-/// The markdown report over `dirs` (the first holds the fitted run).
-pub fn report(dirs: &[TraceDir], fit: &FitChoice) -> anyhow::Result<String> {
+/// The markdown report over `dirs` (the first holds the fitted run), and
+/// its figures per cell for `--json`.
+pub fn report(dirs: &[TraceDir], fit: &FitChoice) -> anyhow::Result<(String, Json)> {
     let first = dirs
         .first()
         .ok_or_else(|| anyhow::anyhow!("no directory given"))?;
@@ -640,29 +621,47 @@ pub fn report(dirs: &[TraceDir], fit: &FitChoice) -> anyhow::Result<String> {
     let mut s = String::from("# The simulator on runs it was not fitted on\n\n");
     write_models(&mut s, first, &f, &fitted, &notes);
     // Per held-out cell: Spearman for both models; per policy: errors.
-    let mut h = HeldOut::default();
-    for d in dirs {
+    let (mut h, mut sims) = (HeldOut::default(), vec![]);
+    for (i, d) in dirs.iter().enumerate() {
         for load in &d.loads {
-            write_cell(&mut s, d, first, load, &f, &fitted, &mut h)?;
+            let c = write_cell(&mut s, d, first, load, &f, &fitted, &mut h)?;
+            sims.push(Sims { dir: i, ..c });
         }
     }
     write_held_out(&mut s, &h);
-    Ok(s)
+    let (control_scale, cells) = heldout_cells::cells(dirs, &sims)?;
+    heldout_cells::write_table(&mut s, control_scale, &cells);
+    let fitted = heldout_cells::FittedRun {
+        dir: first.path.display().to_string(),
+        load: f.load,
+        policy: f.policy,
+        rep: f.rep,
+    };
+    let json = Json {
+        fitted,
+        control_scale,
+        cells,
+    };
+    Ok((s, json))
 }
 
 /// `mr sim heldout DIR...`: the report, written to `out` (default: the
-/// first directory's `simulator-heldout.md`).
-pub fn run(dirs: &[PathBuf], fit: &FitChoice, out: Option<&Path>) -> anyhow::Result<PathBuf> {
+/// first directory's `simulator-heldout.md`), and its figures per cell.
+pub fn run(
+    dirs: &[PathBuf],
+    fit: &FitChoice,
+    out: Option<&Path>,
+) -> anyhow::Result<(PathBuf, Json)> {
     let loaded: Vec<TraceDir> = dirs
         .iter()
         .map(|d| TraceDir::load(d))
         .collect::<anyhow::Result<_>>()?;
-    let md = report(&loaded, fit)?;
+    let (md, json) = report(&loaded, fit)?;
     let path = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| dirs[0].join("simulator-heldout.md"));
     std::fs::write(&path, md).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
+    Ok((path, json))
 }
 
 #[cfg(test)]
@@ -711,14 +710,6 @@ mod tests {
         assert_eq!(mape(1.5, 1.0), 50.0);
     }
 
-    #[test]
-    fn csv_lines_split_as_they_were_quoted() {
-        assert_eq!(
-            csv_fields("a,\"b,c\",\"d\"\"e\","),
-            vec!["a", "b,c", "d\"e", ""]
-        );
-    }
-
     /// A directory as `mr bench trace` leaves it, made by hand: the report
     /// is made again from its files alone, fitted at load 0.3 and holding
     /// out 0.9, for both policies.
@@ -765,7 +756,14 @@ mod tests {
         assert_eq!(w.len(), 4);
         assert_eq!((w[1].arrival_s, w[1].maps, w[1].reduces), (1.0, 2, 1));
         assert_eq!(w[1].blocks.len(), 2);
-        let md = report(&[d], &FitChoice::default()).unwrap();
+        let (md, json) = report(&[d], &FitChoice::default()).unwrap();
+        assert_eq!((json.cells.len(), json.fitted.load.as_str()), (2, "0.3"));
+        let c = &json.cells[1];
+        assert_eq!(
+            (c.held_out_on.clone(), c.pairs),
+            (vec!["load".to_string()], 1)
+        );
+        assert!(c.shape.is_none() && c.ceiling.is_none(), "{c:?}");
         assert!(md.contains("load 0.3, fifo, repetition 1"), "{md}");
         assert!(md.contains("load 0.9: held out (another load)"), "{md}");
         assert!(

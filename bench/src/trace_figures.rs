@@ -207,6 +207,29 @@ pub fn compute(
     }
 }
 
+/// A load's compression, replayed span and offered load per resource:
+/// the solo pass's task-seconds over the slots in the compressed span.
+/// Public so that `mr sim heldout` names a cell's bottleneck as the
+/// report does.
+pub fn offered_at(
+    meta: &ReportMeta,
+    solo: &[SoloRow],
+    runs: &[RunRow],
+    label: &str,
+) -> (f64, f64, Offered) {
+    let compression = runs
+        .iter()
+        .find(|r| r.load == label)
+        .map_or(1.0, |r| r.compression);
+    let span = meta.span_s / compression;
+    let task_s = (
+        solo.iter().map(|s| s.map_task_s).sum(),
+        solo.iter().map(|s| s.reduce_task_s).sum(),
+    );
+    let offered = Offered::of(task_s, (meta.map_slots, meta.reduce_slots), span);
+    (compression, span, offered)
+}
+
 fn load_figures(
     meta: &ReportMeta,
     solo: &[SoloRow],
@@ -217,13 +240,7 @@ fn load_figures(
     cmp: &[Comparison],
 ) -> LoadFigures {
     let lruns: Vec<&RunRow> = runs.iter().filter(|r| r.load == label).collect();
-    let compression = lruns.first().map_or(1.0, |r| r.compression);
-    let span = meta.span_s / compression;
-    let task_s = (
-        solo.iter().map(|s| s.map_task_s).sum(),
-        solo.iter().map(|s| s.reduce_task_s).sum(),
-    );
-    let offered = Offered::of(task_s, (meta.map_slots, meta.reduce_slots), span);
+    let (compression, span, offered) = offered_at(meta, solo, runs, label);
     let longest = solo.iter().map(|s| s.alone_s).fold(0.0, f64::max);
     let of = |p: &str| -> Vec<&JobRow> {
         jobs.iter()

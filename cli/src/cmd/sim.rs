@@ -151,7 +151,11 @@ pub(crate) enum SimCmd {
     /// run of the first directory, simulate every policy at every load of
     /// every directory, and write held-out Spearman and per-policy errors
     /// beside the rate-from-config control (default: the first
-    /// directory's simulator-heldout.md).
+    /// directory's simulator-heldout.md). Each cell is also set beside what
+    /// the lab can tell apart: its split-half ceiling, the policy pairs
+    /// whose paired difference over runs excludes 0 and how many of them
+    /// the model orders alike, errors in seconds, and a control scaled by
+    /// one constant.
     ///
     /// Example: mr sim heldout bench-load-fb09 bench-load-fb09-seed2 bench-load-fb10
     Heldout {
@@ -169,6 +173,15 @@ pub(crate) enum SimCmd {
         fit_rep: u32,
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Also print to stdout one JSON object: `fitted` {dir, load,
+        /// policy, rep}, `control_scale`, and `cells`, one per (directory,
+        /// load): dir, trace, shape (map-bound or reduce-bound), load,
+        /// held_out_on (load, seed, trace; empty for the fitted cell),
+        /// policies, runs, spearman, ceiling, control_spearman,
+        /// scaled_control_spearman, mae, control_mae, scaled_control_mae
+        /// (seconds), pairs_right, pairs_decided, pairs.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -188,14 +201,18 @@ pub fn dispatch(a: SimArgs) -> anyhow::Result<()> {
             fit_policy,
             fit_rep,
             out,
+            json,
         }) => {
             let fit = bench::heldout::FitChoice {
                 load: fit_load.clone(),
                 policy: fit_policy.clone(),
                 rep: *fit_rep,
             };
-            let path = bench::heldout::run(dirs, &fit, out.as_deref())?;
+            let (path, figures) = bench::heldout::run(dirs, &fit, out.as_deref())?;
             eprintln!("report: {}", path.display());
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&figures)?);
+            }
             return Ok(());
         }
         None => {}
