@@ -618,7 +618,11 @@ pub fn report(dirs: &[TraceDir], fit: &FitChoice) -> anyhow::Result<(String, Jso
         .ok_or_else(|| anyhow::anyhow!("no directory given"))?;
     let f = fitted_run(first, fit)?;
     let (fitted, notes) = fit_model(first, &f.dir)?;
-    let mut s = String::from("# The simulator on runs it was not fitted on\n\n");
+    // Whose code scored the runs: the report is redone as the simulator improves.
+    let commit = super::report::git_state();
+    let mut s = format!(
+        "# The simulator on runs it was not fitted on\n\n- computed by commit {commit}\n\n"
+    );
     write_models(&mut s, first, &f, &fitted, &notes);
     // Per held-out cell: Spearman for both models; per policy: errors.
     let (mut h, mut sims) = (HeldOut::default(), vec![]);
@@ -638,6 +642,7 @@ pub fn report(dirs: &[TraceDir], fit: &FitChoice) -> anyhow::Result<(String, Jso
         rep: f.rep,
     };
     let json = Json {
+        report_commit: commit,
         fitted,
         control_scale,
         cells,

@@ -76,6 +76,8 @@ pub struct FittedRun {
 /// What `mr sim heldout --json` prints.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Json {
+    /// The commit that computed the figures (`report::git_state`).
+    pub report_commit: String,
     pub fitted: FittedRun,
     /// The control's constant (see [`control_scale`]).
     pub control_scale: Option<f64>,
