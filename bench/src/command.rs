@@ -282,6 +282,14 @@ pub(crate) enum BenchCmd {
         max_maps: u32,
         #[arg(long, default_value_t = 4)]
         max_reduces: u32,
+        /// Multiplies every row's shuffle bytes (over its input). Below 1,
+        /// a map-bound shape: small shuffles, so that the maps' reads and
+        /// their placement decide job time (with more maps a job, e.g.
+        /// --max-maps 16, and a pool larger than the workers' caches);
+        /// 1, the trace as it is, where the reduces hold most of the
+        /// task-seconds.
+        #[arg(long, default_value_t = 1.0)]
+        shuffle_scale: f64,
         /// Seeds the pool and the blocks each row reads.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -520,6 +528,7 @@ fn trace_opts(cmd: BenchCmd) -> super::replay::TraceOpts {
         pool_blocks,
         max_maps,
         max_reduces,
+        shuffle_scale,
         seed,
         out,
         user_jobs,
@@ -545,6 +554,7 @@ fn trace_opts(cmd: BenchCmd) -> super::replay::TraceOpts {
         pool_blocks,
         max_maps,
         max_reduces,
+        shuffle_scale,
         seed,
         out,
         quiet: crate::client::quiet(),

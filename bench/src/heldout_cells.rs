@@ -273,6 +273,18 @@ pub fn write_table(s: &mut String, scale: Option<f64>, cells: &[Cell]) {
 mod tests {
     use super::*;
 
+    /// The summary's scaling line ends with the shuffle factor since
+    /// `--shuffle-scale`: the seed before it still reads back.
+    #[test]
+    fn a_scaling_line_with_a_shuffle_factor_still_parses() {
+        let text = "# Trace replay\n\n\
+            - cluster and shaping: workers=6; racks=2; map_slots=2; reduce_slots=1; cache=256.0 MiB; replication=2; dfs_block_size=1.0 MiB; heartbeat=1000ms; network=lan; 12 map and 6 reduce slots\n\
+            - trace: t.tsv rows 0..40 (40 jobs, arrivals over 900 s of the trace), traced cluster 600 nodes\n\
+            - scaling: bytes x0.01000 (default: our workers over the traced nodes), blocks of 1.0 MiB, at most 24 maps and 4 reduces a job, ratios capped at 8; a pool of 48 blocks, drawn per row with seed 7; shuffles x0.05 (--shuffle-scale)\n";
+        let m = super::super::heldout::parse_summary(text).unwrap();
+        assert_eq!((m.block_size, m.pool_blocks, m.seed), (1 << 20, 48, 7));
+    }
+
     /// Policy `k`'s job times over `runs` runs of 4 rows: `base` plus a
     /// seeded noise of ±`noise` per job.
     fn times(base: f64, noise: f64, runs: u32, rng: &mut fastrand::Rng) -> ByRunRow {

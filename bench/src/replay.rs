@@ -73,6 +73,8 @@ pub struct TraceOpts {
     pub pool_blocks: u32,
     pub max_maps: u32,
     pub max_reduces: u32,
+    /// Multiplies every row's shuffle bytes ([`Scale::shuffle`]).
+    pub shuffle_scale: f64,
     pub seed: u64,
     pub out: PathBuf,
     pub quiet: bool,
@@ -124,6 +126,9 @@ impl TraceOpts {
         }
         if self.byte_scale.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
             bail!("--byte-scale must be a number above 0");
+        }
+        if !(self.shuffle_scale > 0.0 && self.shuffle_scale.is_finite()) {
+            bail!("--shuffle-scale must be a number above 0 (0.05: a twentieth of each row's shuffle)");
         }
         if self.max_maps == 0 || self.max_reduces == 0 {
             bail!("--max-maps and --max-reduces must be at least 1");
@@ -227,6 +232,7 @@ pub async fn run(cfg: ClusterConfig, o: &TraceOpts, command: String) -> anyhow::
     if let Some(b) = o.byte_scale {
         scale.bytes = b;
     }
+    scale.shuffle = o.shuffle_scale;
     let solo_jobs = trace::scale(&slice.rows, o.from, &scale, 1.0);
     let before = runner.cluster.scheduler().await?;
     let loads: Vec<Option<f64>> = if o.loads.is_empty() {

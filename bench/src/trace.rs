@@ -133,6 +133,16 @@ pub struct Scale {
     pub max_maps: u32,
     /// The cap on a job's reduces.
     pub max_reduces: u32,
+    /// Multiplies every row's shuffle bytes over its input: below 1 a
+    /// map-bound shape (small shuffles, so that the maps' reads and their
+    /// placement decide job time), 1 the trace as it is. Absent (1) in the
+    /// reports of runs made before it existed.
+    #[serde(default = "one")]
+    pub shuffle: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Scale {
@@ -148,6 +158,7 @@ impl Scale {
             block,
             max_maps: max_maps.max(1),
             max_reduces: max_reduces.max(1),
+            shuffle: 1.0,
         }
     }
 }
@@ -188,7 +199,7 @@ pub fn scale(rows: &[TraceRow], first_row: usize, s: &Scale, compression: f64) -
             let scaled_input = (r.input_bytes as f64 * s.bytes).round() as u64;
             let want = scaled_input.div_ceil(s.block.max(1)).max(1);
             let maps = want.min(s.max_maps as u64) as u32;
-            let shuffle_ratio = ratio(r.shuffle_bytes, r.input_bytes);
+            let shuffle_ratio = ratio(r.shuffle_bytes, r.input_bytes) * s.shuffle;
             let output_ratio = ratio(r.output_bytes, r.shuffle_bytes);
             let shuffle = maps as f64 * s.block as f64 * shuffle_ratio;
             let reduces = ((shuffle / s.block.max(1) as f64).ceil() as u32).clamp(1, s.max_reduces);
@@ -320,6 +331,28 @@ mod tests {
         assert_eq!(j[1].at, Duration::from_secs(26));
         assert_eq!(j[3].at, Duration::from_secs_f64(40.5));
         assert_eq!(span_s(&rows), 81.0);
+    }
+
+    /// A map-bound shape: the shuffle scaled down, the output over it kept,
+    /// and fewer reduces for the smaller shuffle.
+    #[test]
+    fn a_shuffle_scale_shrinks_each_rows_shuffle_and_its_reduces() {
+        let rows = parse("t.tsv", TEXT).unwrap();
+        let mut s = Scale::new(6, 600, 4096, 8, 3);
+        let whole = scale(&rows, 0, &s, 1.0);
+        s.shuffle = 0.05;
+        let small = scale(&rows, 0, &s, 1.0);
+        for (a, b) in whole.iter().zip(&small) {
+            assert!((b.shuffle_ratio - a.shuffle_ratio * 0.05).abs() < 1e-12);
+            assert_eq!((b.output_ratio, b.maps), (a.output_ratio, a.maps));
+        }
+        // Row 0: 2 x 4096 x 3.158 x 0.05 = 1.3 KB, one reduce where it had 3.
+        assert_eq!((whole[0].reduces, small[0].reduces), (3, 1));
+        // Reports of older runs read the factor as 1.
+        let old: Scale =
+            serde_json::from_str(r#"{"bytes":0.01,"block":4096,"max_maps":8,"max_reduces":3}"#)
+                .unwrap();
+        assert_eq!(old.shuffle, 1.0);
     }
 
     #[test]

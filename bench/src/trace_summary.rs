@@ -93,14 +93,15 @@ fn write_setup(s: &mut String, meta: &ReportMeta, f: &Figures) {
     );
     let _ = writeln!(
         s,
-        "- scaling: bytes x{:.5} (default: our workers over the traced nodes), blocks of {}, at most {} maps and {} reduces a job, ratios capped at {}; a pool of {} blocks, drawn per row with seed {}",
+        "- scaling: bytes x{:.5} (default: our workers over the traced nodes), blocks of {}, at most {} maps and {} reduces a job, ratios capped at {}; a pool of {} blocks, drawn per row with seed {}; shuffles x{} (--shuffle-scale)",
         sc.bytes,
         common::units::format_size(sc.block),
         sc.max_maps,
         sc.max_reduces,
         super::trace::MAX_RATIO,
         meta.pool_blocks,
-        meta.seed
+        meta.seed,
+        sc.shuffle
     );
     let longest = f.loads.first().map_or(0.0, |l| l.longest_alone_s);
     let _ = writeln!(

@@ -197,12 +197,19 @@ fn slices_are_reported_apart_and_side_by_side() {
         "--byte-scale", "1", "--block-size", "256KiB", "--pool-blocks", "8",
         "--max-maps", "4", "--max-reduces", "2", "--schedulers", "fifo,delay",
         "--reps", "1", "--load", "0.5", "--jobs", "2", "--slices", "2", "--out", o,
+        "--shuffle-scale", "0.5",
     ]);
     for d in ["slice-0", "slice-2"] {
+        // Validated against the shuffle as scaled, and the header says so.
         assert_eq!(
             read_csv(&out.join(d).join("trace-jobs.csv")).len(),
             4,
             "{d}"
+        );
+        let summary = std::fs::read_to_string(out.join(d).join("summary.md")).unwrap();
+        assert!(
+            summary.contains("; shuffles x0.5 (--shuffle-scale)"),
+            "{summary}"
         );
     }
     let md = std::fs::read_to_string(out.join("slices.md")).unwrap();
