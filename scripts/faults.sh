@@ -581,7 +581,10 @@ sc_disk-full() {
   gen_input 32MiB /in
   say "w4 on a 6 MiB tmpfs: $(df -h --output=used,size "$D/w4" | tail -1 | xargs) used"
   head -c $((8 << 20)) /dev/urandom > "$TMP/$SC.big"
-  mr fs put "$TMP/$SC.big" /big --replication 2 >/dev/null || fail "put with w4 full failed"
+  # The client's own log too: when w4 is a block's first target, its
+  # ENOSPC comes back to the client, not through another worker's log.
+  mr fs put "$TMP/$SC.big" /big --replication 2 >/dev/null 2> "$D/logs/put-client.log" \
+    || { cat "$D/logs/put-client.log" >&2; fail "put with w4 full failed"; }
   cmp -s <(mr fs cat /big) "$TMP/$SC.big" || fail "/big differs"
   say "writes that landed on the full w4 failed over: /big intact"
   local id
