@@ -56,7 +56,7 @@ impl<'a> Counter<'a> {
 /// Adds the words of `text` (maximal runs of non-whitespace bytes, split
 /// as the job splits them) to `c`. The closure is inlined by force: left
 /// to LLVM, it stayed a call per word in this crate (where the job's map,
-/// the same two functions, has it inlined), and the floor ran 2x slower
+/// the same two functions, has it inlined), and the floor ran slower
 /// than the job it bounds (1.19-1.37 s against 0.97-0.99 s on 1 GiB,
 /// 2026-11-29).
 pub fn count_words<'a>(text: &'a [u8], c: &mut Counter<'a>) {
