@@ -22,6 +22,8 @@
 
 use super::csv_table::read_table;
 use super::heldout_cells::{self, Json, Sims};
+pub use super::heldout_fit::{config_model, FitChoice};
+use super::heldout_fit::{fit_model, fitted_run, Fitted};
 use super::paper::simulator::spearman;
 use super::trace;
 use anyhow::{bail, Context};
@@ -294,23 +296,6 @@ impl TraceDir {
     }
 }
 
-/// The rate-from-config model: the default compute and reduce rates,
-/// node-local and cache reads at the default's rates, ports at the host
-/// rate and rack uplinks at the uplink rate as the config shapes them, the
-/// network shared.
-pub fn config_model(host_rate: Option<f64>, uplink_rate: Option<f64>) -> TaskModel {
-    let mut m = TaskModel::default();
-    if let Some(h) = host_rate {
-        m.bandwidth[2] = h;
-        m.bandwidth[3] = h;
-    }
-    if let Some(u) = uplink_rate {
-        m.bandwidth[4] = u;
-    }
-    m.shared_reads = true;
-    m
-}
-
 fn mape(sim: f64, lan: f64) -> f64 {
     if lan > 0.0 {
         100.0 * (sim - lan).abs() / lan
@@ -319,71 +304,8 @@ fn mape(sim: f64, lan: f64) -> f64 {
     }
 }
 
-/// Which run the model is fitted on: the first directory's `load`,
-/// `policy` and repetition (default: its first load and policy, rep 1).
-#[derive(Debug, Clone, Default)]
-pub struct FitChoice {
-    pub load: Option<String>,
-    pub policy: Option<String>,
-    pub rep: u32,
-}
-
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
-}
-
-/// The run the model is fitted on: its history directory, load, policy
-/// and repetition.
-struct Fitted {
-    dir: PathBuf,
-    load: String,
-    policy: String,
-    rep: u32,
-}
-
-fn fitted_run(first: &TraceDir, fit: &FitChoice) -> anyhow::Result<Fitted> {
-    let load = fit.load.clone().unwrap_or_else(|| first.loads[0].clone());
-    let policy = fit
-        .policy
-        .clone()
-        .unwrap_or_else(|| first.policies[0].clone());
-    let rep = fit.rep.max(1);
-    let dir = first
-        .path
-        .join("history")
-        .join(format!("load-{load}"))
-        .join(&policy)
-        .join(format!("rep{rep}"));
-    if !dir.is_dir() {
-        bail!(
-            "no history of the fitted run: {} (loads: {}; policies: {})",
-            dir.display(),
-            first.loads.join(", "),
-            first.policies.join(", ")
-        );
-    }
-    Ok(Fitted {
-        dir,
-        load,
-        policy,
-        rep,
-    })
-}
-
-/// The model fitted on the run's history, with the calibration's notes.
-fn fit_model(first: &TraceDir, fit_dir: &Path) -> anyhow::Result<(TaskModel, Vec<String>)> {
-    let err = |e: String| anyhow::anyhow!("fitting on {}: {e}", fit_dir.display());
-    // Levels the fitted run never read at keep the configured rates, as
-    // the control has them.
-    let prior = config_model(first.meta.shape.host_rate, first.meta.shape.uplink_rate);
-    let (mut fitted, mut notes) = sim::calibrate::load(fit_dir)
-        .and_then(|s| sim::calibrate::fit_over(&s, prior))
-        .map_err(err)?;
-    let reduces = sim::calibrate::load_reduces(fit_dir).map_err(err)?;
-    notes.push(sim::calibrate::fit_reduce(&mut fitted, &reduces));
-    let tails = sim::calibrate::load_tails(fit_dir).map_err(err)?;
-    notes.push(sim::calibrate::fit_tail(&mut fitted, &tails));
-    Ok((fitted, notes))
 }
 
 /// The report's head: the fitted run, both models, and how they are run.
@@ -400,8 +322,10 @@ fn write_models(s: &mut String, first: &TraceDir, f: &Fitted, m: &TaskModel, not
     let ctl0 = config_model(first.meta.shape.host_rate, first.meta.shape.uplink_rate);
     let _ = writeln!(
         s,
-        "- fitted model: compute {:.4} s/MiB; one read alone, MB/s: cache {:.0}, node {:.0}, cache-rack {:.1}, rack (port) {:.1}, off-rack (uplink) {:.1}; reduce {:.3} s + {:.4} s/MiB after its fetches; tail after the last task {:.3} s + {:.4} s per shuffle MiB",
+        "- fitted model: a map's compute {:.4} s + {:.4} s per input MiB + {:.4} s per output MiB; one read alone, MB/s: cache {:.0}, node {:.0}, cache-rack {:.1}, rack (port) {:.1}, off-rack (uplink) {:.1}; reduce {:.3} s + {:.4} s/MiB after its fetches; tail after the last task {:.3} s + {:.4} s per shuffle MiB",
+        m.map_fixed_s,
         m.compute_s_per_mib,
+        m.compute_s_per_out_mib,
         m.bandwidth[0] / 1e6,
         m.bandwidth[1] / 1e6,
         m.bandwidth[2] / 1e6,
@@ -772,7 +696,7 @@ mod tests {
         assert!(md.contains("load 0.3, fifo, repetition 1"), "{md}");
         assert!(md.contains("load 0.9: held out (another load)"), "{md}");
         assert!(
-            md.contains("compute 0.2000 s/MiB from 4 local maps"),
+            md.contains("map compute 0.2000 s + 0.0000 s per input MiB + 0.0000 s per output MiB from 4 local maps"),
             "{md}"
         );
         assert!(md.contains("## Held out, all together"), "{md}");

@@ -2,28 +2,19 @@
 //! under its tables: each policy's mean job time with its 95 % interval, and
 //! its paired difference with a named baseline (the same job of the same
 //! repetition: the single-job workloads' one job, or the mixed schedule's
-//! job in submission order), "not distinguishable" when the interval holds
-//! 0. Definitions: `docs/bench/comparing-policies.md`.
+//! job in submission order). The run is the unit: jobs of one run share a
+//! queue, so each run gives one value (its mean, its mean paired
+//! difference) and the interval is Student's t over those values; below
+//! [`MIN_RUNS_FOR_CLAIM`] runs the block says so rather than make a claim.
+//! Definitions: `docs/bench/comparing-policies.md`.
 
-use super::bootstrap::{self, RESAMPLES};
+use super::over_runs::{paired_run_means, run_means, t_interval, ByRunRow, MIN_RUNS_FOR_CLAIM};
 use super::results::Row;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// Seeds every interval of a report, so the same CSV gives the same report.
-pub const SEED: u64 = 26;
-
-/// Job times by repetition (the bootstrap's runs).
-fn by_run(rows: &[&Row]) -> Vec<Vec<f64>> {
-    let mut m: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for r in rows {
-        m.entry(r.rep).or_default().push(r.exec_time_s);
-    }
-    m.into_values().collect()
-}
-
 /// Job times keyed by (repetition, position in submission order).
-fn keyed(rows: &[&Row]) -> BTreeMap<(u32, usize), f64> {
+fn keyed(rows: &[&Row]) -> ByRunRow {
     let mut by: BTreeMap<u32, Vec<&Row>> = BTreeMap::new();
     for r in rows {
         by.entry(r.rep).or_default().push(r);
@@ -42,6 +33,10 @@ fn keyed(rows: &[&Row]) -> BTreeMap<(u32, usize), f64> {
     out
 }
 
+fn values(v: Vec<(u32, f64)>) -> Vec<f64> {
+    v.into_iter().map(|(_, x)| x).collect()
+}
+
 /// The block for one table: `groups` are (policy, its rows); `baseline`
 /// names the policy the others are paired with (the first when absent).
 pub fn block(groups: &[(String, Vec<&Row>)], baseline: &str) -> String {
@@ -54,23 +49,25 @@ pub fn block(groups: &[(String, Vec<&Row>)], baseline: &str) -> String {
         .unwrap_or(&groups[0]);
     let kb = keyed(&base.1);
     let mut s = format!(
-        "| policy | mean job s [95 %] | minus {} (paired), s [95 %] |\n|---|---|---|\n",
+        "| policy | runs | mean job s [95 %] | minus {} (paired per run), s [95 %] | p |\n|---|---|---|---|---|\n",
         base.0
     );
     for (name, rows) in groups {
-        let m = bootstrap::mean_interval(&by_run(rows), RESAMPLES, SEED)
-            .map_or("-".into(), |i| i.to_string());
-        let d = if name == &base.0 {
-            "baseline".to_string()
+        let k = keyed(rows);
+        let means = values(run_means(&k));
+        let m = t_interval(&means).map_or("-".into(), |i| i.to_string());
+        let (d, p) = if name == &base.0 {
+            ("baseline".to_string(), "-".to_string())
         } else {
-            bootstrap::paired(&keyed(rows), &kb, RESAMPLES, SEED).map_or("no pairs".into(), |d| {
-                format!("{} ({} pairs)", bootstrap::verdict(&d), d.n)
-            })
+            match t_interval(&values(paired_run_means(&k, &kb))) {
+                Some(d) => (format!("{d}: {}", d.verdict()), format!("{:.3}", d.p)),
+                None => ("fewer than 2 paired runs".into(), "-".into()),
+            }
         };
-        let _ = writeln!(s, "| {name} | {m} | {d} |");
+        let _ = writeln!(s, "| {name} | {} | {m} | {d} | {p} |", means.len());
     }
     s += &format!(
-        "\nIntervals: 95 %, bootstrap over jobs resampled within runs, {RESAMPLES} resamples, seed {SEED}; paired: the same job of the same repetition under both policies.\n"
+        "\nIntervals: 95 %, Student's t over runs (each run's mean job time; paired: each run's mean of the same jobs' differences, the same job of the same repetition under both policies); a claim needs {MIN_RUNS_FOR_CLAIM} runs or more.\n"
     );
     s
 }
@@ -93,7 +90,7 @@ mod tests {
     fn pairs_follow_submission_order_within_a_repetition() {
         let mut a = vec![];
         let mut b = vec![];
-        for rep in 1..=3 {
+        for rep in 1..=10 {
             for k in 0..5 {
                 // Listed in reverse: pairing must sort by submission.
                 a.push(row("fifo", rep, 10.0 - k as f64, 2.0 + k as f64));
@@ -106,13 +103,25 @@ mod tests {
         ];
         let s = block(&g, "fifo");
         assert!(
-            s.contains("| fifo | 4.000 [") && s.contains("| baseline |"),
+            s.contains("| fifo | 10 | 4.000 [") && s.contains("| baseline |"),
             "{s}"
         );
         assert!(
-            s.contains("| delay | 3.500 [")
-                && s.contains("-0.500 [-0.500, -0.500]: lower (15 pairs)"),
+            s.contains("| delay | 10 | 3.500 [")
+                && s.contains("-0.500 [-0.500, -0.500]: lower | 0.000 |"),
             "{s}"
         );
+        // Three runs make no claim, however clear.
+        let few: Vec<(String, Vec<&Row>)> = g
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.clone(),
+                    v.iter().copied().filter(|r| r.rep <= 3).collect(),
+                )
+            })
+            .collect();
+        let s = block(&few, "fifo");
+        assert!(s.contains(": too few runs for a claim"), "{s}");
     }
 }

@@ -22,6 +22,7 @@ pub mod csv_table;
 pub mod floor;
 pub mod heldout;
 pub mod heldout_cells;
+pub mod heldout_fit;
 pub mod holm;
 pub mod intervals;
 pub mod latency;

@@ -402,15 +402,16 @@ mod tests {
             &[],
         );
         assert!(s.contains("- machine: 2 cores"), "{s}");
-        // Intervals and the paired difference with FIFO: lsap is 5 s faster
-        // in both repetitions (8 vs 10, 6 vs 14: -2 and -8).
+        // Intervals and the paired difference with FIFO over runs: lsap is
+        // 5 s faster on average (8 vs 10, 6 vs 14: -2 and -8), t on 1
+        // degree of freedom (12.706 standard errors) and no claim on 2 runs.
         assert!(
-            s.contains("| fifo | 12.000 [10.000, 14.000] | baseline |"),
+            s.contains("| fifo | 2 | 12.000 [-13.412, 37.412] | baseline | - |"),
             "{s}"
         );
         assert!(
             s.contains(
-                "| lsap | 7.000 [6.000, 8.000] | -5.000 [-8.000, -2.000]: lower (2 pairs) |"
+                "| lsap | 2 | 7.000 [-5.706, 19.706] | -5.000 [-43.119, 33.119]: too few runs for a claim | 0.344 |"
             ),
             "{s}"
         );

@@ -30,6 +30,9 @@ const MIB: f64 = (1 << 20) as f64;
 pub struct MapSample {
     pub level: Locality,
     pub bytes: u64,
+    /// What it emitted: its job's shuffle bytes over its maps (0 where
+    /// the file holds no job record).
+    pub out_bytes: u64,
     pub runtime_s: f64,
     /// Where and when it ran (0 where the history does not say), to count
     /// the remote reads sharing its node's port.
@@ -40,8 +43,23 @@ pub struct MapSample {
 
 /// The map samples in one history file's text; other lines are skipped.
 pub fn samples(text: &str) -> Vec<MapSample> {
-    text.lines()
+    let lines: Vec<Value> = text
+        .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect();
+    let out_of: std::collections::HashMap<u64, u64> = lines
+        .iter()
+        .filter(|v| v["type"] == "job")
+        .filter_map(|v| {
+            let maps = v["maps"].as_u64()?.max(1);
+            Some((
+                v["job_id"].as_u64()?,
+                v["bytes"]["shuffle"].as_u64()? / maps,
+            ))
+        })
+        .collect();
+    lines
+        .into_iter()
         .filter(|v| v["type"] == "task" && v["kind"] == "map" && v["state"] == "succeeded")
         .filter_map(|v| {
             let level = Locality::parse(v["locality"].as_str()?)?;
@@ -51,9 +69,14 @@ pub fn samples(text: &str) -> Vec<MapSample> {
                 .map(|k| b[k].as_u64().unwrap_or(0))
                 .sum::<u64>();
             let runtime_s = v["runtime_s"].as_f64()?;
+            let out_bytes = v["job_id"]
+                .as_u64()
+                .and_then(|j| out_of.get(&j).copied())
+                .unwrap_or(0);
             (bytes > 0 && runtime_s > 0.0).then(|| MapSample {
                 level,
                 bytes,
+                out_bytes,
                 runtime_s,
                 node: v["node"].as_str().unwrap_or("").to_string(),
                 start_ms: v["start_ms"].as_u64().unwrap_or(0),
@@ -217,6 +240,115 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     Some(v[v.len() / 2])
 }
 
+/// Fits a map's compute, `fixed + in MiB * a + out MiB * b`, to the local
+/// maps' runtimes by least squares, each part kept at 0 or more. A part
+/// the samples cannot tell apart from the fixed one (inputs or outputs
+/// all of one size) is left out: one-block maps charge their compute to
+/// the fixed part, so a model fitted on 4 MiB blocks does not scale it by
+/// four on 16 MiB ones. Maps more than four times the median residual
+/// away (a stall, a busy CPU) are dropped once and the rest refitted.
+/// Says where it came from.
+pub fn fit_compute(m: &mut TaskModel, local: &[&MapSample]) -> String {
+    let cols = |s: &MapSample| [1.0, s.bytes as f64 / MIB, s.out_bytes as f64 / MIB];
+    let varies = |k: usize| {
+        let xs: Vec<f64> = local.iter().map(|s| cols(s)[k]).collect();
+        let mean = xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+        let sd =
+            (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len().max(1) as f64).sqrt();
+        mean > 0.0 && sd > 0.05 * mean
+    };
+    let mut use_col = [true, varies(1), varies(2)];
+    let mut pts: Vec<&MapSample> = local.to_vec();
+    let mut coef = [0.0; 3];
+    for pass in 0..2 {
+        loop {
+            coef = least_squares(&pts, &use_col, cols);
+            match (0..3)
+                .filter(|&k| use_col[k] && coef[k] < 0.0)
+                .min_by(|&a, &b| coef[a].total_cmp(&coef[b]))
+            {
+                Some(k) => use_col[k] = false,
+                None => break,
+            }
+        }
+        if pass == 0 {
+            let r = |s: &MapSample| (dot(&coef, &cols(s)) - s.runtime_s).abs();
+            let Some(med) = median(pts.iter().map(|s| r(s)).collect()) else {
+                break;
+            };
+            let kept: Vec<&MapSample> = pts.iter().copied().filter(|s| r(s) <= 4.0 * med).collect();
+            if kept.len() < 3 || kept.len() == pts.len() {
+                break;
+            }
+            pts = kept;
+        }
+    }
+    if pts.is_empty() {
+        return format!(
+            "compute {:.4} s/MiB: the prior's (no local map in the history)",
+            m.compute_s_per_mib
+        );
+    }
+    [m.map_fixed_s, m.compute_s_per_mib, m.compute_s_per_out_mib] = coef;
+    format!(
+        "map compute {:.4} s + {:.4} s per input MiB + {:.4} s per output MiB from {} local maps ({} dropped)",
+        coef[0],
+        coef[1],
+        coef[2],
+        pts.len(),
+        local.len() - pts.len()
+    )
+}
+
+fn dot(a: &[f64; 3], b: &[f64; 3]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Least squares over the columns in use (the others 0), by the normal
+/// equations; a singular system leaves its columns at 0.
+fn least_squares(
+    pts: &[&MapSample],
+    use_col: &[bool; 3],
+    cols: impl Fn(&MapSample) -> [f64; 3],
+) -> [f64; 3] {
+    let idx: Vec<usize> = (0..3).filter(|&k| use_col[k]).collect();
+    let n = idx.len();
+    let mut a = vec![vec![0.0; n + 1]; n];
+    for s in pts {
+        let x = cols(s);
+        for (i, &p) in idx.iter().enumerate() {
+            for (j, &q) in idx.iter().enumerate() {
+                a[i][j] += x[p] * x[q];
+            }
+            a[i][n] += x[p] * s.runtime_s;
+        }
+    }
+    // Gauss-Jordan with partial pivoting.
+    for c in 0..n {
+        let Some(p) = (c..n).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs())) else {
+            break;
+        };
+        if a[p][c].abs() < 1e-12 {
+            return [0.0; 3];
+        }
+        a.swap(c, p);
+        let pivot = a[c].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != c {
+                let f = row[c] / pivot[c];
+                for (x, y) in row.iter_mut().zip(&pivot).skip(c) {
+                    *x -= f * y;
+                }
+            }
+        }
+    }
+    let mut out = [0.0; 3];
+    for (i, &p) in idx.iter().enumerate() {
+        out[p] = a[i][n] / a[i][i];
+    }
+    out
+}
+
 /// The fitted model, and a line per parameter saying where it came from.
 pub fn fit(samples: &[MapSample]) -> Result<(TaskModel, Vec<String>), String> {
     fit_over(samples, TaskModel::default())
@@ -235,28 +367,14 @@ pub fn fit_over(
     }
     let mut m = prior;
     let mut said = Vec::new();
-    let local: Vec<f64> = samples
-        .iter()
-        .filter(|s| s.level.is_local())
-        .map(|s| s.runtime_s / (s.bytes as f64 / MIB))
-        .collect();
-    let n = local.len();
-    match median(local) {
-        Some(c) => {
-            m.compute_s_per_mib = c;
-            said.push(format!("compute {c:.4} s/MiB from {n} local maps"));
-        }
-        None => said.push(format!(
-            "compute {:.4} s/MiB: the prior's (no local map in the history)",
-            m.compute_s_per_mib
-        )),
-    }
+    let local: Vec<&MapSample> = samples.iter().filter(|s| s.level.is_local()).collect();
+    said.push(fit_compute(&mut m, &local));
     for (i, level) in Locality::ALL.iter().enumerate().skip(2) {
         let bw: Vec<f64> = samples
             .iter()
             .filter(|s| s.level == *level)
             .filter_map(|s| {
-                let read = s.runtime_s - s.bytes as f64 / MIB * m.compute_s_per_mib;
+                let read = s.runtime_s - m.map_compute_s(s.bytes, s.out_bytes);
                 (read > 1e-3).then(|| s.bytes as f64 / read * sharing(s, samples))
             })
             .collect();
@@ -288,6 +406,8 @@ pub fn fit_over(
 pub fn to_json(m: &TaskModel) -> Value {
     serde_json::json!({
         "compute_s_per_mib": m.compute_s_per_mib,
+        "map_fixed_s": m.map_fixed_s,
+        "compute_s_per_out_mib": m.compute_s_per_out_mib,
         "bandwidth": m.bandwidth,
         "jitter": m.jitter,
         "tail_fixed_s": m.tail_fixed_s,
@@ -303,6 +423,12 @@ pub fn from_json(text: &str) -> Result<TaskModel, String> {
     let mut m = TaskModel::default();
     if let Some(c) = v["compute_s_per_mib"].as_f64() {
         m.compute_s_per_mib = c;
+    }
+    if let Some(c) = v["map_fixed_s"].as_f64() {
+        m.map_fixed_s = c;
+    }
+    if let Some(c) = v["compute_s_per_out_mib"].as_f64() {
+        m.compute_s_per_out_mib = c;
     }
     if let Some(b) = v["bandwidth"].as_array() {
         if b.len() != 5 {
@@ -358,6 +484,8 @@ mod tests {
         for _ in 0..5 {
             text += &line("node_local", 64 * mib, 1.28);
             text += "\n";
+            text += &line("node_local", 32 * mib, 0.64);
+            text += "\n";
             text += &line("rack_local", 64 * mib, 1.28 + 1.0);
             text += "\n";
             text += &line("off_rack", 32 * mib, 0.64 + 2.0);
@@ -365,9 +493,10 @@ mod tests {
         }
         text += "{\"type\":\"job\"}\nnot json\n";
         let s = samples(&text);
-        assert_eq!(s.len(), 15);
+        assert_eq!(s.len(), 20);
         let (m, said) = fit(&s).unwrap();
-        assert!((m.compute_s_per_mib - 0.02).abs() < 1e-9);
+        assert!((m.compute_s_per_mib - 0.02).abs() < 1e-9, "{m:?}");
+        assert!(m.map_fixed_s.abs() < 1e-9, "{m:?}");
         assert!((m.bandwidth[3] - 64.0 * MIB).abs() < 1.0);
         assert!((m.bandwidth[4] - 16.0 * MIB).abs() < 1.0);
         assert!(said
@@ -395,6 +524,48 @@ mod tests {
             "{said:?}"
         );
         assert!(from_json("{\"bandwidth\": [1, 2]}").is_err());
+    }
+
+    /// One-block maps whose time follows what they emit (0.05 s + 0.06 s
+    /// per output MiB), each job's output read from its job record, one
+    /// stalled map among them: the fit finds both parts, charges no
+    /// compute per input MiB (every input is one size) and drops the stall.
+    #[test]
+    fn a_maps_compute_follows_its_output() {
+        let mib = 1u64 << 20;
+        let mut text = String::new();
+        for (job, out_mib) in [(1u64, 0u64), (2, 1), (3, 4), (4, 10)] {
+            for i in 0..4u64 {
+                let stall = if job == 3 && i == 0 { 3.0 } else { 0.0 };
+                let t = 0.05 + 0.06 * out_mib as f64 + stall;
+                text += &serde_json::json!({"type": "task", "kind": "map", "state": "succeeded",
+                    "locality": "node_local", "job_id": job, "runtime_s": t,
+                    "bytes": {"local": 16 * mib}})
+                .to_string();
+                text += "\n";
+            }
+            text += &serde_json::json!({"type": "job", "job_id": job, "maps": 4,
+                "bytes": {"shuffle": 4 * out_mib * mib}})
+            .to_string();
+            text += "\n";
+        }
+        let s = samples(&text);
+        assert_eq!(s.len(), 16);
+        assert_eq!(s[4].out_bytes, mib);
+        let (m, said) = fit(&s).unwrap();
+        assert!((m.map_fixed_s - 0.05).abs() < 1e-9, "{m:?}");
+        assert!((m.compute_s_per_out_mib - 0.06).abs() < 1e-9, "{m:?}");
+        assert_eq!(m.compute_s_per_mib, 0.0);
+        assert!(said[0].contains("15 local maps (1 dropped)"), "{said:?}");
+        let back = from_json(&to_json(&m).to_string()).unwrap();
+        assert_eq!(back, m);
+        assert!(
+            (m.mean_duration(Locality::NodeLocal, 16 * mib, 2 * mib)
+                - 0.17
+                - 16.0 * MIB / m.bandwidth[1])
+                .abs()
+                < 1e-9
+        );
     }
 
     #[test]

@@ -210,7 +210,7 @@ pub async fn run(ctx: &mut Ctx<'_>) -> anyhow::Result<Report> {
     let mut body = String::new();
     let _ = write!(
         body,
-        "## Setup\n\n- Cluster: `mr bench`'s mixed workload ({} WordCount jobs per run, mean inter-arrival {:.1} s, a pool of {} blocks of {}), block caches emptied before each run, {} run(s) per policy, policies in turn; every output validated.\n- Simulator: the same cluster shape ({} nodes in {} racks, {} map slots each, replication {}, {} of block cache per node, {:.3} s heartbeats, launches on a node other than the asking one at that node's next heartbeat), the same schedules (each repetition's arrival times and map counts), each map reading a block drawn from a pool of {blocks}, durations from the model calibrated on these runs' history:\n\n  compute {:.4} s/MiB; read bandwidth MB/s: cache {:.0}, node {:.0}, cache-rack {:.1}, rack {:.1}, off-rack {:.1}.\n",
+        "## Setup\n\n- Cluster: `mr bench`'s mixed workload ({} WordCount jobs per run, mean inter-arrival {:.1} s, a pool of {} blocks of {}), block caches emptied before each run, {} run(s) per policy, policies in turn; every output validated.\n- Simulator: the same cluster shape ({} nodes in {} racks, {} map slots each, replication {}, {} of block cache per node, {:.3} s heartbeats, launches on a node other than the asking one at that node's next heartbeat), the same schedules (each repetition's arrival times and map counts), each map reading a block drawn from a pool of {blocks}, durations from the model calibrated on these runs' history:\n\n  a map's compute {:.4} s + {:.4} s/MiB in + {:.4} s/MiB out; read bandwidth MB/s: cache {:.0}, node {:.0}, cache-rack {:.1}, rack {:.1}, off-rack {:.1}.\n",
         ctx.scale.jobs,
         ctx.scale.interarrival.as_secs_f64(),
         blocks,
@@ -222,7 +222,9 @@ pub async fn run(ctx: &mut Ctx<'_>) -> anyhow::Result<Report> {
         base.replication,
         common::units::format_size(base.cache_size),
         base.heartbeat_s,
+        model.map_fixed_s,
         model.compute_s_per_mib,
+        model.compute_s_per_out_mib,
         model.bandwidth[0] / 1e6,
         model.bandwidth[1] / 1e6,
         model.bandwidth[2] / 1e6,

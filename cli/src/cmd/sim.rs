@@ -334,7 +334,7 @@ pub fn trace_workload(t: &TraceArgs) -> anyhow::Result<Vec<sim::config::JobSpec>
     if let Some(l) = t.load {
         let jobs = trace::scale(&rows, t.from, &scale, 1.0);
         let model = sim::model::TaskModel::default();
-        let per_map = model.mean_duration(sched::Locality::NodeLocal, t.block_size);
+        let per_map = model.mean_duration(sched::Locality::NodeLocal, t.block_size, 0);
         let task_s: f64 = jobs.iter().map(|j| j.maps as f64 * per_map).sum();
         let slots = t.nodes as u32 * t.slots;
         compression =

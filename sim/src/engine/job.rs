@@ -77,6 +77,11 @@ impl Job {
             shuffle,
         }
     }
+
+    /// What each of its maps emits: its shuffle split evenly.
+    pub(super) fn map_out(&self) -> u64 {
+        self.shuffle / self.blocks.len().max(1) as u64
+    }
 }
 
 /// The links of the modelled network, numbered: node `n`'s port in, then

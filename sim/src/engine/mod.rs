@@ -52,8 +52,6 @@ use job::{equal_shares, Fetching, Job, Links, MapRun, Owner};
 /// never places some task).
 const TIME_LIMIT_S: f64 = 1e7;
 
-const MIB: f64 = (1 << 20) as f64;
-
 pub struct Engine {
     cfg: SimConfig,
     sched: Box<dyn Scheduler>,
@@ -206,7 +204,7 @@ impl Engine {
         let mean = self
             .cfg
             .model
-            .mean_duration(Locality::NodeLocal, self.cfg.block_size);
+            .mean_duration(Locality::NodeLocal, self.cfg.block_size, 0);
         for &s in &slots[..busy] {
             let node = s / self.cfg.slots as usize;
             self.view.nodes[node].free_map_slots -= 1;
@@ -514,11 +512,10 @@ impl Engine {
                 self.begin_map(run);
             }
         } else {
-            let d = self
-                .cfg
-                .model
-                .duration(level, task.input_bytes, &mut self.rng);
-            let read_s = d * self.cfg.model.read_fraction(level, task.input_bytes);
+            let out = self.jobs[(task.job - 1) as usize].map_out();
+            let m = &self.cfg.model;
+            let d = m.duration(level, task.input_bytes, out, &mut self.rng);
+            let read_s = d * m.read_fraction(level, task.input_bytes, out);
             self.push(now + d, Kind::MapDone { run, read_s });
         }
     }

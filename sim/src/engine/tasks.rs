@@ -95,9 +95,9 @@ impl Engine {
         for id in done {
             match self.owners.remove(&id) {
                 Some(Owner::MapRead(run)) => {
-                    let bytes = self.cfg.block_size as f64;
+                    let out = self.jobs[(run.task.job - 1) as usize].map_out();
                     let f = 1.0 + self.cfg.model.jitter * (2.0 * self.rng.f64() - 1.0);
-                    let compute = bytes / MIB * self.cfg.model.compute_s_per_mib * f;
+                    let compute = self.cfg.model.map_compute_s(self.cfg.block_size, out) * f;
                     let read_s = self.view.now - run.start;
                     self.push(self.view.now + compute, Kind::MapDone { run, read_s });
                 }

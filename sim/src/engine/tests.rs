@@ -1,6 +1,8 @@
 use super::*;
 use sched::{build, SchedulerSpec};
 
+const MIB: f64 = (1 << 20) as f64;
+
 /// Everything a run decides, not how long it took.
 fn history(r: &SimResult) -> String {
     format!(
@@ -191,7 +193,9 @@ fn offers_launch_at_once_heartbeats_wait() {
         ..Default::default()
     };
     let mut cfg = exact(1, vec![job]);
-    let alone = cfg.model.mean_duration(Locality::NodeLocal, cfg.block_size);
+    let alone = cfg
+        .model
+        .mean_duration(Locality::NodeLocal, cfg.block_size, 0);
     let r = fifo(&cfg);
     assert!((r.mean_job_time_s - alone).abs() < 1e-9);
     assert!(r.map_response_s.abs() < 1e-12);
