@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 /// Seeds of the simulator per cell (block placement and jitter); the
 /// figure is their mean, as the cluster's is the repetitions'.
-const SIM_SEEDS: u64 = 3;
+const SIM_SEEDS: u64 = 12;
 
 /// The cluster as the report's header recorded it.
 #[derive(Debug, Clone, PartialEq)]
