@@ -162,10 +162,11 @@ fn a_small_matrix_validates_every_run_and_writes_every_output() {
     let r = c.mr(&["sim", "calibrate", "--history", hist.to_str().unwrap()]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let model: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
-    assert!(
-        model["compute_s_per_mib"].as_f64().unwrap() > 0.0,
-        "{model}"
-    );
+    let compute: f64 = ["map_fixed_s", "compute_s_per_mib", "compute_s_per_out_mib"]
+        .iter()
+        .map(|k| model[k].as_f64().unwrap())
+        .sum();
+    assert!(compute > 0.0, "{model}");
     assert_eq!(model["bandwidth"].as_array().unwrap().len(), 5);
     // The benchmark puts back the policy it found.
     let s = c.mr_ok(&["admin", "scheduler", "show"]);
