@@ -12,6 +12,7 @@
 //! three blocks per worker, so that the later jobs of a run find what the
 //! earlier ones cached and a cache-aware placement has something to win.
 
+use super::claims::{self, Claim};
 use super::stats::{change_pct, job_time_bars, policy_table, select, stats};
 use super::{Ctx, Policy, Report};
 use common::units::format_size;
@@ -93,6 +94,25 @@ pub async fn run(ctx: &mut Ctx<'_>) -> anyhow::Result<Report> {
         "| clqlmrs-wait cache-local maps | — | {:.0} % |",
         wait.cache_pct
     );
+    let mut named: Vec<Claim> = PAPER_CHANGE
+        .iter()
+        .map(|(base, _)| Claim {
+            figure: "mean job s",
+            x,
+            policy: "clqlmrs",
+            baseline: base,
+            metric: |s| s.mean_s,
+        })
+        .collect();
+    named.extend(PAPER_CHANGE.iter().map(|(base, _)| Claim {
+        figure: "cache-local %",
+        x,
+        policy: "clqlmrs",
+        baseline: base,
+        metric: |s| s.cache_pct,
+    }));
+    body += "\n";
+    body += &claims::table(rows, &named);
     let best_cache = labels
         .iter()
         .max_by(|a, b| st(a).cache_pct.total_cmp(&st(b).cache_pct))

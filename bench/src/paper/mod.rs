@@ -15,6 +15,7 @@
 //! [`matchmaking`], [`lsap`], [`compat_nb`], and [`simulator`] (the
 //! calibrated simulator against the cluster, every policy).
 
+pub mod claims;
 pub mod clqlmrs;
 pub mod compat_nb;
 pub mod hybsmrp;
