@@ -25,6 +25,26 @@ pub struct Claim<'a> {
     pub metric: fn(&Stats) -> f64,
 }
 
+/// The same comparison at every point.
+pub fn at_points<'a>(
+    points: &'a [String],
+    figure: &'a str,
+    policy: &'a str,
+    baseline: &'a str,
+    metric: fn(&Stats) -> f64,
+) -> Vec<Claim<'a>> {
+    points
+        .iter()
+        .map(|x| Claim {
+            figure,
+            x,
+            policy,
+            baseline,
+            metric,
+        })
+        .collect()
+}
+
 /// Each repetition's figure for `label` at `x`.
 fn per_run(rows: &[Row], label: &str, x: &str, metric: fn(&Stats) -> f64) -> BTreeMap<u32, f64> {
     let mut by: BTreeMap<u32, Vec<&Row>> = BTreeMap::new();

@@ -11,7 +11,7 @@
 //! every byte read, shuffled and written), spread over the three queues in
 //! turn.
 
-use super::claims::{self, Claim};
+use super::claims;
 use super::stats::{change_pct, metric_lines, select, stats};
 use super::{Ctx, Policy, Report};
 use crate::Workload;
@@ -109,16 +109,9 @@ pub async fn run(ctx: &mut Ctx<'_>) -> anyhow::Result<Report> {
         ctx.reps()
     );
     let points: Vec<String> = xs.iter().map(|n| n.to_string()).collect();
-    let named: Vec<Claim> = points
-        .iter()
-        .map(|x| Claim {
-            figure: "makespan s",
-            x,
-            policy: "compat-nb",
-            baseline: "capacity",
-            metric: |s| s.makespan_s,
-        })
-        .collect();
+    let named = claims::at_points(&points, "makespan s", "compat-nb", "capacity", |s| {
+        s.makespan_s
+    });
     body += "\n";
     body += &claims::table(rows, &named);
     body += "\n## Where ours differs\n\n- The paper's jobs run for hours on 15 quad-core nodes, long enough for its classifier to learn from many overload observations per job; ours run for seconds on 6 workers that share this machine's 2 cores, so every worker sees the same CPU load and the overload rule labels by the whole machine's load, not by the node's own.\n- `compat-nb` takes jobs in FIFO order and gives the slot to the job's map with the highest posterior of compatibility; network distance (Σ) is one of its four features. When almost every decision is labelled good (the machine's load stays under the overload thresholds), the likelihood P(Σ | good) counts how often each locality level was chosen before, so the ranking favours the level chosen most often so far, a feedback loop rather than a learnt preference: after a run on the emulated LAN the master's saved classifier (`data_dir/sched/compat-nb.state`) held 117 good decisions and none bad, 63 of them rack-local, 34 node-local and 19 off-rack, and rack-local maps then ranked first. Capacity takes node-local maps first; the local-% columns show what that costs on this network.\n";

@@ -89,16 +89,7 @@ pub async fn run(ctx: &mut Ctx<'_>) -> anyhow::Result<Report> {
         l.local_pct - f.local_pct
     );
     let points: Vec<String> = xs.iter().map(|m| m.to_string()).collect();
-    let mut named: Vec<Claim> = points
-        .iter()
-        .map(|x| Claim {
-            figure: "local %",
-            x,
-            policy: "lsap",
-            baseline: "fifo",
-            metric: |s| s.local_pct,
-        })
-        .collect();
+    let mut named = claims::at_points(&points, "local %", "lsap", "fifo", |s| s.local_pct);
     named.push(Claim {
         figure: "mean job s",
         x: &half,
