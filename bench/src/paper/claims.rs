@@ -10,7 +10,7 @@
 use super::super::holm;
 use super::super::over_runs::{t_interval, TInterval, MIN_RUNS_FOR_CLAIM};
 use super::super::results::Row;
-use super::stats::{stats, Stats};
+use super::stats::{select, stats, Stats};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -48,10 +48,7 @@ pub fn at_points<'a>(
 /// Each repetition's figure for `label` at `x`.
 fn per_run(rows: &[Row], label: &str, x: &str, metric: fn(&Stats) -> f64) -> BTreeMap<u32, f64> {
     let mut by: BTreeMap<u32, Vec<&Row>> = BTreeMap::new();
-    for r in rows
-        .iter()
-        .filter(|r| r.scheduler == label && r.sweep_value == x)
-    {
+    for r in select(rows, label, x) {
         by.entry(r.rep).or_default().push(r);
     }
     by.into_iter()
