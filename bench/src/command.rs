@@ -128,18 +128,18 @@ pub(crate) enum BenchCmd {
         json: bool,
     },
     /// A job's floor: its work done by a tight program in this process
-    /// with two threads, timed. The program reads the input files into
-    /// memory (from the page cache once they have been read; WordCount
-    /// maps them instead), counts the words or sorts the records there,
-    /// and writes the output the job
-    /// would (WordCount's `word<TAB>count` lines, the sorts' records in total
-    /// order) to one file with an fsync. scripts/bench.sh runs it on each
+    /// with two threads, timed. The program maps the input files (from the
+    /// page cache once they have been read), counts the words or sorts the
+    /// records in memory, and writes the output the job would
+    /// (WordCount's `word<TAB>count` lines, the sorts' records in total
+    /// order) into the directory --out, one part per thread
+    /// (`part-00000`, ...), each fsynced. scripts/bench.sh runs it on each
     /// job's input in the same run as the job and divides the job's time by
     /// it: the cost of the runtime on a machine whose speed moves between
     /// runs. No cluster needed.
     ///
     /// Example: mr fs get '/in/part-*' /tmp/in && mr bench floor --job
-    /// terasort --input /tmp/in/part-* --out /tmp/floor.out --json
+    /// terasort --input /tmp/in/part-* --out /tmp/floor-out --json
     Floor {
         /// wordcount, sort (total order) or terasort.
         #[arg(long, value_enum)]
@@ -148,8 +148,9 @@ pub(crate) enum BenchCmd {
         /// in path order, as `mr fs get '/in/part-*' DIR` writes them).
         #[arg(long, num_args = 1.., required = true)]
         input: Vec<PathBuf>,
-        /// The output file (created or truncated): the job's output parts
-        /// as one file.
+        /// The output directory (created if missing; `part-*` files already
+        /// in it replaced): the output's parts, read in name order the job's
+        /// output parts in order.
         #[arg(long)]
         out: PathBuf,
         /// Sort only: `kv` (length-prefixed records, `mr gen

@@ -5,24 +5,28 @@
 //! the same run on the same input says how much the runtime costs.
 //!
 //! The floor is purpose-written, not the job's map and reduce code (that is
-//! `mr local`): it reads the input files into memory (from the page cache),
-//! does the job's work there, and writes the output the job would write, with
-//! an fsync:
-//! - WordCount ([`count`]): the files mapped rather than read ([`mapped`]),
-//!   whitespace found 64 bytes at a time, a table of short words per
-//!   thread, merged.
-//! - Sort and TeraSort ([`sort`]): an index entry per record sorted with a
-//!   radix pass on the key's first 16 bits, the two threads each sorting one
-//!   side of a sampled median, then the records copied out in order.
+//! `mr local`): it maps the input files (from the page cache, as the
+//! workers map their blocks), does the job's work in memory, and writes
+//! the output the job would write into a directory of parts, each part
+//! fsynced by the thread that wrote it ([`write`]):
+//! - WordCount ([`count`]): the files mapped ([`mapped`]), whitespace found
+//!   64 bytes at a time, a table of short words per thread, merged.
+//! - Sort and TeraSort ([`sort`]): the files mapped into one range
+//!   ([`region`]; Sort's text lines are read into a buffer, [`input`]), an
+//!   index entry per record sorted with a radix pass on the key's first 16
+//!   bits, the two threads each sorting one side of a sampled median, then
+//!   the records copied out in order, each thread into its own part.
 //!
-//! Its output is the job's, byte for byte for the sorts (whose keys in
-//! the generated inputs are distinct; equal keys keep the input order here)
-//! and as a set of `word<TAB>count` lines for WordCount; bench.sh checks
-//! that on every run, and the tests below against the job's own code.
+//! Its output is the job's, byte for byte for the sorts once the parts are
+//! read in order (whose keys in the generated inputs are distinct; equal
+//! keys keep the input order here) and as a set of `word<TAB>count` lines
+//! for WordCount; bench.sh checks that on every run, and the tests below
+//! against the job's own code.
 
 pub mod count;
 pub mod input;
 pub mod mapped;
+pub mod region;
 pub mod sort;
 pub mod write;
 
@@ -77,6 +81,8 @@ pub enum FloorError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{}: exists and is not a directory (--out names the directory the output's parts go to)", .0.display())]
+    OutNotADir(PathBuf),
     #[error("no input file: give one or more with --input")]
     NoInput,
     #[error("{}: not a regular file (give the input's part files)", .0.display())]
@@ -112,11 +118,11 @@ pub struct FloorReport {
     pub output_records: u64,
     pub output_bytes: u64,
     pub output: PathBuf,
-    /// Reading the files into memory.
+    /// Mapping the files (reading them into memory for Sort's text lines).
     pub read_s: f64,
     /// Counting or sorting, in memory.
     pub work_s: f64,
-    /// Writing the output and its fsync.
+    /// Writing the output's parts and their fsyncs.
     pub write_s: f64,
     /// All of it, from the first open to the end of the fsync: the figure
     /// a job's `exec_time_s` is divided by.
@@ -146,53 +152,51 @@ impl FloorReport {
 }
 
 /// Does `job`'s work on `inputs` (read in the order given, as the job's
-/// parts in path order) and writes its output to `out`.
+/// parts in path order) and writes its output's parts into the directory
+/// `out`.
 pub fn run(job: FloorJob, inputs: &[PathBuf], out: &Path) -> Result<FloorReport, FloorError> {
     if job == FloorJob::WordCount {
         return run_wordcount(inputs, out);
     }
     let t0 = Instant::now();
-    let input = input::load(inputs, job.text())?;
+    let (read, mapped);
+    let (buf, files): (&[u8], &[(PathBuf, std::ops::Range<usize>)]) = if job.text() {
+        read = input::load(inputs, true)?;
+        (read.buf.as_slice(), &read.files)
+    } else {
+        mapped = region::Region::open(inputs)?;
+        (mapped.bytes(), &mapped.files)
+    };
+    let input_bytes = files.iter().map(|(_, r)| r.len() as u64).sum();
     let read_s = t0.elapsed().as_secs_f64();
-    let buf = input.buf.as_slice();
     let t1 = Instant::now();
     let (records, output_records, output_bytes, work_s);
     match job {
         FloorJob::WordCount => unreachable!("counted from the mapped files above"),
         FloorJob::TeraSort => {
-            let entries = sort::tera_entries(buf, &input.files)?;
+            let entries = sort::tera_entries(buf, files)?;
             records = entries.len() as u64;
             let parts = sort::sort_parts(entries, sort::tera_top16, |a, b| a.cmp(b));
             work_s = t1.elapsed().as_secs_f64();
             output_records = records;
-            output_bytes = write::write_parts(
-                out,
-                &parts,
-                |_| joblib::jobs::terasort::RECORD_LEN,
-                |e, o| o.extend_from_slice(sort::tera_record(buf, e)),
-            )?;
+            output_bytes = write::write_parts(out, &parts, |e, o| {
+                o.extend_from_slice(sort::tera_record(buf, e))
+            })?;
         }
         FloorJob::Sort { lines } => {
             let entries = if lines {
                 sort::line_entries(buf)
             } else {
-                sort::kv_entries(buf, &input.files)?
+                sort::kv_entries(buf, files)?
             };
             records = entries.len() as u64;
             let parts = sort::sort_parts(entries, sort::KeyEntry::top16, |a, b| a.order(b, buf));
             work_s = t1.elapsed().as_secs_f64();
             output_records = records;
             output_bytes = if lines {
-                write::write_parts(out, &parts, sort::KeyEntry::tab_line_len, |e, o| {
-                    e.push_tab_line(buf, o)
-                })?
+                write::write_parts(out, &parts, |e, o| e.push_tab_line(buf, o))?
             } else {
-                write::write_parts(
-                    out,
-                    &parts,
-                    |e| e.kv_record(buf).len(),
-                    |e, o| o.extend_from_slice(e.kv_record(buf)),
-                )?
+                write::write_parts(out, &parts, |e, o| o.extend_from_slice(e.kv_record(buf)))?
             };
         }
     }
@@ -202,7 +206,7 @@ pub fn run(job: FloorJob, inputs: &[PathBuf], out: &Path) -> Result<FloorReport,
         format: job.format(),
         threads: THREADS,
         input_files: inputs.len(),
-        input_bytes: input.file_bytes(),
+        input_bytes,
         records,
         output_records,
         output_bytes,
@@ -224,7 +228,7 @@ fn run_wordcount(inputs: &[PathBuf], out: &Path) -> Result<FloorReport, FloorErr
     let (counts, words) = count::count(&input.files());
     let text = count::render(&counts);
     let work_s = t1.elapsed().as_secs_f64();
-    let output_bytes = write::write_parts(out, &[text], |_| 1, |b, o| o.push(*b))?;
+    let output_bytes = write::write_parts(out, &[text], |b, o| o.push(*b))?;
     let exec_time_s = t0.elapsed().as_secs_f64();
     Ok(FloorReport {
         job: FloorJob::WordCount.name(),
@@ -296,6 +300,16 @@ mod tests {
             .collect()
     }
 
+    /// The floor's output: its parts read in order.
+    fn parts(dir: &Path) -> Vec<u8> {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        names.sort();
+        concat(&names)
+    }
+
     fn concat(paths: &[PathBuf]) -> Vec<u8> {
         paths
             .iter()
@@ -344,7 +358,7 @@ mod tests {
             (r.records, r.output_bytes, r.input_files),
             (3000, 300_000, 4)
         );
-        let got = std::fs::read(&out).unwrap();
+        let got = parts(&out);
         let (want, counters) = job_output("terasort", &JobParams::default(), &concat(&inputs));
         assert_eq!(got, want, "the same bytes as TeraSort's parts in order");
         let verdict = validate("teravalidate", JobParams::default(), &got, &counters);
@@ -359,7 +373,7 @@ mod tests {
         let inputs = generate(&d.0, "randomwriter", 400 << 10, 3);
         let out = d.0.join("out");
         let r = run(FloorJob::Sort { lines: false }, &inputs, &out).unwrap();
-        let got = std::fs::read(&out).unwrap();
+        let got = parts(&out);
         let mut params = JobParams::default();
         params.extra.insert("total_order".into(), "true".into());
         let (want, counters) = job_output("sort", &params, &concat(&inputs));
@@ -376,7 +390,7 @@ mod tests {
         let inputs = generate(&d.0, "randomtextwriter", 200 << 10, 3);
         let out = d.0.join("out");
         run(FloorJob::Sort { lines: true }, &inputs, &out).unwrap();
-        let got = std::fs::read(&out).unwrap();
+        let got = parts(&out);
         let mut params = JobParams {
             format_lines: true,
             ..Default::default()
@@ -411,7 +425,7 @@ mod tests {
                 })
                 .collect()
         };
-        let got = lines(&std::fs::read(&out).unwrap());
+        let got = lines(&parts(&out));
         let mut all = concat(&inputs[..2]);
         all.push(b'\n');
         all.extend(concat(&inputs[2..]));

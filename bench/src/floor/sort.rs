@@ -118,18 +118,23 @@ fn radix_then_compare<E: Copy>(
 }
 
 /// A TeraSort record's entry: its 10-byte key in the top 80 bits, its
-/// index in the input in the low 48, so that comparing entries compares keys
-/// (and, for equal keys, keeps the input order).
+/// byte offset in the input in the low 48, so that comparing entries
+/// compares keys (and, for equal keys, keeps the input order).
 pub type TeraEntry = u128;
 
-const INDEX_BITS: u32 = 48;
+const OFFSET_BITS: u32 = 48;
 
-/// The entries of the 100-byte records in `buf`, built by two threads.
-/// Every file must hold whole records, as TeraSort's reader demands.
+/// The entries of the 100-byte records of each file's range of `buf`,
+/// built by two threads. Every file must hold whole records, as
+/// TeraSort's reader demands.
 pub fn tera_entries(
     buf: &[u8],
     files: &[(PathBuf, Range<usize>)],
 ) -> Result<Vec<TeraEntry>, FloorError> {
+    // Each file's first entry: entry i of file f is the record at
+    // range.start + (i - first[f]) * RECORD_LEN.
+    let mut first = Vec::with_capacity(files.len() + 1);
+    first.push(0usize);
     for (path, r) in files {
         if r.len() % RECORD_LEN != 0 {
             return Err(FloorError::PartialRecord {
@@ -138,22 +143,28 @@ pub fn tera_entries(
                 len: RECORD_LEN,
             });
         }
+        if r.end as u64 >= 1 << OFFSET_BITS {
+            return Err(FloorError::TooManyRecords((r.end / RECORD_LEN) as u64));
+        }
+        first.push(first.last().expect("one at least") + r.len() / RECORD_LEN);
     }
-    let n = buf.len() / RECORD_LEN;
-    if n as u64 >= 1 << INDEX_BITS {
-        return Err(FloorError::TooManyRecords(n as u64));
-    }
-    let mut entries = vec![0u128; n];
-    let per = n.div_ceil(THREADS).max(1);
+    let mut entries = vec![0u128; *first.last().expect("one at least")];
+    let per = entries.len().div_ceil(THREADS).max(1);
+    let first = &first;
     std::thread::scope(|s| {
         for (t, chunk) in entries.chunks_mut(per).enumerate() {
             s.spawn(move || {
-                for (i, e) in chunk.iter_mut().enumerate() {
-                    let idx = t * per + i;
-                    let r = &buf[idx * RECORD_LEN..idx * RECORD_LEN + KEY_LEN];
+                let lo = t * per;
+                // The file holding entry `lo`: the last one starting at or before it.
+                let mut f = first.partition_point(|&x| x <= lo) - 1;
+                for (i, e) in (lo..).zip(chunk.iter_mut()) {
+                    while i >= first[f + 1] {
+                        f += 1;
+                    }
+                    let at = files[f].1.start + (i - first[f]) * RECORD_LEN;
                     let mut k = [0u8; 16];
-                    k[..KEY_LEN].copy_from_slice(r);
-                    *e = u128::from_be_bytes(k) | idx as u128;
+                    k[..KEY_LEN].copy_from_slice(&buf[at..at + KEY_LEN]);
+                    *e = u128::from_be_bytes(k) | at as u128;
                 }
             });
         }
@@ -167,8 +178,8 @@ pub fn tera_top16(e: &TeraEntry) -> u16 {
 
 /// The record an entry stands for.
 pub fn tera_record<'a>(buf: &'a [u8], e: &TeraEntry) -> &'a [u8] {
-    let idx = (e & ((1 << INDEX_BITS) - 1)) as usize;
-    &buf[idx * RECORD_LEN..(idx + 1) * RECORD_LEN]
+    let at = (e & ((1 << OFFSET_BITS) - 1)) as usize;
+    &buf[at..at + RECORD_LEN]
 }
 
 /// A Sort record's entry: the key's first 8 bytes (big-endian, zero-padded:
