@@ -126,10 +126,6 @@ impl Region {
         }
         unsafe { std::slice::from_raw_parts(self.base, self.len) }
     }
-
-    pub fn file_bytes(&self) -> u64 {
-        self.files.iter().map(|(_, r)| r.len() as u64).sum()
-    }
 }
 
 impl Drop for Region {
@@ -169,7 +165,6 @@ mod tests {
         }
         assert_eq!(r.files[1].1, page()..page());
         assert!(b[5..page()].iter().all(|&x| x == 0));
-        assert_eq!(r.file_bytes(), 10 + big.len() as u64);
         let err = Region::open(&[dir.join("missing")]).err().unwrap();
         assert!(err.to_string().contains("missing"), "{err}");
         assert!(matches!(Region::open(&[]), Err(FloorError::NoInput)));
