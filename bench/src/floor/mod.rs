@@ -9,7 +9,7 @@
 //! workers map their blocks), does the job's work in memory, and writes
 //! the output the job would write into a directory of parts, each part
 //! fsynced by the thread that wrote it ([`write`]):
-//! - WordCount ([`count`]): the files mapped ([`mapped`]), whitespace found
+//! - WordCount ([`count`]): the files mapped ([`region`]), whitespace found
 //!   64 bytes at a time, a table of short words per thread, merged.
 //! - Sort and TeraSort ([`sort`]): the files mapped into one range
 //!   ([`region`]; Sort's text lines are read into a buffer, [`input`]), an
@@ -25,7 +25,6 @@
 
 pub mod count;
 pub mod input;
-pub mod mapped;
 pub mod region;
 pub mod sort;
 pub mod write;
@@ -218,14 +217,14 @@ pub fn run(job: FloorJob, inputs: &[PathBuf], out: &Path) -> Result<FloorReport,
     })
 }
 
-/// WordCount counts from the mapped files (see [`mapped`]): its `read_s`
+/// WordCount counts from the mapped files (see [`region`]): its `read_s`
 /// is only the mapping, the page-cache reads happen while counting.
 fn run_wordcount(inputs: &[PathBuf], out: &Path) -> Result<FloorReport, FloorError> {
     let t0 = Instant::now();
-    let input = mapped::Mapped::open(inputs)?;
+    let input = region::Region::open(inputs)?;
     let read_s = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    let (counts, words) = count::count(&input.files());
+    let (counts, words) = count::count(&input.slices());
     let text = count::render(&counts);
     let work_s = t1.elapsed().as_secs_f64();
     let output_bytes = write::write_parts(out, &[text], |b, o| o.push(*b))?;
@@ -235,7 +234,7 @@ fn run_wordcount(inputs: &[PathBuf], out: &Path) -> Result<FloorReport, FloorErr
         format: FloorJob::WordCount.format(),
         threads: THREADS,
         input_files: inputs.len(),
-        input_bytes: input.bytes(),
+        input_bytes: input.files.iter().map(|(_, r)| r.len() as u64).sum(),
         records: words,
         output_records: counts.len() as u64,
         output_bytes,

@@ -1,4 +1,4 @@
-//! The sorts' floor input: every file mapped into one address range, each
+//! The floor's input: every file mapped into one address range, each
 //! at a page boundary, so that the sorts' index entries can keep one byte
 //! offset per record as they did over a buffer, without the buffer. Reading
 //! 1 GiB into a buffer faulted in fresh memory and copied every byte once
@@ -115,6 +115,12 @@ impl Region {
         Ok(region)
     }
 
+    /// Each file's bytes, in the order given (empty files too).
+    pub fn slices(&self) -> Vec<&[u8]> {
+        let b = self.bytes();
+        self.files.iter().map(|(_, r)| &b[r.clone()]).collect()
+    }
+
     /// The whole range: the files' bytes at their ranges, zeros between.
     pub fn bytes(&self) -> &[u8] {
         // SAFETY: every page of the range is mapped readable (each file's
@@ -159,6 +165,7 @@ mod tests {
             .collect();
         let r = Region::open(&paths).unwrap();
         let b = r.bytes();
+        assert_eq!(r.slices(), texts.to_vec());
         for ((_, range), want) in r.files.iter().zip(texts) {
             assert_eq!(range.start % page(), 0);
             assert_eq!(&b[range.clone()], want);
