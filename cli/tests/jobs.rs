@@ -181,6 +181,14 @@ fn terasort_output_is_sorted_and_a_permutation() {
     // (one per map and reduce) in place.
     let segments = v["maps"].as_u64().unwrap() * 3;
     assert_eq!(count(&v, "shuffle_segments_in_place"), segments, "{v}");
+    // A map that read its block from its own store wrote references into
+    // it rather than the records; one that read a cached copy may have.
+    let by_ref = count(&v, "map_outputs_by_reference");
+    let loc = |k: &str| v["locality"][k].as_u64().unwrap();
+    assert!(
+        by_ref >= loc("node_local") && by_ref <= loc("node_local") + loc("cache_local"),
+        "{v}"
+    );
     streamed_spools_what_memory_cannot_hold(&c, segments);
     slow_start_pushes_each_map_output(&c);
 }

@@ -105,6 +105,7 @@ impl From<proto::PartitionFile> for PartitionFile {
             offset: f.offset,
             len: f.len,
             crc32c: f.crc32c,
+            source: f.source.filter(|s| !s.is_empty()).map(Into::into),
         }
     }
 }
@@ -116,6 +117,7 @@ impl From<PartitionFile> for proto::PartitionFile {
             offset: f.offset,
             len: f.len,
             crc32c: f.crc32c,
+            source: f.source.map(|s| s.to_string_lossy().into_owned()),
         }
     }
 }

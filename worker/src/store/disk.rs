@@ -142,6 +142,17 @@ impl BlockStore {
         lock(&self.blocks).get(&id).copied()
     }
 
+    /// The file holding block `want`, if this store holds that very block
+    /// (length, CRC32C and generation): what a map output by reference
+    /// links to. Block files are never rewritten once in place.
+    pub fn file_of(&self, want: &BlockInfo) -> Option<PathBuf> {
+        let have = self.info(want.id)?;
+        let same = have.len == want.len
+            && have.crc32c == want.crc32c
+            && have.generation == want.generation;
+        (same && !self.is_corrupt(want.id)).then(|| self.data_path(want.id))
+    }
+
     pub fn len(&self) -> usize {
         lock(&self.blocks).len()
     }

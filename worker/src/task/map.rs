@@ -61,6 +61,14 @@ pub async fn run(
     crate::task::progress::bump();
     out.locality = level.as_str().to_string();
     let combiner = combiner_of(&code, &ctx.params);
+    // A built-in map's records may be slices of the block: its output can
+    // then point into the block's file rather than copy them.
+    let source_file = match &code {
+        Code::Builtin(_) if data.len() as u64 == input.block.len => {
+            runner.blocks().store().file_of(&input.block)
+        }
+        _ => None,
+    };
     let work = MapWork {
         runner,
         rt: tokio::runtime::Handle::current(),
@@ -68,6 +76,7 @@ pub async fn run(
         ext,
         ctx,
         data,
+        source_file,
         following: m.following,
         offset: m.input_offset,
         format,
@@ -183,6 +192,8 @@ struct MapWork {
     ext: Option<Attempt>,
     ctx: TaskCtx,
     data: bytes::Bytes,
+    /// The store's file of `data`, when it is one.
+    source_file: Option<PathBuf>,
     /// The blocks after this one, for the record that straddles its end.
     following: Vec<BlockLocation>,
     offset: u64,
@@ -236,7 +247,11 @@ impl MapWork {
             let spill = self.dir.join(format!("spill-{index}-{attempt}"));
             let buf =
                 MapOutputBuffer::new(spill, self.reducers, self.sort_buffer, self.combiner.take());
-            Sink::Buffer(buf.with_source(self.data.clone()))
+            let buf = buf.with_source(self.data.clone());
+            Sink::Buffer(match self.source_file.take() {
+                Some(f) => buf.with_source_file(f),
+                None => buf,
+            })
         };
         let mut records_out = 0u64;
         // Out of `self` while `put` reads it and `feed` borrows `self`.
@@ -357,6 +372,9 @@ impl MapWork {
         let spills = buf.spills();
         let path = output_path(&self.dir, self.task.index, self.task.attempt);
         let idx = buf.finish(&path).map_err(Failure::from_err)?;
+        if crate::task::mapout::refs::refs_path(&path).exists() {
+            self.ctx.count("map_outputs_by_reference", 1);
+        }
         if let Some((a, c)) = self
             .ext
             .as_ref()

@@ -3,6 +3,7 @@
 //! grouped by key. Runs are read through buffered readers, one record each
 //! at a time, so memory is bounded by the number of runs, not their size.
 
+use crate::task::mapout::refs::RefRun;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::io::{self, BufRead, ErrorKind, Read};
@@ -300,16 +301,37 @@ fn slice_head<'a>(rec: Option<(&'a [u8], &'a [u8])>) -> Option<SliceHead<'a>> {
     })
 }
 
+/// A sorted run held in memory, as [`merge_grouped_slices`] reads it.
+pub enum Run<'a> {
+    /// Encoded records (a map output file, a fetched segment).
+    Encoded(&'a [u8], usize),
+    /// References into a map's block (a map output by reference).
+    Refs(RefRun<'a>),
+}
+
+impl<'a> Run<'a> {
+    pub fn encoded(data: &'a [u8]) -> Self {
+        Run::Encoded(data, 0)
+    }
+
+    #[inline]
+    fn next_record(&mut self) -> io::Result<Option<(&'a [u8], &'a [u8])>> {
+        match self {
+            Run::Encoded(data, pos) => next_in(data, pos),
+            Run::Refs(r) => r.next_record(),
+        }
+    }
+}
+
 /// [`merge_grouped`] over runs held in memory (mapped files, fetched
-/// buffers): each record is parsed where it lies and handed on as slices,
-/// with no copy of a key or a value and no read call per field, through a
-/// [`LoserTree`]. The same order and grouping as `merge_grouped`, so the
-/// same output.
-pub fn merge_grouped_slices(runs: &[&[u8]], f: &mut GroupFn<'_>) -> io::Result<u64> {
-    let mut pos = vec![0usize; runs.len()];
+/// buffers, references into mapped blocks): each record is parsed where
+/// it lies and handed on as slices, with no copy of a key or a value and
+/// no read call per field, through a [`LoserTree`]. The same order and
+/// grouping as `merge_grouped`, so the same output.
+pub fn merge_grouped_slices(mut runs: Vec<Run<'_>>, f: &mut GroupFn<'_>) -> io::Result<u64> {
     let mut heads = Vec::with_capacity(runs.len());
-    for (run, data) in runs.iter().enumerate() {
-        heads.push(slice_head(next_in(data, &mut pos[run])?));
+    for run in runs.iter_mut() {
+        heads.push(slice_head(run.next_record()?));
     }
     let mut tree = LoserTree::new(heads);
     let mut n = 0;
@@ -324,7 +346,7 @@ pub fn merge_grouped_slices(runs: &[&[u8]], f: &mut GroupFn<'_>) -> io::Result<u
             cur = Some(key);
         }
         vals.push(value);
-        tree.replace_top(slice_head(next_in(runs[run], &mut pos[run])?));
+        tree.replace_top(slice_head(runs[run].next_record()?));
     }
     if let Some(k) = cur {
         f(k, &mut vals.drain(..))?;
@@ -411,8 +433,32 @@ mod tests {
                 Ok(())
             })
             .unwrap();
-            let slices: Vec<&[u8]> = runs.iter().map(|r| &r[..]).collect();
-            let nb = merge_grouped_slices(&slices, &mut |k, vals| {
+            // Every other run as references into a block of its records.
+            let as_refs: Vec<Option<(Vec<u8>, Vec<u8>)>> = runs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let mut recs = Vec::new();
+                    merge_records(vec![&r[..]], &mut |k, v| {
+                        recs.push((k.to_vec(), v.to_vec()));
+                        Ok(())
+                    })
+                    .unwrap();
+                    (i % 2 == 1).then(|| crate::task::mapout::refs::for_records(&recs))
+                })
+                .collect();
+            let slices: Vec<Run> = runs
+                .iter()
+                .zip(&as_refs)
+                .map(|(r, b)| match b {
+                    None => Run::encoded(r),
+                    Some((block, refs)) => Run::Refs(
+                        RefRun::new(crate::task::mapout::refs::Source { block, tail: &[] }, refs)
+                            .unwrap(),
+                    ),
+                })
+                .collect();
+            let nb = merge_grouped_slices(slices, &mut |k, vals| {
                 b.push((k.to_vec(), vals.map(<[u8]>::to_vec).collect()));
                 Ok(())
             })
@@ -427,7 +473,7 @@ mod tests {
         a.truncate(a.len() - 1);
         let e = merge_records(vec![&a[..]], &mut |_, _| Ok(())).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidData);
-        let e = merge_grouped_slices(&[&a[..]], &mut |_, _| Ok(())).unwrap_err();
+        let e = merge_grouped_slices(vec![Run::encoded(&a)], &mut |_, _| Ok(())).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidData);
     }
 }

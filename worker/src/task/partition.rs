@@ -16,12 +16,15 @@ pub struct PartitionRef {
 
 /// Where a partition lies: a byte range of a map's output file, and the
 /// CRC32C the map wrote for it (a worker of an older version sends none).
+/// With `source`, the range holds references into that block file
+/// (`crate::task::mapout::refs`) rather than records.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionFile {
     pub path: PathBuf,
     pub offset: u64,
     pub len: u64,
     pub crc32c: Option<u32>,
+    pub source: Option<PathBuf>,
 }
 
 /// One piece of a streamed partition; the first carries the CRC32C.

@@ -17,7 +17,8 @@
 use crate::task::code::{Code, TaskCode};
 use crate::task::external::{child, Attempt};
 use crate::task::feeds::Feed;
-use crate::task::merge::merge_grouped_slices;
+use crate::task::mapout::refs::{self, RefRun, Source};
+use crate::task::merge::{merge_grouped_slices, Run};
 use crate::task::outcome::{Failure, Outcome};
 use crate::task::part::put_options;
 use crate::task::part::OutputWriter;
@@ -54,6 +55,16 @@ enum Segment {
     },
     /// Fetched into memory under the budget.
     Mem(Vec<u8>),
+    /// A map's output by reference on this host: references in a file
+    /// (`path`, at `offset`, `len` bytes) into the map's `block`.
+    Refs {
+        path: PathBuf,
+        offset: u64,
+        len: u64,
+        block: PathBuf,
+        /// The records' bytes encoded: what the shuffle counts.
+        encoded: u64,
+    },
 }
 
 impl Segment {
@@ -61,6 +72,7 @@ impl Segment {
         match self {
             Segment::File { len, .. } => *len,
             Segment::Mem(v) => v.len() as u64,
+            Segment::Refs { encoded, .. } => *encoded,
         }
     }
 
@@ -96,8 +108,41 @@ impl Segment {
                 Ok(Mapped::File(m, skip..skip + *len as usize))
             }
             Segment::Mem(v) => Ok(Mapped::Mem(v)),
+            Segment::Refs {
+                path,
+                offset,
+                len,
+                block,
+                ..
+            } => {
+                let file = map_whole(path)?;
+                let range = usize::try_from(*offset)
+                    .ok()
+                    .zip(usize::try_from(*len).ok())
+                    .and_then(|(o, n)| Some(o..o.checked_add(n)?))
+                    .filter(|r| r.end <= file.len())
+                    .ok_or_else(|| {
+                        std::io::Error::new(
+                            std::io::ErrorKind::UnexpectedEof,
+                            format!("{} is shorter than its segment", path.display()),
+                        )
+                    })?;
+                Ok(Mapped::Refs {
+                    file,
+                    block: map_whole(block)?,
+                    range,
+                })
+            }
         }
     }
+}
+
+/// A whole file mapped and populated (a map's references file, the block
+/// they point into: the merge reads all of it).
+fn map_whole(path: &Path) -> std::io::Result<memmap2::Mmap> {
+    let f = std::fs::File::open(path)?;
+    // SAFETY: as for a segment's file: written once, never modified.
+    unsafe { memmap2::MmapOptions::new().populate().map(&f) }
 }
 
 /// The granularity of a mapping's file offset.
@@ -115,15 +160,41 @@ fn page_size() -> u64 {
 enum Mapped<'a> {
     File(memmap2::Mmap, std::ops::Range<usize>),
     Mem(&'a [u8]),
+    Refs {
+        file: memmap2::Mmap,
+        block: memmap2::Mmap,
+        range: std::ops::Range<usize>,
+    },
 }
 
 impl Mapped<'_> {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Mapped::File(m, r) => &m[r.clone()],
-            Mapped::Mem(b) => b,
-        }
+    fn run(&self) -> std::io::Result<Run<'_>> {
+        Ok(match self {
+            Mapped::File(m, r) => Run::encoded(&m[r.clone()]),
+            Mapped::Mem(b) => Run::encoded(b),
+            Mapped::Refs { file, block, range } => Run::Refs(RefRun::new(
+                Source::of_file(block, file)?,
+                &file[range.clone()],
+            )?),
+        })
     }
+
+    /// The segment's CRC32C and bytes as the shuffle moves them.
+    fn check(&self) -> std::io::Result<(u32, u64)> {
+        Ok(match self {
+            Mapped::File(m, r) => (crc32c::crc32c(&m[r.clone()]), r.len() as u64),
+            Mapped::Mem(b) => (crc32c::crc32c(b), b.len() as u64),
+            Mapped::Refs { file, block, range } => {
+                let c = refs::check(Source::of_file(block, file)?, &file[range.clone()])?;
+                (c.crc32c, c.encoded)
+            }
+        })
+    }
+}
+
+/// The runs of `mapped`, for one merge.
+fn runs<'a>(mapped: &'a [Mapped<'_>]) -> std::io::Result<Vec<Run<'a>>> {
+    mapped.iter().map(Mapped::run).collect()
 }
 
 /// The job's shuffle settings: `shuffle_memory=SIZE` bounds the
@@ -203,13 +274,17 @@ pub async fn run(
                 .map(Segment::map)
                 .collect::<std::io::Result<Vec<_>>>()
                 .map_err(Failure::from_err)?;
-            let runs: Vec<&[u8]> = mapped.iter().map(Mapped::bytes).collect();
             let (records_in, merge_s, reduce_s) = match (&code, &ext) {
-                (Code::Builtin(job), _) => {
-                    reduce_builtin(job.as_ref(), &mut ctx, &runs, &mut w, oformat, merge_start)?
-                }
+                (Code::Builtin(job), _) => reduce_builtin(
+                    job.as_ref(),
+                    &mut ctx,
+                    &mapped,
+                    &mut w,
+                    oformat,
+                    merge_start,
+                )?,
                 (Code::External(_), Some(a)) => {
-                    reduce_external(a, &mut ctx, &runs, &mut w, oformat)?
+                    reduce_external(a, &mut ctx, &mapped, &mut w, oformat)?
                 }
                 (Code::External(_), None) => unreachable!("prepared above"),
             };
@@ -281,7 +356,7 @@ async fn shuffle(
     for seg in &segments {
         let kind = match seg {
             Segment::File { path, .. } if path.starts_with(seg_dir) => "spooled",
-            Segment::File { .. } => "in_place",
+            Segment::File { .. } | Segment::Refs { .. } => "in_place",
             Segment::Mem(_) => "in_memory",
         };
         ctx.count(&format!("shuffle_segments_{kind}"), 1);
@@ -294,7 +369,7 @@ async fn shuffle(
 fn reduce_builtin(
     job: &dyn mrjob::Job,
     ctx: &mut TaskCtx,
-    runs: &[&[u8]],
+    mapped: &[Mapped<'_>],
     w: &mut OutputWriter,
     oformat: mrjob::OutputFormat,
     merge_start: std::time::Instant,
@@ -317,6 +392,7 @@ fn reduce_builtin(
     const REDUCE_SAMPLE: u64 = 32;
     let mut groups = 0u64;
     let mut sampled_s = 0.0;
+    let runs = runs(mapped).map_err(Failure::from_err)?;
     let records_in = merge_grouped_slices(runs, &mut |k, vals| {
         groups += 1;
         if groups % REDUCE_SAMPLE == 1 {
@@ -352,13 +428,13 @@ fn reduce_builtin(
 fn reduce_external(
     a: &Attempt,
     ctx: &mut TaskCtx,
-    runs: &[&[u8]],
+    mapped: &[Mapped<'_>],
     w: &mut OutputWriter,
     oformat: mrjob::OutputFormat,
 ) -> Result<(u64, f64, f64), Failure> {
     let start = std::time::Instant::now();
     let feed = |put: &mut dyn FnMut(&[u8], &[u8])| {
-        merge_grouped_slices(runs, &mut |k, vals| {
+        merge_grouped_slices(runs(mapped)?, &mut |k, vals| {
             for v in vals {
                 put(k, v);
             }
@@ -533,28 +609,61 @@ async fn locate(
     req: &PartitionRef,
     token: &bytes::Bytes,
 ) -> Result<Option<Segment>, DfsError> {
-    let (path, offset, len, crc) = if m.worker == runner.me().name {
-        let (p, info) = crate::edge::shuffle::locate(runner, req)
+    let (path, offset, len, crc, block) = if m.worker == runner.me().name {
+        let l = crate::edge::shuffle::locate(runner, req)
             .map_err(|e| DfsError::Invalid(e.to_string()))?;
-        (p, info.offset, info.len, Some(info.crc32c))
+        (
+            l.path,
+            l.part.offset,
+            l.part.len,
+            Some(l.part.crc32c),
+            l.source,
+        )
     } else {
         match crate::edge::peers::locate_partition(runner.dfs(), &m.addr, req, token).await? {
-            Some(f) => (f.path, f.offset, f.len, f.crc32c),
+            Some(f) => (f.path, f.offset, f.len, f.crc32c, f.source),
             None => return Ok(None),
         }
     };
-    let fits = std::fs::metadata(&path).is_ok_and(|md| md.is_file() && md.len() >= offset + len);
+    let fits = std::fs::metadata(&path).is_ok_and(|md| md.is_file() && md.len() >= offset + len)
+        && block
+            .as_ref()
+            .is_none_or(|b| std::fs::metadata(b).is_ok_and(|md| md.is_file()));
     if !fits {
         return Ok(None);
     }
-    let seg = Segment::File { path, offset, len };
+    let seg = match block {
+        None => Segment::File { path, offset, len },
+        Some(block) => Segment::Refs {
+            path,
+            offset,
+            len,
+            block,
+            encoded: 0,
+        },
+    };
     // The file is read here once (from the page cache the map just filled)
     // so that a bad segment fails the fetch, where it can be retried and
     // reported, rather than the merge.
     let seg = tokio::task::spawn_blocking(move || {
-        let got = seg.map().map(|m| crc32c::crc32c(m.bytes()))?;
-        check_segment(got, len, crc)?;
-        Ok::<_, DfsError>(seg)
+        let (got, n) = seg.map().and_then(|m| m.check())?;
+        check_segment(got, n, crc)?;
+        Ok::<_, DfsError>(match seg {
+            Segment::Refs {
+                path,
+                offset,
+                len,
+                block,
+                ..
+            } => Segment::Refs {
+                path,
+                offset,
+                len,
+                block,
+                encoded: n,
+            },
+            seg => seg,
+        })
     })
     .await
     .map_err(|e| DfsError::Invalid(e.to_string()))??;
@@ -766,6 +875,66 @@ mod tests {
         assert!(fetch_segment(&n, &want(3, 0), &m, &spool, &budget, true)
             .await
             .is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A map output by reference is read in place through its references;
+    /// a bit that rots in the block it points into fails the fetch, naming
+    /// the map, as a rotten output file does.
+    #[tokio::test]
+    async fn a_rotten_block_under_references_fails_the_fetch_naming_its_map() {
+        let (n, dir) = node("refrot");
+        let jd = n.job_dir(4);
+        std::fs::create_dir_all(&jd).unwrap();
+        let block: Vec<u8> = (0..200u32)
+            .flat_map(|i| format!("k{:03}v", (i * 37) % 200).into_bytes())
+            .collect();
+        let file = dir.join("blk_9");
+        std::fs::write(&file, &block).unwrap();
+        let data = bytes::Bytes::from(block.clone());
+        let mut b = MapOutputBuffer::new(jd.join("spills"), 2, 1 << 16, None)
+            .with_source(data.clone())
+            .with_source_file(file.clone());
+        for r in data.chunks(5) {
+            b.add(u32::from(r[3] % 2), &r[..4], &r[4..]).unwrap();
+        }
+        let out = crate::task::mapout::output_path(&jd, 6, 0);
+        b.finish(&out).unwrap();
+        let m = MapOutputLocation {
+            map_index: 6,
+            attempt: 0,
+            worker: "w1".into(),
+            addr: "127.0.0.1:2".into(),
+        };
+        let budget = Budget(AtomicU64::new(1 << 20));
+        let spool = dir.join("spool");
+        let seg = fetch_segment(&n, &want(4, 1), &m, &spool, &budget, true)
+            .await
+            .unwrap();
+        assert!(matches!(seg, Segment::Refs { .. }));
+        let mut keys = Vec::new();
+        let mapped = [seg.map().unwrap()];
+        merge_grouped_slices(runs(&mapped).unwrap(), &mut |k, vals| {
+            keys.extend(vals.map(|_| k.to_vec()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seg.len(), keys.len() as u64 * 13);
+        assert!(keys.len() > 50 && keys.windows(2).all(|w| w[0] <= w[1]));
+        let mut rotten = block.clone();
+        rotten[block.len() - 1] ^= 0x20;
+        // Rewritten in place: the link in the job's directory is the same file.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&file)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, &rotten))
+            .unwrap();
+        let f = match fetch_segment(&n, &want(4, 1), &m, &spool, &budget, true).await {
+            Ok(_) => panic!("a rotten block was merged"),
+            Err(f) => f,
+        };
+        assert_eq!(f.fetch_failed_map, Some(6));
+        assert!(f.msg.contains("CRC32C"), "{}", f.msg);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -12,6 +12,13 @@ pub fn output_path(dir: &Path, index: u32, attempt: u32) -> PathBuf {
     dir.join(format!("map-{index}-{attempt}.out"))
 }
 
+/// The index file of the map output `out` (`.index` appended).
+pub fn index_path(out: &Path) -> PathBuf {
+    let mut p = out.as_os_str().to_owned();
+    p.push(".index");
+    PathBuf::from(p)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PartInfo {
     pub offset: u64,

@@ -17,11 +17,12 @@
 
 mod entry;
 mod index;
+pub mod refs;
 
 use crate::task::merge::{key_prefix, merge_grouped, merge_records};
 use bytes::Bytes;
 use entry::*;
-pub use index::{output_path, MapOutputIndex, PartInfo, INDEX_ENTRY};
+pub use index::{index_path, output_path, MapOutputIndex, PartInfo, INDEX_ENTRY};
 use joblib::jobs::formats::kv_encode;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -59,6 +60,9 @@ pub struct MapOutputBuffer {
     /// a record is placed there only past it, so that the order of
     /// offsets is the order of emission.
     source_next: usize,
+    /// The store's file of the source block, if it is one: the output
+    /// may then be references into it ([`refs`]).
+    source_file: Option<PathBuf>,
 }
 
 fn put_record(w: &mut impl Write, k: &[u8], v: &[u8]) -> io::Result<u64> {
@@ -146,7 +150,19 @@ impl MapOutputBuffer {
             spills: Vec::new(),
             source: Bytes::new(),
             source_next: 0,
+            source_file: None,
         }
+    }
+
+    /// Names the file whose bytes the source block is (a block file of
+    /// the store, immutable): if every record turns out to lie in the
+    /// source, [`MapOutputBuffer::finish`] writes references into it
+    /// rather than the records ([`refs`]).
+    pub fn with_source_file(mut self, file: PathBuf) -> Self {
+        if !self.source.is_empty() {
+            self.source_file = Some(file);
+        }
+        self
     }
 
     /// Indexes the records [`MapOutputBuffer::add`] is given as slices of
@@ -420,13 +436,72 @@ impl MapOutputBuffer {
         Ok(())
     }
 
-    /// Writes the final sorted output `out` and its index (`out.index`).
-    pub fn finish(mut self, out: &Path) -> io::Result<MapOutputIndex> {
-        let index_path = {
-            let mut p = out.as_os_str().to_owned();
-            p.push(".index");
-            PathBuf::from(p)
+    /// Writes the references output of `out` (`out.refs`, `out.src`,
+    /// see [`refs`]) if the buffer can be one: nothing spilled, no
+    /// combiner, at most [`refs::MAX_TAIL`] bytes of records copied into
+    /// the arena (the one running into the next block), and the source's
+    /// file linked into place. `None`: write the records.
+    fn finish_by_ref(&mut self, out: &Path) -> io::Result<Option<MapOutputIndex>> {
+        let Some(file) = &self.source_file else {
+            return Ok(None);
         };
+        if !self.spills.is_empty() || self.combiner.is_some() || self.arena.len() > refs::MAX_TAIL {
+            return Ok(None);
+        }
+        let src = refs::source_path(out);
+        let _ = fs::remove_file(&src);
+        if let Err(e) = fs::hard_link(file, &src) {
+            // Another file system, or links not allowed: copy the records.
+            tracing::debug!(from = %file.display(), "map output by reference refused: {e}");
+            return Ok(None);
+        }
+        self.sort();
+        let head = refs::header_len(self.arena.len());
+        let mut bytes = Vec::with_capacity(head + self.index.len() * refs::REF_BYTES);
+        bytes.extend_from_slice(&(self.arena.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&self.arena);
+        let source = refs::Source {
+            block: &self.source,
+            tail: &self.arena,
+        };
+        let mut parts = vec![PartInfo::default(); self.partitions as usize];
+        let mut i = 0;
+        while i < self.index.len() {
+            let p = self.index[i].part() as usize;
+            let start = bytes.len();
+            while i < self.index.len() && self.index[i].part() as usize == p {
+                refs::Ref::of(&self.index[i]).put(&mut bytes);
+                i += 1;
+            }
+            let c = refs::check(source, &bytes[start..])?;
+            parts[p] = PartInfo {
+                offset: start as u64,
+                len: (bytes.len() - start) as u64,
+                records: c.records,
+                crc32c: c.crc32c,
+            };
+        }
+        let mut end = head as u64;
+        for p in parts.iter_mut() {
+            if p.len == 0 {
+                p.offset = end;
+            }
+            end = p.offset + p.len;
+        }
+        fs::write(refs::refs_path(out), &bytes)?;
+        Ok(Some(MapOutputIndex { parts }))
+    }
+
+    /// Writes the final sorted output `out` and its index (`out.index`):
+    /// the records, or references to them in the source block
+    /// ([`refs`]).
+    pub fn finish(mut self, out: &Path) -> io::Result<MapOutputIndex> {
+        let index_path = index_path(out);
+        if let Some(idx) = self.finish_by_ref(out)? {
+            idx.write(&index_path)?;
+            let _ = fs::remove_dir(&self.dir);
+            return Ok(idx);
+        }
         let expected = if self.combiner.is_some() {
             0
         } else {
@@ -702,6 +777,67 @@ mod tests {
                         "{tag} partition {p}"
                     );
                 }
+            }
+        }
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// An identity map over a block file writes references, not records:
+    /// each partition read back through them is its records stably sorted,
+    /// the one record copied (as the record running into the next block
+    /// is) included from the tail, and the block is linked, not copied.
+    /// Without the block's file, the records are written as before.
+    #[test]
+    fn an_identity_maps_output_is_references_into_its_block() {
+        let d = tmp("byref");
+        let block: Vec<u8> = (0..3000u32)
+            .flat_map(|i| {
+                let mut r = format!("k{:02}", (i * 7919) % 53).into_bytes();
+                r.extend_from_slice(&i.to_be_bytes());
+                r
+            })
+            .collect();
+        let file = d.join("blk_1");
+        fs::write(&file, &block).unwrap();
+        let data = Bytes::from(fs::read(&file).unwrap());
+        for (linked, tag) in [(true, "linked"), (false, "copied")] {
+            let src_file = if linked { file.clone() } else { d.join("none") };
+            let mut b = MapOutputBuffer::new(d.join(tag), 3, 1 << 20, None)
+                .with_source(data.clone())
+                .with_source_file(src_file);
+            let mut want = Vec::new();
+            for r in data.chunks(7) {
+                let p = u32::from(r[2] % 3);
+                b.add(p, &r[..3], &r[3..]).unwrap();
+                want.push((p, r[..3].to_vec(), r[3..].to_vec()));
+            }
+            b.add(1, b"k17", b"tail").unwrap();
+            want.push((1, b"k17".to_vec(), b"tail".to_vec()));
+            let out = d.join(format!("{tag}.out"));
+            let idx = b.finish(&out).unwrap();
+            assert_eq!(MapOutputIndex::read(&index_path(&out)).unwrap(), idx);
+            assert_eq!(out.exists(), !linked, "{tag}");
+            assert_eq!(refs::refs_path(&out).exists(), linked, "{tag}");
+            for p in 0..3u32 {
+                let part = idx.parts[p as usize];
+                let got = if linked {
+                    let src = fs::read(refs::source_path(&out)).unwrap();
+                    assert_eq!(src, block);
+                    let f = fs::read(refs::refs_path(&out)).unwrap();
+                    let source = refs::Source::of_file(&src, &f).unwrap();
+                    let these = &f[part.offset as usize..(part.offset + part.len) as usize];
+                    let c = refs::check(source, these).unwrap();
+                    assert_eq!((c.crc32c, c.records), (part.crc32c, part.records));
+                    let mut run = refs::RefRun::new(source, these).unwrap();
+                    let mut v = Vec::new();
+                    while let Some((k, val)) = run.next_record().unwrap() {
+                        v.push((k.to_vec(), val.to_vec()));
+                    }
+                    v
+                } else {
+                    read_part(&out, part)
+                };
+                assert_eq!(got, sorted_part(&want, p), "{tag} partition {p}");
             }
         }
         fs::remove_dir_all(&d).unwrap();
