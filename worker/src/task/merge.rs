@@ -328,7 +328,7 @@ impl<'a> Run<'a> {
 /// it lies and handed on as slices, with no copy of a key or a value and
 /// no read call per field, through a [`LoserTree`]. The same order and
 /// grouping as `merge_grouped`, so the same output.
-pub fn merge_grouped_slices(mut runs: Vec<Run<'_>>, f: &mut GroupFn<'_>) -> io::Result<u64> {
+pub fn merge_grouped_slices(runs: &mut [Run<'_>], f: &mut GroupFn<'_>) -> io::Result<u64> {
     let mut heads = Vec::with_capacity(runs.len());
     for run in runs.iter_mut() {
         heads.push(slice_head(run.next_record()?));
@@ -447,23 +447,29 @@ mod tests {
                     (i % 2 == 1).then(|| crate::task::mapout::refs::for_records(&recs))
                 })
                 .collect();
-            let slices: Vec<Run> = runs
+            let mut slices: Vec<Run> = runs
                 .iter()
                 .zip(&as_refs)
                 .map(|(r, b)| match b {
                     None => Run::encoded(r),
-                    Some((block, refs)) => Run::Refs(
-                        RefRun::new(crate::task::mapout::refs::Source { block, tail: &[] }, refs)
-                            .unwrap(),
-                    ),
+                    Some((block, refs)) => {
+                        let src = crate::task::mapout::refs::Source { block, tail: &[] };
+                        let sum = crate::task::mapout::refs::check(src, refs).unwrap().crc32c;
+                        Run::Refs(RefRun::new(src, refs, sum).unwrap())
+                    }
                 })
                 .collect();
-            let nb = merge_grouped_slices(slices, &mut |k, vals| {
+            let nb = merge_grouped_slices(&mut slices, &mut |k, vals| {
                 b.push((k.to_vec(), vals.map(<[u8]>::to_vec).collect()));
                 Ok(())
             })
             .unwrap();
             assert_eq!((na, &a), (nb, &b));
+            for r in &slices {
+                if let Run::Refs(r) = r {
+                    r.verify().unwrap();
+                }
+            }
         }
     }
 
@@ -473,7 +479,7 @@ mod tests {
         a.truncate(a.len() - 1);
         let e = merge_records(vec![&a[..]], &mut |_, _| Ok(())).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidData);
-        let e = merge_grouped_slices(vec![Run::encoded(&a)], &mut |_, _| Ok(())).unwrap_err();
+        let e = merge_grouped_slices(&mut [Run::encoded(&a)], &mut |_, _| Ok(())).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidData);
     }
 }

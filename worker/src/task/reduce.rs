@@ -18,7 +18,7 @@ use crate::task::code::{Code, TaskCode};
 use crate::task::external::{child, Attempt};
 use crate::task::feeds::Feed;
 use crate::task::mapout::refs::{self, RefRun, Source};
-use crate::task::merge::{merge_grouped_slices, Run};
+use crate::task::merge::{merge_grouped_slices, GroupFn, Run};
 use crate::task::outcome::{Failure, Outcome};
 use crate::task::part::put_options;
 use crate::task::part::OutputWriter;
@@ -55,13 +55,16 @@ enum Segment {
     },
     /// Fetched into memory under the budget.
     Mem(Vec<u8>),
-    /// A map's output by reference on this host: references in a file
-    /// (`path`, at `offset`, `len` bytes) into the map's `block`.
+    /// Map `map`'s output by reference on this host: references in a
+    /// file (`path`, at `offset`, `len` bytes) into the map's `block`,
+    /// whose records' CRC32Cs sum to `sum`.
     Refs {
+        map: u32,
         path: PathBuf,
         offset: u64,
         len: u64,
         block: PathBuf,
+        sum: u32,
         /// The records' bytes encoded: what the shuffle counts.
         encoded: u64,
     },
@@ -109,10 +112,12 @@ impl Segment {
             }
             Segment::Mem(v) => Ok(Mapped::Mem(v)),
             Segment::Refs {
+                map,
                 path,
                 offset,
                 len,
                 block,
+                sum,
                 ..
             } => {
                 let file = map_whole(path)?;
@@ -128,9 +133,11 @@ impl Segment {
                         )
                     })?;
                 Ok(Mapped::Refs {
+                    map: *map,
                     file,
                     block: map_whole(block)?,
                     range,
+                    sum: *sum,
                 })
             }
         }
@@ -161,9 +168,11 @@ enum Mapped<'a> {
     File(memmap2::Mmap, std::ops::Range<usize>),
     Mem(&'a [u8]),
     Refs {
+        map: u32,
         file: memmap2::Mmap,
         block: memmap2::Mmap,
         range: std::ops::Range<usize>,
+        sum: u32,
     },
 }
 
@@ -172,29 +181,41 @@ impl Mapped<'_> {
         Ok(match self {
             Mapped::File(m, r) => Run::encoded(&m[r.clone()]),
             Mapped::Mem(b) => Run::encoded(b),
-            Mapped::Refs { file, block, range } => Run::Refs(RefRun::new(
+            Mapped::Refs {
+                file,
+                block,
+                range,
+                sum,
+                ..
+            } => Run::Refs(RefRun::new(
                 Source::of_file(block, file)?,
                 &file[range.clone()],
+                *sum,
             )?),
-        })
-    }
-
-    /// The segment's CRC32C and bytes as the shuffle moves them.
-    fn check(&self) -> std::io::Result<(u32, u64)> {
-        Ok(match self {
-            Mapped::File(m, r) => (crc32c::crc32c(&m[r.clone()]), r.len() as u64),
-            Mapped::Mem(b) => (crc32c::crc32c(b), b.len() as u64),
-            Mapped::Refs { file, block, range } => {
-                let c = refs::check(Source::of_file(block, file)?, &file[range.clone()])?;
-                (c.crc32c, c.encoded)
-            }
         })
     }
 }
 
-/// The runs of `mapped`, for one merge.
-fn runs<'a>(mapped: &'a [Mapped<'_>]) -> std::io::Result<Vec<Run<'a>>> {
-    mapped.iter().map(Mapped::run).collect()
+/// Merges the segments into `f`, then checks each one by reference
+/// against its map's sum (its records were read by the merge, and summed
+/// as they went by): a rotten one fails the reduce, naming its map, so
+/// the master re-runs that map, and what the merge wrote is not kept.
+fn merge_segments(mapped: &[Mapped<'_>], f: &mut GroupFn<'_>) -> Result<u64, Failure> {
+    let mut runs = mapped
+        .iter()
+        .map(Mapped::run)
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(Failure::from_err)?;
+    let n = merge_grouped_slices(&mut runs, f).map_err(Failure::from_err)?;
+    for (m, r) in mapped.iter().zip(&runs) {
+        if let (Mapped::Refs { map, .. }, Run::Refs(r)) = (m, r) {
+            r.verify().map_err(|e| Failure {
+                msg: format!("map {map}'s output: {e}"),
+                fetch_failed_map: Some(*map),
+            })?;
+        }
+    }
+    Ok(n)
 }
 
 /// The job's shuffle settings: `shuffle_memory=SIZE` bounds the
@@ -392,8 +413,7 @@ fn reduce_builtin(
     const REDUCE_SAMPLE: u64 = 32;
     let mut groups = 0u64;
     let mut sampled_s = 0.0;
-    let runs = runs(mapped).map_err(Failure::from_err)?;
-    let records_in = merge_grouped_slices(runs, &mut |k, vals| {
+    let records_in = merge_segments(mapped, &mut |k, vals| {
         groups += 1;
         if groups % REDUCE_SAMPLE == 1 {
             crate::task::progress::bump();
@@ -404,8 +424,7 @@ fn reduce_builtin(
             job.reduce(ctx, k, vals, &mut emit);
         }
         Ok(())
-    })
-    .map_err(Failure::from_err)?;
+    })?;
     let (t, b0) = (std::time::Instant::now(), blocked.get());
     job.reduce_finish(ctx, &mut emit);
     let whole_s = (t.elapsed().as_secs_f64() - (blocked.get() - b0)).max(0.0) + blocked.get();
@@ -434,7 +453,7 @@ fn reduce_external(
 ) -> Result<(u64, f64, f64), Failure> {
     let start = std::time::Instant::now();
     let feed = |put: &mut dyn FnMut(&[u8], &[u8])| {
-        merge_grouped_slices(runs(mapped)?, &mut |k, vals| {
+        merge_segments(mapped, &mut |k, vals| {
             for v in vals {
                 put(k, v);
             }
@@ -464,8 +483,7 @@ fn reduce_external(
             }
             n
         }
-    }
-    .map_err(Failure::from_err)?;
+    }?;
     Ok((records_in, 0.0, start.elapsed().as_secs_f64()))
 }
 
@@ -632,42 +650,48 @@ async fn locate(
     if !fits {
         return Ok(None);
     }
-    let seg = match block {
-        None => Segment::File { path, offset, len },
-        Some(block) => Segment::Refs {
-            path,
-            offset,
-            len,
-            block,
-            encoded: 0,
-        },
-    };
-    // The file is read here once (from the page cache the map just filled)
-    // so that a bad segment fails the fetch, where it can be retried and
-    // reported, rather than the merge.
-    let seg = tokio::task::spawn_blocking(move || {
-        let (got, n) = seg.map().and_then(|m| m.check())?;
-        check_segment(got, n, crc)?;
-        Ok::<_, DfsError>(match seg {
-            Segment::Refs {
-                path,
-                offset,
-                len,
-                block,
-                ..
-            } => Segment::Refs {
-                path,
-                offset,
-                len,
-                block,
-                encoded: n,
-            },
-            seg => seg,
+    let Some(block) = block else {
+        // The file is read here once (from the page cache the map just
+        // filled) so that a bad segment fails the fetch, where it can be
+        // retried and reported, rather than the merge.
+        let seg = Segment::File { path, offset, len };
+        return tokio::task::spawn_blocking(move || {
+            let got = seg.map().map(|m| match &m {
+                Mapped::File(f, r) => crc32c::crc32c(&f[r.clone()]),
+                Mapped::Mem(b) => crc32c::crc32c(b),
+                Mapped::Refs { .. } => unreachable!("a file segment maps to bytes"),
+            })?;
+            check_segment(got, len, crc)?;
+            Ok::<_, DfsError>(Some(seg))
         })
+        .await
+        .map_err(|e| DfsError::Invalid(e.to_string()))?;
+    };
+    // By reference: the merge checks the records as it reads them
+    // (`merge_segments`); here only that the references are whole, and
+    // what they will move.
+    let sum =
+        crc.ok_or_else(|| DfsError::Invalid("references came without the map's sum".into()))?;
+    let refs = path.clone();
+    let (_, encoded) = tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = std::fs::File::open(&refs)?;
+        f.seek(SeekFrom::Start(offset))?;
+        let mut b = Vec::new();
+        f.take(len).read_to_end(&mut b)?;
+        refs::encoded_len(&b)
     })
     .await
     .map_err(|e| DfsError::Invalid(e.to_string()))??;
-    Ok(Some(seg))
+    Ok(Some(Segment::Refs {
+        map: m.map_index,
+        path,
+        offset,
+        len,
+        block,
+        sum,
+        encoded,
+    }))
 }
 
 /// Whether a fetched segment of `len` bytes whose CRC32C is `got` is the
@@ -879,10 +903,10 @@ mod tests {
     }
 
     /// A map output by reference is read in place through its references;
-    /// a bit that rots in the block it points into fails the fetch, naming
-    /// the map, as a rotten output file does.
+    /// a bit that rots in the block it points into fails the merge that
+    /// read it, naming the map, as a rotten output file fails its fetch.
     #[tokio::test]
-    async fn a_rotten_block_under_references_fails_the_fetch_naming_its_map() {
+    async fn a_rotten_block_under_references_fails_the_merge_naming_its_map() {
         let (n, dir) = node("refrot");
         let jd = n.job_dir(4);
         std::fs::create_dir_all(&jd).unwrap();
@@ -908,31 +932,35 @@ mod tests {
         };
         let budget = Budget(AtomicU64::new(1 << 20));
         let spool = dir.join("spool");
+        let merged = |seg: &Segment| {
+            let mut keys = Vec::new();
+            let mapped = [seg.map().unwrap()];
+            merge_segments(&mapped, &mut |k, vals| {
+                keys.extend(vals.map(|_| k.to_vec()));
+                Ok(())
+            })
+            .map(|_| keys)
+        };
         let seg = fetch_segment(&n, &want(4, 1), &m, &spool, &budget, true)
             .await
             .unwrap();
         assert!(matches!(seg, Segment::Refs { .. }));
-        let mut keys = Vec::new();
-        let mapped = [seg.map().unwrap()];
-        merge_grouped_slices(runs(&mapped).unwrap(), &mut |k, vals| {
-            keys.extend(vals.map(|_| k.to_vec()));
-            Ok(())
-        })
-        .unwrap();
+        let keys = merged(&seg).unwrap();
         assert_eq!(seg.len(), keys.len() as u64 * 13);
         assert!(keys.len() > 50 && keys.windows(2).all(|w| w[0] <= w[1]));
         let mut rotten = block.clone();
-        rotten[block.len() - 1] ^= 0x20;
+        let at = block.len() - 1 - 5 * usize::from(block[block.len() - 2] % 2 == 0);
+        rotten[at] ^= 0x20;
         // Rewritten in place: the link in the job's directory is the same file.
         std::fs::OpenOptions::new()
             .write(true)
             .open(&file)
             .and_then(|mut f| std::io::Write::write_all(&mut f, &rotten))
             .unwrap();
-        let f = match fetch_segment(&n, &want(4, 1), &m, &spool, &budget, true).await {
-            Ok(_) => panic!("a rotten block was merged"),
-            Err(f) => f,
-        };
+        let seg = fetch_segment(&n, &want(4, 1), &m, &spool, &budget, true)
+            .await
+            .unwrap();
+        let f = merged(&seg).expect_err("a rotten block was merged");
         assert_eq!(f.fetch_failed_map, Some(6));
         assert!(f.msg.contains("CRC32C"), "{}", f.msg);
         let _ = std::fs::remove_dir_all(&dir);

@@ -15,12 +15,19 @@
 //! has [`IN_TAIL`] set in its offset. A map whose copied records pass
 //! [`MAX_TAIL`] writes its records as before.
 //!
-//! A partition's CRC32C runs over each reference followed by the bytes it
-//! points at (key, the gap, value), in order: a flipped bit in either file
-//! fails the check. The reducer on the same host merges through the
-//! references where they lie ([`RefRun`]); a remote reducer is sent the
-//! records encoded as any map output's ([`encode`]), with the CRC32C of
-//! what was sent, after the sender checked the map's.
+//! A partition's checksum (in the index's CRC32C field) is the wrapping sum
+//! of its records' CRC32Cs, each over the reference followed by the bytes
+//! it points at (key, gap, value): a flipped bit in either file changes
+//! it. A sum rather than one CRC32C over the partition in key order, so
+//! that it costs no pass of its own: the map sums in the block's order,
+//! reading the block front to back (a pass in key order jumps all over
+//! it, a TLB miss a record), and the reducer as its merge reads each
+//! record anyway ([`RefRun::verify`] after the merge). What a sum misses
+//! and a CRC would not, whole references swapped, no flipped bit does.
+//! The reducer on the same host merges through the references where they
+//! lie ([`RefRun`]); a remote reducer is sent the records encoded as any
+//! map output's ([`encode`]), with the CRC32C of what was sent, after the
+//! sender checked the map's sum.
 
 use super::entry::SOURCE_KEY;
 use super::entry::{prefetch, Entry};
@@ -116,9 +123,22 @@ impl Ref {
     }
 
     pub(super) fn put(&self, b: &mut Vec<u8>) {
-        b.extend_from_slice(&self.offset.to_le_bytes());
-        b.extend_from_slice(&self.klen.to_le_bytes());
-        b.extend_from_slice(&self.vlen.to_le_bytes());
+        b.extend_from_slice(&self.bytes());
+    }
+
+    pub(super) fn bytes(&self) -> [u8; REF_BYTES] {
+        let mut b = [0u8; REF_BYTES];
+        b[..4].copy_from_slice(&self.offset.to_le_bytes());
+        b[4..8].copy_from_slice(&self.klen.to_le_bytes());
+        b[8..].copy_from_slice(&self.vlen.to_le_bytes());
+        b
+    }
+
+    /// The record's CRC32C, over its reference `bytes` (this one's) and
+    /// the bytes it points at in `src`: what a partition's sum adds up.
+    pub(super) fn crc(&self, bytes: &[u8], src: Source<'_>) -> io::Result<u32> {
+        let (span, _) = self.span(src)?;
+        Ok(crc32c::crc32c_append(crc32c::crc32c(bytes), span))
     }
 
     fn get(b: &[u8]) -> Ref {
@@ -156,6 +176,11 @@ impl Ref {
         Ok((&rec[..key], &rec[v..]))
     }
 
+    /// The bytes of the record encoded as a map output's.
+    fn encoded(&self) -> u64 {
+        8 + u64::from(self.klen & SOURCE_KEY as u32) + u64::from(self.vlen)
+    }
+
     fn prefetch(&self, src: Source<'_>) {
         let (src, k) = src.home(self.offset);
         if let Some(b) = src.get(k) {
@@ -178,25 +203,36 @@ fn bad_len(n: usize) -> io::Error {
 }
 
 /// One partition's references, as the merge reads them: each record a
-/// pair of slices of the block, nothing copied.
+/// pair of slices of the block, nothing copied, and its CRC32C added to
+/// the partition's sum as it goes by.
 pub struct RefRun<'a> {
     src: Source<'a>,
     refs: &'a [u8],
     at: usize,
+    sum: u32,
+    want: u32,
 }
 
 impl<'a> RefRun<'a> {
-    pub fn new(src: Source<'a>, refs: &'a [u8]) -> io::Result<Self> {
+    /// The run of `refs` into `src`, whose sum the map's index gives as
+    /// `want`.
+    pub fn new(src: Source<'a>, refs: &'a [u8], want: u32) -> io::Result<Self> {
         if !refs.len().is_multiple_of(REF_BYTES) {
             return Err(bad_len(refs.len()));
         }
-        Ok(RefRun { src, refs, at: 0 })
+        Ok(RefRun {
+            src,
+            refs,
+            at: 0,
+            sum: 0,
+            want,
+        })
     }
 
     /// The next record; `None` at the end of the partition.
     #[inline]
     pub fn next_record(&mut self) -> io::Result<Option<(&'a [u8], &'a [u8])>> {
-        let Some(r) = self.refs.get(self.at..self.at + REF_BYTES) else {
+        let Some(b) = self.refs.get(self.at..self.at + REF_BYTES) else {
             return Ok(None);
         };
         let ahead = self.at + AHEAD * REF_BYTES;
@@ -204,15 +240,48 @@ impl<'a> RefRun<'a> {
             Ref::get(a).prefetch(self.src);
         }
         self.at += REF_BYTES;
-        Ref::get(r).record(self.src).map(Some)
+        let r = Ref::get(b);
+        self.sum = self.sum.wrapping_add(r.crc(b, self.src)?);
+        r.record(self.src).map(Some)
     }
+
+    /// Whether every record was read and they add up to the map's sum:
+    /// the merge's records were the ones the map wrote. The merge's output
+    /// must not be kept otherwise.
+    pub fn verify(&self) -> io::Result<()> {
+        if self.at < self.refs.len() {
+            return Err(io::Error::other("map output references not all read"));
+        }
+        if self.sum != self.want {
+            return Err(io::Error::new(
+                ErrorKind::InvalidData,
+                format!(
+                    "map output by reference sums to CRC32C {:#010x}, the map wrote {:#010x}",
+                    self.sum, self.want
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The records of a partition's references and their bytes encoded as a
+/// map output's, read from the references alone (the shuffle's count).
+pub fn encoded_len(refs: &[u8]) -> io::Result<(u64, u64)> {
+    if !refs.len().is_multiple_of(REF_BYTES) {
+        return Err(bad_len(refs.len()));
+    }
+    let n = refs
+        .chunks_exact(REF_BYTES)
+        .map(|b| Ref::get(b).encoded())
+        .sum();
+    Ok(((refs.len() / REF_BYTES) as u64, n))
 }
 
 /// What a pass over one partition's references found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Checked {
-    /// The CRC32C of each reference followed by the bytes it points at:
-    /// what the map's index holds.
+    /// The sum of the records' CRC32Cs: what the map's index holds.
     pub crc32c: u32,
     pub records: u64,
     /// The bytes of the records encoded as a map output's (each a length,
@@ -220,8 +289,8 @@ pub struct Checked {
     pub encoded: u64,
 }
 
-/// The partition's CRC32C, records and encoded bytes (the map computes the
-/// CRC it writes in its index with this, the reducer checks with it).
+/// The partition's sum, records and encoded bytes, in one pass in the
+/// references' order.
 pub fn check(src: Source<'_>, refs: &[u8]) -> io::Result<Checked> {
     walk(src, refs, |_, _| Ok(()))
 }
@@ -246,11 +315,9 @@ fn walk(
             Ref::get(a).prefetch(src);
         }
         let r = Ref::get(b);
-        let (span, _) = r.span(src)?;
-        c.crc32c = crc32c::crc32c_append(c.crc32c, b);
-        c.crc32c = crc32c::crc32c_append(c.crc32c, span);
+        c.crc32c = c.crc32c.wrapping_add(r.crc(b, src)?);
         c.records += 1;
-        c.encoded += 8 + u64::from(r.klen & SOURCE_KEY as u32) + u64::from(r.vlen);
+        c.encoded += r.encoded();
         let (k, v) = r.record(src)?;
         f(k, v)?;
     }
@@ -259,7 +326,7 @@ fn walk(
 
 /// Encodes the partition as any map output's records, in pieces of about
 /// `chunk` bytes handed to `send` (which returns false to stop), and
-/// checks it against `want`, the CRC32C in the map's index. Returns the
+/// checks it against `want`, the sum in the map's index. Returns the
 /// CRC32C of the encoded bytes sent. A partition that fails the check is
 /// an error after its bytes were sent: the receiver must drop them.
 pub fn encode(
@@ -291,7 +358,7 @@ pub fn encode(
         return Err(io::Error::new(
             ErrorKind::InvalidData,
             format!(
-                "map output references have CRC32C {:#010x}, the map wrote {want:#010x}",
+                "map output by reference sums to CRC32C {:#010x}, the map wrote {want:#010x}",
                 c.crc32c
             ),
         ));
@@ -365,7 +432,7 @@ mod tests {
             block: &src,
             tail: &tail,
         };
-        let mut run = RefRun::new(s, &refs).unwrap();
+        let mut run = RefRun::new(s, &refs, check(s, &refs).unwrap().crc32c).unwrap();
         assert_eq!(
             run.next_record().unwrap(),
             Some((&b"tailkey"[..], &b"tailvalue"[..]))
@@ -377,6 +444,16 @@ mod tests {
             n = n.wrapping_sub(1);
         }
         assert_eq!(n, u32::MAX);
+        run.verify().unwrap();
+        // Read to the end, a wrong sum fails; a run not read to its end
+        // fails whatever the sum.
+        let mut wrong = RefRun::new(s, &refs, 7).unwrap();
+        while wrong.next_record().unwrap().is_some() {}
+        assert!(wrong.verify().unwrap_err().to_string().contains("CRC32C"));
+        let want = check(s, &refs).unwrap().crc32c;
+        let mut half = RefRun::new(s, &refs, want).unwrap();
+        half.next_record().unwrap();
+        assert!(half.verify().is_err());
     }
 
     #[test]
@@ -402,8 +479,9 @@ mod tests {
         };
         let c = check(s, &refs).unwrap();
         assert_eq!(c.records, 101);
+        assert_eq!(encoded_len(&refs).unwrap(), (c.records, c.encoded));
         let mut want = Vec::new();
-        let mut run = RefRun::new(s, &refs).unwrap();
+        let mut run = RefRun::new(s, &refs, c.crc32c).unwrap();
         while let Some((k, v)) = run.next_record().unwrap() {
             joblib::jobs::formats::kv_encode(k, v, &mut want);
         }
@@ -450,8 +528,9 @@ mod tests {
             tail: &tail[..3],
         };
         assert!(check(s, &refs).is_err());
-        assert!(RefRun::new(short, &refs[..refs.len() - 1]).is_err());
-        let mut run = RefRun::new(short, &refs[REF_BYTES..2 * REF_BYTES]).unwrap();
+        assert!(RefRun::new(short, &refs[..refs.len() - 1], 0).is_err());
+        assert!(encoded_len(&refs[..refs.len() - 1]).is_err());
+        let mut run = RefRun::new(short, &refs[REF_BYTES..2 * REF_BYTES], 0).unwrap();
         assert_eq!(
             run.next_record().unwrap_err().kind(),
             ErrorKind::InvalidData
