@@ -57,9 +57,47 @@ fn digit(e: &Entry, d: usize) -> usize {
     }
 }
 
+/// Index buffers of maps that finished, kept for this worker's next maps.
+/// A fresh buffer's pages are faulted in and zeroed as it fills, and on a
+/// VM that gives freed memory back to its host each fault also goes to the
+/// host: two 16 MiB buffers (the index and the radix sort's scratch) for
+/// each 64 MiB TeraSort map. Only buffers that held at most [`SPARE_MAX`]
+/// entries are kept, at most [`SPARES`] of them, so the memory a worker
+/// keeps this way stays under 4 x 24 MiB.
+static SPARE: std::sync::Mutex<Vec<Vec<Entry>>> = std::sync::Mutex::new(Vec::new());
+const SPARES: usize = 4;
+pub(super) const SPARE_MAX: usize = (24 << 20) / std::mem::size_of::<Entry>();
+
+/// An empty index buffer with room for `cap` entries: a spare one if one
+/// is big enough, else a new one (huge pages where they can be).
+pub(super) fn buffer(cap: usize) -> Vec<Entry> {
+    let mut spare = common::sync::lock(&SPARE);
+    match spare.iter().position(|v| v.capacity() >= cap) {
+        Some(i) => spare.swap_remove(i),
+        None => {
+            drop(spare);
+            crate::mem::hugepages::with_capacity(cap)
+        }
+    }
+}
+
+/// Keeps `v` for a later [`buffer`], if it never held more than
+/// [`SPARE_MAX`] entries (`held`) and the pool has room.
+pub(super) fn give_back(mut v: Vec<Entry>, held: usize) {
+    if held > SPARE_MAX || v.capacity() == 0 {
+        return;
+    }
+    v.clear();
+    let mut spare = common::sync::lock(&SPARE);
+    if spare.len() < SPARES {
+        spare.push(v);
+    }
+}
+
 /// A stable least-significant-digit radix sort by (partition, prefix).
 /// One pass counts every digit; a digit the whole index shares (the
-/// partition's high bits, a prefix's common bits) costs no pass.
+/// partition's high bits, a prefix's common bits) costs no pass. The
+/// scratch buffer comes from (and goes back to) the spares.
 pub(super) fn radix_sort(index: &mut Vec<Entry>) {
     let n = index.len();
     let mut counts = vec![[0usize; 1 << DIGIT_BITS]; DIGITS];
@@ -68,7 +106,7 @@ pub(super) fn radix_sort(index: &mut Vec<Entry>) {
             c[digit(e, d)] += 1;
         }
     }
-    let mut other: Vec<Entry> = crate::mem::hugepages::with_capacity(n);
+    let mut other = buffer(n);
     for (d, c) in counts.iter().enumerate() {
         if c.contains(&n) {
             continue;
@@ -89,6 +127,7 @@ pub(super) fn radix_sort(index: &mut Vec<Entry>) {
         }
         std::mem::swap(index, &mut other);
     }
+    give_back(other, n);
 }
 
 impl Entry {

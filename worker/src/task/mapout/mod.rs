@@ -63,6 +63,16 @@ pub struct MapOutputBuffer {
     /// The store's file of the source block, if it is one: the output
     /// may then be references into it ([`refs`]).
     source_file: Option<PathBuf>,
+    /// The most entries the index held: whether its buffer may be kept
+    /// for the next map ([`give_back`]).
+    index_high: usize,
+}
+
+impl Drop for MapOutputBuffer {
+    fn drop(&mut self) {
+        let high = self.index_high.max(self.index.len());
+        give_back(std::mem::take(&mut self.index), high);
+    }
 }
 
 fn put_record(w: &mut impl Write, k: &[u8], v: &[u8]) -> io::Result<u64> {
@@ -146,11 +156,12 @@ impl MapOutputBuffer {
             // Reserved, not touched: pages become resident as records
             // arrive, and the buffers never double (and copy) as they grow.
             arena: crate::mem::hugepages::with_capacity(mem_limit),
-            index: crate::mem::hugepages::with_capacity(mem_limit / std::mem::size_of::<Entry>()),
+            index: buffer(mem_limit / std::mem::size_of::<Entry>()),
             spills: Vec::new(),
             source: Bytes::new(),
             source_next: 0,
             source_file: None,
+            index_high: 0,
         }
     }
 
@@ -289,6 +300,7 @@ impl MapOutputBuffer {
     /// took 20 ms against 25 ms for `sort_unstable_by` on the same order,
     /// and it keeps the comparison chain off the common case.
     fn sort(&mut self) {
+        self.index_high = self.index_high.max(self.index.len());
         let mut index = std::mem::take(&mut self.index);
         if index.len() < RADIX_MIN {
             index.sort_by(|a, b| {
@@ -464,7 +476,7 @@ impl MapOutputBuffer {
         for e in &self.index {
             let r = refs::Ref::of(e);
             let s = &mut sums[e.part() as usize];
-            *s = s.wrapping_add(r.crc(&r.bytes(), source)?);
+            *s = s.wrapping_add(r.crc(source)?);
         }
         self.sort();
         let head = refs::header_len(self.arena.len());
