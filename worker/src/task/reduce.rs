@@ -949,7 +949,7 @@ mod tests {
         assert_eq!(seg.len(), keys.len() as u64 * 13);
         assert!(keys.len() > 50 && keys.windows(2).all(|w| w[0] <= w[1]));
         let mut rotten = block.clone();
-        let at = block.len() - 1 - 5 * usize::from(block[block.len() - 2] % 2 == 0);
+        let at = block.len() - 1 - 5 * usize::from(block[block.len() - 2].is_multiple_of(2));
         rotten[at] ^= 0x20;
         // Rewritten in place: the link in the job's directory is the same file.
         std::fs::OpenOptions::new()
