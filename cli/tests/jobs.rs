@@ -160,6 +160,8 @@ fn terasort_output_is_sorted_and_a_permutation() {
             "/sorted",
             "--reducers",
             "3",
+            "--param",
+            "map_output_by_reference=always",
         ],
     );
     assert_eq!(v["state"], "succeeded", "{v}");
@@ -181,8 +183,9 @@ fn terasort_output_is_sorted_and_a_permutation() {
     // (one per map and reduce) in place.
     let segments = v["maps"].as_u64().unwrap() * 3;
     assert_eq!(count(&v, "shuffle_segments_in_place"), segments, "{v}");
-    // A map that read its block from its own store wrote references into
-    // it rather than the records; one that read a cached copy may have.
+    // With map_output_by_reference=always, a map that read its block from
+    // its own store wrote references into it rather than the records; one
+    // that read a cached copy may have.
     let by_ref = count(&v, "map_outputs_by_reference");
     let loc = |k: &str| v["locality"][k].as_u64().unwrap();
     assert!(
@@ -236,6 +239,8 @@ fn streamed_spools_what_memory_cannot_hold(c: &Cluster, segments: u64) {
             "shuffle_in_place=false",
             "--param",
             "shuffle_memory=300KiB",
+            "--param",
+            "map_output_by_reference=always",
         ],
     );
     assert_eq!(streamed["state"], "succeeded", "{streamed}");

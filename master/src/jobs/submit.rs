@@ -248,6 +248,13 @@ fn check_reduce_params(params: &JobParams) -> Result<f64> {
             return Err(bad(format!("bad shuffle_in_place {v:?}: true or false")));
         }
     }
+    if let Some(v) = params.extra.get("map_output_by_reference") {
+        if !["auto", "always", "never"].contains(&v.as_str()) {
+            return Err(bad(format!(
+                "bad map_output_by_reference {v:?}: auto, always or never"
+            )));
+        }
+    }
     match params.extra.get("slowstart") {
         None => Ok(1.0),
         Some(v) => v
@@ -440,6 +447,10 @@ mod tests {
             (
                 wordcount(&[("shuffle_in_place", "maybe")], 0),
                 "shuffle_in_place",
+            ),
+            (
+                wordcount(&[("map_output_by_reference", "sometimes")], 0),
+                "map_output_by_reference",
             ),
             (wordcount(&[], 4 << 30), "sort buffer"),
             (wordcount(&[], 64 << 30), "sort buffer"),

@@ -7,7 +7,7 @@
 use crate::task::code::{Code, TaskCode};
 use crate::task::external::{self, child, combine, Attempt};
 use crate::task::input::{self, InputError, Tiers};
-use crate::task::mapout::{output_path, Combiner, MapOutputBuffer};
+use crate::task::mapout::{output_path, refs, Combiner, MapOutputBuffer};
 use crate::task::outcome::{Failure, Outcome};
 use crate::task::part::put_options;
 use crate::task::part::OutputWriter;
@@ -184,6 +184,22 @@ fn combiner_of(code: &Code, params: &JobParams) -> Option<Combiner> {
     ))
 }
 
+/// The job's `map_output_by_reference`: `auto` (the default) references
+/// an identity map's records in its block when they average
+/// [`refs::MIN_RECORD`] bytes or more, `always` whatever their size,
+/// `never` copies them. Returns the smallest average record referenced,
+/// `None` for never.
+fn by_reference(p: &JobParams) -> Result<Option<usize>, Failure> {
+    match p.extra.get("map_output_by_reference").map(String::as_str) {
+        None | Some("auto") => Ok(Some(refs::MIN_RECORD)),
+        Some("always") => Ok(Some(0)),
+        Some("never") => Ok(None),
+        Some(v) => Err(Failure::msg(format!(
+            "bad map_output_by_reference {v:?}: auto, always or never"
+        ))),
+    }
+}
+
 /// Everything the blocking part of a map needs.
 struct MapWork {
     runner: Arc<TaskRunner>,
@@ -248,10 +264,12 @@ impl MapWork {
             let buf =
                 MapOutputBuffer::new(spill, self.reducers, self.sort_buffer, self.combiner.take());
             let buf = buf.with_source(self.data.clone());
-            Sink::Buffer(match self.source_file.take() {
-                Some(f) => buf.with_source_file(f),
-                None => buf,
-            })
+            Sink::Buffer(
+                match (self.source_file.take(), by_reference(&self.ctx.params)?) {
+                    (Some(f), Some(min)) => buf.with_source_file(f, min),
+                    _ => buf,
+                },
+            )
         };
         let mut records_out = 0u64;
         // Out of `self` while `put` reads it and `feed` borrows `self`.
@@ -372,7 +390,7 @@ impl MapWork {
         let spills = buf.spills();
         let path = output_path(&self.dir, self.task.index, self.task.attempt);
         let idx = buf.finish(&path).map_err(Failure::from_err)?;
-        if crate::task::mapout::refs::refs_path(&path).exists() {
+        if refs::refs_path(&path).exists() {
             self.ctx.count("map_outputs_by_reference", 1);
         }
         if let Some((a, c)) = self

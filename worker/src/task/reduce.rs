@@ -918,7 +918,7 @@ mod tests {
         let data = bytes::Bytes::from(block.clone());
         let mut b = MapOutputBuffer::new(jd.join("spills"), 2, 1 << 16, None)
             .with_source(data.clone())
-            .with_source_file(file.clone());
+            .with_source_file(file.clone(), 0);
         for r in data.chunks(5) {
             b.add(u32::from(r[3] % 2), &r[..4], &r[4..]).unwrap();
         }

@@ -63,6 +63,8 @@ pub struct MapOutputBuffer {
     /// The store's file of the source block, if it is one: the output
     /// may then be references into it ([`refs`]).
     source_file: Option<PathBuf>,
+    /// The smallest average record referenced rather than copied.
+    min_record: usize,
     /// The most entries the index held: whether its buffer may be kept
     /// for the next map ([`give_back`]).
     index_high: usize,
@@ -162,6 +164,7 @@ impl MapOutputBuffer {
             source_next: 0,
             source_file: None,
             index_high: 0,
+            min_record: refs::MIN_RECORD,
         }
     }
 
@@ -169,9 +172,12 @@ impl MapOutputBuffer {
     /// the store, immutable): if every record turns out to lie in the
     /// source, [`MapOutputBuffer::finish`] writes references into it
     /// rather than the records ([`refs`]).
-    pub fn with_source_file(mut self, file: PathBuf) -> Self {
+    /// Only if the records average at least `min_record` bytes
+    /// ([`refs::MIN_RECORD`] by default).
+    pub fn with_source_file(mut self, file: PathBuf, min_record: usize) -> Self {
         if !self.source.is_empty() {
             self.source_file = Some(file);
+            self.min_record = min_record;
         }
         self
     }
@@ -458,6 +464,17 @@ impl MapOutputBuffer {
             return Ok(None);
         };
         if !self.spills.is_empty() || self.combiner.is_some() || self.arena.len() > refs::MAX_TAIL {
+            return Ok(None);
+        }
+        let spans: usize = self
+            .index
+            .iter()
+            .map(|e| {
+                let (k, v, _) = e.layout();
+                v + e.vlen as usize - k
+            })
+            .sum();
+        if spans < self.index.len() * self.min_record {
             return Ok(None);
         }
         let src = refs::source_path(out);
@@ -822,7 +839,7 @@ mod tests {
             let src_file = if linked { file.clone() } else { d.join("none") };
             let mut b = MapOutputBuffer::new(d.join(tag), 3, 1 << 20, None)
                 .with_source(data.clone())
-                .with_source_file(src_file);
+                .with_source_file(src_file, 0);
             let mut want = Vec::new();
             for r in data.chunks(7) {
                 let p = u32::from(r[2] % 3);
