@@ -14,6 +14,7 @@
 //! - [`code`]: what an attempt runs: built-in code or an external process.
 //! - [`external`]: Streaming commands and job programs as child processes.
 //! - [`mapout`], [`merge`]: map-side sort and spill, reduce-side merge.
+//! - [`segment`]: one map's partition as a reduce holds and merges it.
 //! - [`part`]: output parts written record-aligned into the block store.
 //! - [`partition`]: one partition of a map's output as the shuffle names it.
 //! - [`feeds`]: reduce slow-start: map outputs that finish after a reduce
@@ -34,4 +35,5 @@ pub mod partition;
 pub mod progress;
 pub mod reduce;
 pub mod runner;
+pub mod segment;
 pub mod table;

@@ -11,6 +11,7 @@
 //! targets, so a reduce's merge and its output's durability overlap
 //! instead of taking turns. At most two blocks of a part are in memory.
 
+use crate::mem::spares::Spares;
 use crate::store::pipeline::Target;
 use bytes::Bytes;
 use protocol::OutputSpec;
@@ -69,36 +70,10 @@ fn buffer_capacity(block_size: usize) -> usize {
 }
 
 /// Block buffers of parts that finished, for the next parts this worker
-/// writes: a fresh buffer's 64 MiB are faulted in and zeroed as it fills
-/// (and on a VM whose host takes freed memory back, each fault goes to the
-/// host): 768 MiB of fresh memory for the six reduces of a 1 GiB sort,
-/// as much as its output. Two are kept, the two a part has in use.
-static SPARE_BUFFERS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
-const SPARE_BUFFERS_KEPT: usize = 2;
-
-/// An empty buffer with room for `want` bytes, a kept one if one is.
-fn take_buffer(want: usize) -> Vec<u8> {
-    let mut kept = common::sync::lock(&SPARE_BUFFERS);
-    match kept.iter().position(|v| v.capacity() >= want) {
-        Some(i) => kept.swap_remove(i),
-        None => {
-            drop(kept);
-            crate::mem::hugepages::with_capacity(want)
-        }
-    }
-}
-
-/// Keeps `v` for a later part, if there is room.
-fn keep_buffer(mut v: Vec<u8>) {
-    if v.capacity() == 0 {
-        return;
-    }
-    v.clear();
-    let mut kept = common::sync::lock(&SPARE_BUFFERS);
-    if kept.len() < SPARE_BUFFERS_KEPT {
-        kept.push(v);
-    }
-}
+/// writes (`crate::mem::spares`): fresh ones were 768 MiB of fresh memory
+/// for the six reduces of a 1 GiB sort, as much as its output. Two are
+/// kept, the two a part has in use.
+static SPARE_BUFFERS: Spares<u8> = Spares::new(2);
 
 impl OutputWriter {
     /// Creates the part; call from a blocking thread (it waits on the runtime).
@@ -116,7 +91,7 @@ impl OutputWriter {
             head: head.clone(),
             rt,
             file: Some(file),
-            buf: take_buffer(buffer_capacity(block_size)),
+            buf: SPARE_BUFFERS.take(buffer_capacity(block_size)),
             block_size,
             in_flight: None,
             spare: None,
@@ -192,7 +167,7 @@ impl OutputWriter {
         let want = buffer_capacity(self.block_size);
         let next = match self.spare.take() {
             Some(v) if v.capacity() >= want => v,
-            _ => take_buffer(want),
+            _ => SPARE_BUFFERS.take(want),
         };
         let data = Bytes::from(std::mem::replace(&mut self.buf, next));
         let f = self.file.as_ref().expect("open until finish");
@@ -220,13 +195,13 @@ impl OutputWriter {
 
     /// The buffers back to the worker's spares: the part is done with them.
     fn keep_buffers(&mut self) {
-        keep_buffer(std::mem::take(&mut self.buf));
+        SPARE_BUFFERS.keep(std::mem::take(&mut self.buf));
         if let Some(v) = self.spare.take() {
-            keep_buffer(v);
+            SPARE_BUFFERS.keep(v);
         }
         if let Some((_, _, data)) = self.in_flight.take() {
             if let Ok(b) = data.try_into_mut() {
-                keep_buffer(Vec::from(b));
+                SPARE_BUFFERS.keep(Vec::from(b));
             }
         }
     }

@@ -1,6 +1,8 @@
 //! The sort buffer's index entries and their radix sort by (partition,
 //! key prefix).
 
+use crate::mem::spares::Spares;
+
 /// Index entry of one buffered record: 24 bytes, so the index costs little
 /// next to the data it sorts. `prefix` holds the key's first 8 bytes
 /// big-endian: comparing it settles almost every comparison of random keys
@@ -57,40 +59,23 @@ fn digit(e: &Entry, d: usize) -> usize {
     }
 }
 
-/// Index buffers of maps that finished, kept for this worker's next maps.
-/// A fresh buffer's pages are faulted in and zeroed as it fills, and on a
-/// VM that gives freed memory back to its host each fault also goes to the
-/// host: two 16 MiB buffers (the index and the radix sort's scratch) for
-/// each 64 MiB TeraSort map. Only buffers that held at most [`SPARE_MAX`]
-/// entries are kept, at most [`SPARES`] of them, so the memory a worker
-/// keeps this way stays under 4 x 24 MiB.
-static SPARE: std::sync::Mutex<Vec<Vec<Entry>>> = std::sync::Mutex::new(Vec::new());
-const SPARES: usize = 4;
+/// Index buffers of maps that finished, kept for this worker's next maps
+/// (`crate::mem::spares`): two of 16 MiB (the index and the radix sort's
+/// scratch) for each 64 MiB TeraSort map. Only buffers that held at most
+/// [`SPARE_MAX`] entries are kept, four at most: under 4 x 24 MiB.
+static SPARE: Spares<Entry> = Spares::new(4);
 pub(super) const SPARE_MAX: usize = (24 << 20) / std::mem::size_of::<Entry>();
 
-/// An empty index buffer with room for `cap` entries: a spare one if one
-/// is big enough, else a new one (huge pages where they can be).
+/// An empty index buffer with room for `cap` entries.
 pub(super) fn buffer(cap: usize) -> Vec<Entry> {
-    let mut spare = common::sync::lock(&SPARE);
-    match spare.iter().position(|v| v.capacity() >= cap) {
-        Some(i) => spare.swap_remove(i),
-        None => {
-            drop(spare);
-            crate::mem::hugepages::with_capacity(cap)
-        }
-    }
+    SPARE.take(cap)
 }
 
 /// Keeps `v` for a later [`buffer`], if it never held more than
-/// [`SPARE_MAX`] entries (`held`) and the pool has room.
-pub(super) fn give_back(mut v: Vec<Entry>, held: usize) {
-    if held > SPARE_MAX || v.capacity() == 0 {
-        return;
-    }
-    v.clear();
-    let mut spare = common::sync::lock(&SPARE);
-    if spare.len() < SPARES {
-        spare.push(v);
+/// [`SPARE_MAX`] entries (`held`).
+pub(super) fn give_back(v: Vec<Entry>, held: usize) {
+    if held <= SPARE_MAX {
+        SPARE.keep(v);
     }
 }
 

@@ -17,6 +17,7 @@
 
 mod entry;
 mod index;
+mod out;
 pub mod refs;
 
 use crate::task::merge::{key_prefix, merge_grouped, merge_records};
@@ -24,8 +25,9 @@ use bytes::Bytes;
 use entry::*;
 pub use index::{index_path, output_path, MapOutputIndex, PartInfo, INDEX_ENTRY};
 use joblib::jobs::formats::kv_encode;
+use out::{create_out, cut, put_record, Out};
 use std::fs::{self, File};
-use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -75,70 +77,6 @@ impl Drop for MapOutputBuffer {
         let high = self.index_high.max(self.index.len());
         give_back(std::mem::take(&mut self.index), high);
     }
-}
-
-fn put_record(w: &mut impl Write, k: &[u8], v: &[u8]) -> io::Result<u64> {
-    w.write_all(&(k.len() as u32).to_le_bytes())?;
-    w.write_all(k)?;
-    w.write_all(&(v.len() as u32).to_le_bytes())?;
-    w.write_all(v)?;
-    Ok(8 + k.len() as u64 + v.len() as u64)
-}
-
-/// Counts the bytes written through it, and their CRC32C since the last
-/// [`Counting::take_crc`]. It sits under the `BufWriter` ([`Out`]), so the
-/// CRC runs over the buffer's large writes rather than once per field of
-/// every record.
-struct Counting<W: Write> {
-    inner: W,
-    bytes: u64,
-    crc: u32,
-}
-
-impl<W: Write> Counting<W> {
-    fn new(inner: W) -> Self {
-        Counting {
-            inner,
-            bytes: 0,
-            crc: 0,
-        }
-    }
-
-    /// The CRC32C of what was written since the last call.
-    fn take_crc(&mut self) -> u32 {
-        std::mem::take(&mut self.crc)
-    }
-}
-
-impl<W: Write> Write for Counting<W> {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(b)?;
-        self.bytes += n as u64;
-        self.crc = crc32c::crc32c_append(self.crc, &b[..n]);
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// A spill or output file: buffered, counted and checksummed below the
-/// buffer.
-type Out = BufWriter<Counting<File>>;
-
-/// Creates `path` with `expected` bytes reserved on disk (0: unknown).
-fn create_out(path: &Path, expected: u64) -> io::Result<Out> {
-    let f = File::create(path)?;
-    crate::store::prealloc::reserve(&f, expected);
-    Ok(BufWriter::with_capacity(1 << 20, Counting::new(f)))
-}
-
-/// Ends a partition of `w`: the bytes written so far and the CRC32C of
-/// those since the last cut.
-fn cut(w: &mut Out) -> io::Result<(u64, u32)> {
-    w.flush()?;
-    let c = w.get_mut();
-    Ok((c.bytes, c.take_crc()))
 }
 
 impl MapOutputBuffer {
@@ -452,79 +390,6 @@ impl MapOutputBuffer {
         self.index.clear();
         // What is left of the source may still be indexed in place.
         Ok(())
-    }
-
-    /// Writes the references output of `out` (`out.refs`, `out.src`,
-    /// see [`refs`]) if the buffer can be one: nothing spilled, no
-    /// combiner, at most [`refs::MAX_TAIL`] bytes of records copied into
-    /// the arena (the one running into the next block), and the source's
-    /// file linked into place. `None`: write the records.
-    fn finish_by_ref(&mut self, out: &Path) -> io::Result<Option<MapOutputIndex>> {
-        let Some(file) = &self.source_file else {
-            return Ok(None);
-        };
-        if !self.spills.is_empty() || self.combiner.is_some() || self.arena.len() > refs::MAX_TAIL {
-            return Ok(None);
-        }
-        let spans: usize = self
-            .index
-            .iter()
-            .map(|e| {
-                let (k, v, _) = e.layout();
-                v + e.vlen as usize - k
-            })
-            .sum();
-        if spans < self.index.len() * self.min_record {
-            return Ok(None);
-        }
-        let src = refs::source_path(out);
-        let _ = fs::remove_file(&src);
-        if let Err(e) = fs::hard_link(file, &src) {
-            // Another file system, or links not allowed: copy the records.
-            tracing::debug!(from = %file.display(), "map output by reference refused: {e}");
-            return Ok(None);
-        }
-        let source = refs::Source {
-            block: &self.source,
-            tail: &self.arena,
-        };
-        // Each partition's sum, in emission order: the block front to back.
-        let mut sums = vec![0u32; self.partitions as usize];
-        for e in &self.index {
-            let r = refs::Ref::of(e);
-            let s = &mut sums[e.part() as usize];
-            *s = s.wrapping_add(r.crc(source)?);
-        }
-        self.sort();
-        let head = refs::header_len(self.arena.len());
-        let mut bytes = Vec::with_capacity(head + self.index.len() * refs::REF_BYTES);
-        bytes.extend_from_slice(&(self.arena.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(&self.arena);
-        let mut parts = vec![PartInfo::default(); self.partitions as usize];
-        let mut i = 0;
-        while i < self.index.len() {
-            let p = self.index[i].part() as usize;
-            let start = bytes.len();
-            while i < self.index.len() && self.index[i].part() as usize == p {
-                refs::Ref::of(&self.index[i]).put(&mut bytes);
-                i += 1;
-            }
-            parts[p] = PartInfo {
-                offset: start as u64,
-                len: (bytes.len() - start) as u64,
-                records: ((bytes.len() - start) / refs::REF_BYTES) as u64,
-                crc32c: sums[p],
-            };
-        }
-        let mut end = head as u64;
-        for p in parts.iter_mut() {
-            if p.len == 0 {
-                p.offset = end;
-            }
-            end = p.offset + p.len;
-        }
-        fs::write(refs::refs_path(out), &bytes)?;
-        Ok(Some(MapOutputIndex { parts }))
     }
 
     /// Writes the final sorted output `out` and its index (`out.index`):

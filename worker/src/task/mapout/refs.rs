@@ -31,6 +31,8 @@
 
 use super::entry::SOURCE_KEY;
 use super::entry::{prefetch, Entry};
+use super::{MapOutputIndex, PartInfo};
+use std::fs;
 use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
 
@@ -382,6 +384,81 @@ pub fn encode(
         send(buf);
     }
     Ok(sent_crc)
+}
+
+impl super::MapOutputBuffer {
+    /// Writes the references output of `out` (`out.refs`, `out.src`,
+    /// see [`refs`]) if the buffer can be one: nothing spilled, no
+    /// combiner, at most [`MAX_TAIL`] bytes of records copied into
+    /// the arena (the one running into the next block), and the source's
+    /// file linked into place. `None`: write the records.
+    pub(super) fn finish_by_ref(&mut self, out: &Path) -> io::Result<Option<MapOutputIndex>> {
+        let Some(file) = &self.source_file else {
+            return Ok(None);
+        };
+        if !self.spills.is_empty() || self.combiner.is_some() || self.arena.len() > MAX_TAIL {
+            return Ok(None);
+        }
+        let spans: usize = self
+            .index
+            .iter()
+            .map(|e| {
+                let (k, v, _) = e.layout();
+                v + e.vlen as usize - k
+            })
+            .sum();
+        if spans < self.index.len() * self.min_record {
+            return Ok(None);
+        }
+        let src = source_path(out);
+        let _ = fs::remove_file(&src);
+        if let Err(e) = fs::hard_link(file, &src) {
+            // Another file system, or links not allowed: copy the records.
+            tracing::debug!(from = %file.display(), "map output by reference refused: {e}");
+            return Ok(None);
+        }
+        let source = Source {
+            block: &self.source,
+            tail: &self.arena,
+        };
+        // Each partition's sum, in emission order: the block front to back.
+        let mut sums = vec![0u32; self.partitions as usize];
+        for e in &self.index {
+            let r = Ref::of(e);
+            let s = &mut sums[e.part() as usize];
+            *s = s.wrapping_add(r.crc(source)?);
+        }
+        self.sort();
+        let head = header_len(self.arena.len());
+        let mut bytes = Vec::with_capacity(head + self.index.len() * REF_BYTES);
+        bytes.extend_from_slice(&(self.arena.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&self.arena);
+        let mut parts = vec![PartInfo::default(); self.partitions as usize];
+        let mut i = 0;
+        while i < self.index.len() {
+            let p = self.index[i].part() as usize;
+            let start = bytes.len();
+            while i < self.index.len() && self.index[i].part() as usize == p {
+                Ref::of(&self.index[i]).put(&mut bytes);
+                i += 1;
+            }
+            parts[p] = PartInfo {
+                offset: start as u64,
+                len: (bytes.len() - start) as u64,
+                records: ((bytes.len() - start) / REF_BYTES) as u64,
+                crc32c: sums[p],
+            };
+        }
+        let mut end = head as u64;
+        for p in parts.iter_mut() {
+            if p.len == 0 {
+                p.offset = end;
+            }
+            end = p.offset + p.len;
+        }
+        fs::write(refs_path(out), &bytes)?;
+        Ok(Some(MapOutputIndex { parts }))
+    }
 }
 
 /// A block of `records` (key, a 2-byte gap, value) and the references to
