@@ -110,7 +110,7 @@ pub async fn run(
     let shuffle_start = std::time::Instant::now();
     let segments = shuffle(&runner, &t, r, feed, &seg_dir, &mut ctx).await?;
     let shuffle_s = shuffle_start.elapsed().as_secs_f64();
-    let shuffled = segments.iter().map(Segment::len).sum();
+    let shuffled = segments.iter().map(Segment::shuffled).sum();
     let opts = put_options(&output, &runner.me().name);
     let rt = tokio::runtime::Handle::current();
     let (written, records_in, records_out, ctx, phases) =
@@ -759,7 +759,7 @@ mod tests {
             .unwrap();
         assert!(matches!(seg, Segment::Refs { .. }));
         let keys = merged(&seg).unwrap();
-        assert_eq!(seg.len(), keys.len() as u64 * 13);
+        assert_eq!(seg.shuffled(), keys.len() as u64 * 13);
         assert!(keys.len() > 50 && keys.windows(2).all(|w| w[0] <= w[1]));
         let mut rotten = block.clone();
         let at = block.len() - 1 - 5 * usize::from(block[block.len() - 2].is_multiple_of(2));

@@ -35,7 +35,8 @@ pub enum Segment {
 }
 
 impl Segment {
-    pub fn len(&self) -> u64 {
+    /// The bytes the shuffle counts for it.
+    pub fn shuffled(&self) -> u64 {
         match self {
             Segment::File { len, .. } => *len,
             Segment::Mem(v) => v.len() as u64,
