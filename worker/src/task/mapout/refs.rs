@@ -18,12 +18,13 @@
 //! A partition's checksum (in the index's CRC32C field) is the wrapping sum
 //! of its records' CRC32Cs, each over the bytes its reference points at
 //! (key, gap, value) seeded with where the key ends ([`Ref::crc`]): a
-//! flipped bit in either file changes it. A sum rather than one CRC32C over the partition in key order, so
-//! that it costs no pass of its own: the map sums in the block's order,
-//! reading the block front to back (a pass in key order jumps all over
-//! it, a TLB miss a record), and the reducer as its merge reads each
-//! record anyway ([`RefRun::verify`] after the merge). What a sum misses
-//! and a CRC would not, whole references swapped, no flipped bit does.
+//! flipped bit in either file changes it. A sum rather than one CRC32C
+//! over the partition in key order, so that it costs no pass of its own:
+//! the map sums in the block's order, reading the block front to back (a
+//! pass in key order jumps all over it, a TLB miss a record), and the
+//! reducer as its merge reads each record anyway ([`RefRun::verify`]
+//! after the merge). What a sum misses and a CRC would not, whole
+//! references swapped, no flipped bit does.
 //! The reducer on the same host merges through the references where they
 //! lie ([`RefRun`]); a remote reducer is sent the records encoded as any
 //! map output's ([`encode`]), with the CRC32C of what was sent, after the
@@ -387,8 +388,8 @@ pub fn encode(
 }
 
 impl super::MapOutputBuffer {
-    /// Writes the references output of `out` (`out.refs`, `out.src`,
-    /// see [`refs`]) if the buffer can be one: nothing spilled, no
+    /// Writes the references output of `out` (`out.refs`, `out.src`, as
+    /// this module's doc says) if the buffer can be one: nothing spilled, no
     /// combiner, at most [`MAX_TAIL`] bytes of records copied into
     /// the arena (the one running into the next block), and the source's
     /// file linked into place. `None`: write the records.
