@@ -323,6 +323,14 @@ fn sort_total_order_and_validator() {
         ],
     );
     assert_eq!(v["state"], "succeeded", "{v}");
+    // randomwriter's records average kilobytes: by default (`auto`) a map
+    // that read its block from its own store references them in it.
+    let by_ref = count(&v, "map_outputs_by_reference");
+    let loc = |k: &str| v["locality"][k].as_u64().unwrap();
+    assert!(
+        by_ref >= loc("node_local") && by_ref <= loc("node_local") + loc("cache_local"),
+        "{v}"
+    );
     let val = run_json(
         &c,
         &[
