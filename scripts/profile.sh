@@ -5,23 +5,25 @@
 # workers, the client and the kernel's share are all in it). Prints the top
 # of `perf report` by process, object and symbol; the data stays in DIR.
 #   scripts/profile.sh [--job terasort] [--size 1GiB] [--freq 499] [--dir DIR]
-#                      [--hold-page-reporting]   (scripts/quiet-memory.sh)
+#                      [--scheduler atlas] [--hold-page-reporting]   (scripts/quiet-memory.sh)
 # --job: terasort (input from teragen), sort (total order, from
 # randomwriter) or wordcount (from randomtextwriter), as scripts/bench.sh
-# runs them. Needs perf (Debian's linux-perf). Binaries: target/release
+# runs them, under the same policy (--scheduler; '' for the cluster's
+# default, fifo). Needs perf (Debian's linux-perf). Binaries: target/release
 # (built first), or MR_BIN_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-JOB=terasort SIZE=1GiB FREQ=499
+JOB=terasort SIZE=1GiB FREQ=499 SCHED=atlas
 DIR=$(mktemp -d /tmp/mr-profile.XXXXXX)
 while [ $# -gt 0 ]; do
   case "$1" in
     --job) JOB=$2; shift 2 ;;
     --size) SIZE=$2; shift 2 ;;
     --freq) FREQ=$2; shift 2 ;;
+    --scheduler) SCHED=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
     --hold-page-reporting) export MR_BENCH_HOLD_PAGE_REPORTING=1; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "profile: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -46,6 +48,8 @@ quiet_memory_on
 scripts/cluster.sh up --workers 6 --racks 2 --dir "$DIR/c" --release --heartbeat 250ms \
   --block-size 64MiB --replication 2 >/dev/null
 export MR_CONFIG="$DIR/c/cluster.toml"
+# shellcheck disable=SC2086
+[ -n "$SCHED" ] && "$MR" admin scheduler set $SCHED >/dev/null
 echo "== generating $SIZE with $GEN" >&2
 "$MR" gen "$GEN" --size "$SIZE" --output /in >/dev/null
 echo "== warm run" >&2

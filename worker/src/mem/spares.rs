@@ -5,20 +5,28 @@
 //! part). A worker keeps a few, bounded in number by each keeper, so the
 //! memory it holds this way stays bounded.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// At most `most` empty buffers of `T`, for [`Spares::take`].
 pub struct Spares<T> {
     kept: Mutex<Vec<Vec<T>>>,
-    most: usize,
+    most: AtomicUsize,
 }
 
 impl<T> Spares<T> {
     pub const fn new(most: usize) -> Self {
         Spares {
             kept: Mutex::new(Vec::new()),
-            most,
+            most: AtomicUsize::new(most),
         }
+    }
+
+    /// Keeps at most `most` buffers from now on (a worker sizes its keepers
+    /// by its slots when it opens); any kept beyond that are freed.
+    pub fn keep_at_most(&self, most: usize) {
+        self.most.store(most, Ordering::Relaxed);
+        common::sync::lock(&self.kept).truncate(most);
     }
 
     /// An empty buffer with room for `cap`: a kept one if one is big
@@ -41,7 +49,7 @@ impl<T> Spares<T> {
         }
         v.clear();
         let mut kept = common::sync::lock(&self.kept);
-        if kept.len() < self.most {
+        if kept.len() < self.most.load(Ordering::Relaxed) {
             kept.push(v);
         }
     }
@@ -65,5 +73,13 @@ mod tests {
         s.keep(c);
         s.keep(b);
         assert_eq!(common::sync::lock(&s.kept).len(), 1);
+        // Sized up, it keeps more; sized down, it frees what is over.
+        s.keep_at_most(3);
+        for _ in 0..4 {
+            s.keep(Vec::with_capacity(10));
+        }
+        assert_eq!(common::sync::lock(&s.kept).len(), 3);
+        s.keep_at_most(2);
+        assert_eq!(common::sync::lock(&s.kept).len(), 2);
     }
 }

@@ -72,8 +72,16 @@ fn buffer_capacity(block_size: usize) -> usize {
 /// Block buffers of parts that finished, for the next parts this worker
 /// writes (`crate::mem::spares`): fresh ones were 768 MiB of fresh memory
 /// for the six reduces of a 1 GiB sort, as much as its output. Two are
-/// kept, the two a part has in use.
+/// kept for each reduce slot (the two a part has in use,
+/// [`keep_buffers_for`]): with two kept a worker, one that ran two of a
+/// TeraSort's six reduces at once faulted in two fresh 66 MiB buffers,
+/// 6 % of the job's CPU samples (`clear_page_erms`, 2026-11-30).
 static SPARE_BUFFERS: Spares<u8> = Spares::new(2);
+
+/// Sizes the kept block buffers for `reduce_slots` parts written at once.
+pub fn keep_buffers_for(reduce_slots: u32) {
+    SPARE_BUFFERS.keep_at_most(2 * reduce_slots.max(1) as usize);
+}
 
 impl OutputWriter {
     /// Creates the part; call from a blocking thread (it waits on the runtime).

@@ -62,8 +62,14 @@ fn digit(e: &Entry, d: usize) -> usize {
 /// Index buffers of maps that finished, kept for this worker's next maps
 /// (`crate::mem::spares`): two of 16 MiB (the index and the radix sort's
 /// scratch) for each 64 MiB TeraSort map. Only buffers that held at most
-/// [`SPARE_MAX`] entries are kept, four at most: under 4 x 24 MiB.
+/// [`SPARE_MAX`] entries are kept, two for each map slot
+/// ([`keep_buffers_for`]; four with the default two slots: under 4 x 24 MiB).
 static SPARE: Spares<Entry> = Spares::new(4);
+
+/// Sizes the kept index buffers for `map_slots` maps at once.
+pub fn keep_buffers_for(map_slots: u32) {
+    SPARE.keep_at_most(2 * map_slots.max(1) as usize);
+}
 pub(super) const SPARE_MAX: usize = (24 << 20) / std::mem::size_of::<Entry>();
 
 /// An empty index buffer with room for `cap` entries.

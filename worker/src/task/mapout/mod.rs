@@ -16,6 +16,7 @@
 //! change a job's output), as Hadoop's `IFile` checksums each segment.
 
 mod entry;
+pub use entry::keep_buffers_for as keep_index_buffers_for;
 mod index;
 mod out;
 pub mod refs;
