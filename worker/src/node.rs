@@ -46,9 +46,6 @@ impl Node {
             .ok_or_else(|| anyhow::anyhow!("worker {name:?} is not listed in the cluster config"))?
             .clone();
         std::fs::create_dir_all(&me.data_dir)?;
-        // The buffers kept between tasks, as many as the slots use at once.
-        crate::task::mapout::keep_index_buffers_for(me.map_slots);
-        crate::task::part::keep_buffers_for(me.reduce_slots);
         let store = BlockStore::open(&me.data_dir)?;
         let cache = BlockCache::new(me.cache);
         let blocks = Blocks::new(store, cache, &me.data_dir, cluster.master.quarantine_grace);

@@ -43,6 +43,9 @@ impl TaskRunner {
         dfs: Arc<Dfs>,
         pipeline: Arc<Target>,
     ) -> TaskRunner {
+        // The buffers kept between tasks, as many as the slots use at once.
+        crate::task::mapout::keep_index_buffers_for(me.map_slots);
+        crate::task::part::keep_buffers_for(me.reduce_slots);
         TaskRunner {
             table: TaskTable::default(),
             feeds: Feeds::default(),
