@@ -65,12 +65,12 @@ fn digit(e: &Entry, d: usize) -> usize {
 /// [`SPARE_MAX`] entries are kept, two for each map slot
 /// ([`keep_buffers_for`]; four with the default two slots: under 4 x 24 MiB).
 static SPARE: Spares<Entry> = Spares::new(4);
+pub(super) const SPARE_MAX: usize = (24 << 20) / std::mem::size_of::<Entry>();
 
 /// Sizes the kept index buffers for `map_slots` maps at once.
 pub fn keep_buffers_for(map_slots: u32) {
     SPARE.keep_at_most(2 * map_slots.max(1) as usize);
 }
-pub(super) const SPARE_MAX: usize = (24 << 20) / std::mem::size_of::<Entry>();
 
 /// An empty index buffer with room for `cap` entries.
 pub(super) fn buffer(cap: usize) -> Vec<Entry> {
