@@ -205,6 +205,8 @@ pub fn cleanup(tasks: &TaskRunner, job: u64) {
     tasks.table().cleanup_done(job);
     let dir = tasks.job_dir(job);
     if dir.exists() {
+        let keep = tasks.me().map_slots as usize * crate::task::mapout::recycle::KEEP_PER_SLOT;
+        crate::task::mapout::recycle::keep_outputs(&dir, keep);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

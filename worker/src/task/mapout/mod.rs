@@ -19,6 +19,7 @@ mod entry;
 pub use entry::keep_buffers_for as keep_index_buffers_for;
 mod index;
 mod out;
+pub mod recycle;
 pub mod refs;
 
 use crate::task::merge::{key_prefix, merge_grouped, merge_records};
@@ -26,7 +27,7 @@ use bytes::Bytes;
 use entry::*;
 pub use index::{index_path, output_path, MapOutputIndex, PartInfo, INDEX_ENTRY};
 use joblib::jobs::formats::kv_encode;
-use out::{create_out, cut, put_record, Out};
+use out::{close_out, create_out, cut, put_record, Out};
 use std::fs::{self, File};
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -385,7 +386,7 @@ impl MapOutputBuffer {
         let path = self.dir.join(format!("spill-{}", self.spills.len()));
         let mut w = create_out(&path, self.encoded_len())?;
         let parts = self.write_sorted(&mut w)?;
-        w.flush()?;
+        close_out(&mut w)?;
         self.spills.push(Spill { path, parts });
         self.arena.clear();
         self.index.clear();
@@ -468,7 +469,7 @@ impl MapOutputBuffer {
             }
             MapOutputIndex { parts }
         };
-        w.flush()?;
+        close_out(&mut w)?;
         idx.write(&index_path)?;
         let _ = fs::remove_dir(&self.dir);
         Ok(idx)

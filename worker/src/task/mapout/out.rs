@@ -56,10 +56,19 @@ impl<W: Write> Write for Counting<W> {
 pub(super) type Out = BufWriter<Counting<File>>;
 
 /// Creates `path` with `expected` bytes reserved on disk (0: unknown).
+/// A file kept from an earlier job's map output is written over when there
+/// is one ([`super::recycle`]); [`close_out`] cuts it to what was written.
 pub(super) fn create_out(path: &Path, expected: u64) -> io::Result<Out> {
-    let f = File::create(path)?;
+    let f = super::recycle::open_for_output(path)?;
     crate::store::prealloc::reserve(&f, expected);
     Ok(BufWriter::with_capacity(1 << 20, Counting::new(f)))
+}
+
+/// Flushes `w` and cuts its file to the bytes written through it.
+pub(super) fn close_out(w: &mut Out) -> io::Result<()> {
+    w.flush()?;
+    let c = w.get_ref();
+    super::recycle::truncate_to(&c.inner, c.bytes)
 }
 
 /// Ends a partition of `w`: the bytes written so far and the CRC32C of
