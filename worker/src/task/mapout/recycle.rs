@@ -24,10 +24,16 @@ use std::path::{Path, PathBuf};
 /// Map-output files kept per map slot.
 pub const KEEP_PER_SLOT: usize = 4;
 
-/// The spare directory beside the job directories that hold `out`'s job
-/// (`<data>/jobs/job-N/map-I-A.out` → `<data>/jobs/spare`).
+/// The spare directory beside the job directory that holds `out`
+/// (`<data>/jobs/job-N/map-I-A.out` → `<data>/jobs/spare`); none for a
+/// file anywhere else (a spill, a test's directory).
 fn spare_dir_of(out: &Path) -> Option<PathBuf> {
-    Some(out.parent()?.parent()?.join("spare"))
+    let job = out.parent()?;
+    let jobs = job.parent()?;
+    let named =
+        |p: &Path, f: &dyn Fn(&str) -> bool| p.file_name().and_then(|n| n.to_str()).is_some_and(f);
+    (named(job, &|n| n.starts_with("job-")) && named(jobs, &|n| n == "jobs"))
+        .then(|| jobs.join("spare"))
 }
 
 /// Opens `path` for writing from its start: a kept file renamed into place
@@ -135,6 +141,11 @@ mod tests {
         let mut f = open_for_output(&other).unwrap();
         f.write_all(b"x").unwrap();
         assert_eq!(fs::read(&other).unwrap(), b"x");
+        // Only a job directory's files take kept ones.
+        keep_outputs(&d.join("jobs/job-2"), 8);
+        assert_eq!(spare_dir_of(&d.join("jobs/job-2/spill-1-0/spill-0")), None);
+        assert_eq!(spare_dir_of(&d.join("elsewhere/out")), None);
+        assert_eq!(fs::read_dir(d.join("jobs/spare")).unwrap().count(), 2);
         fs::remove_dir_all(&d).unwrap();
     }
 
