@@ -14,8 +14,8 @@
 //!
 //! The cost moves rather than vanishes where memory is cheap to allocate:
 //! a kept file's dirty pages are written back to disk (a deleted file's
-//! never are), and it holds disk space until it is reused or the job
-//! directory's disk is cleaned. Hence the bound.
+//! never are), and it holds disk space until a later map output reuses it.
+//! Hence the bound.
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
