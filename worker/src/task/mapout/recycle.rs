@@ -24,11 +24,10 @@ use std::path::{Path, PathBuf};
 /// Map-output files kept per map slot.
 pub const KEEP_PER_SLOT: usize = 4;
 
-/// The spare directory beside the job directory that holds `out`
-/// (`<data>/jobs/job-N/map-I-A.out` → `<data>/jobs/spare`); none for a
-/// file anywhere else (a spill, a test's directory).
-fn spare_dir_of(out: &Path) -> Option<PathBuf> {
-    let job = out.parent()?;
+/// The spare directory beside the job directory `job`
+/// (`<data>/jobs/job-N` → `<data>/jobs/spare`); none for a directory laid
+/// out otherwise (a spill's, a test's).
+fn spare_dir_of(job: &Path) -> Option<PathBuf> {
     let jobs = job.parent()?;
     let named =
         |p: &Path, f: &dyn Fn(&str) -> bool| p.file_name().and_then(|n| n.to_str()).is_some_and(f);
@@ -40,7 +39,7 @@ fn spare_dir_of(out: &Path) -> Option<PathBuf> {
 /// when there is one (its old bytes past what is written are cut off by
 /// [`truncate_to`]), else a new file.
 pub fn open_for_output(path: &Path) -> io::Result<File> {
-    if let Some(dir) = spare_dir_of(path) {
+    if let Some(dir) = path.parent().and_then(spare_dir_of) {
         if let Ok(rd) = fs::read_dir(&dir) {
             for e in rd.flatten() {
                 // Another map may take the same one first: the rename of a
@@ -69,7 +68,7 @@ pub fn keep_outputs(job_dir: &Path, keep: usize) {
     if keep == 0 {
         return;
     }
-    let Some(dir) = job_dir.parent().map(|p| p.join("spare")) else {
+    let Some(dir) = spare_dir_of(job_dir) else {
         return;
     };
     if fs::create_dir_all(&dir).is_err() {
@@ -143,8 +142,8 @@ mod tests {
         assert_eq!(fs::read(&other).unwrap(), b"x");
         // Only a job directory's files take kept ones.
         keep_outputs(&d.join("jobs/job-2"), 8);
-        assert_eq!(spare_dir_of(&d.join("jobs/job-2/spill-1-0/spill-0")), None);
-        assert_eq!(spare_dir_of(&d.join("elsewhere/out")), None);
+        assert_eq!(spare_dir_of(&d.join("jobs/job-2/spill-1-0")), None);
+        assert_eq!(spare_dir_of(&d.join("elsewhere")), None);
         assert_eq!(fs::read_dir(d.join("jobs/spare")).unwrap().count(), 2);
         fs::remove_dir_all(&d).unwrap();
     }
